@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One target per capability; dependencies point down toward SealCore, the only
+// target that talks to libsodium. The CLI is a thin layer over the SealKit library.
+let package = Package(
+    name: "SealKit",
+    products: [
+        .library(name: "SealKit", targets: ["SealKit"]),
+        .executable(name: "sealkit", targets: ["SealKitCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config.
+        .systemLibrary(
+            name: "CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CQREncode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(
+            name: "CPNG", pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]),
+
+        // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
+        .target(name: "SealCore", dependencies: ["CSodium"]),
+        // Per-user keys on disk (or in memory): atomic, locked, optionally passphrase-wrapped.
+        .target(
+            name: "SealKeystore",
+            dependencies: ["SealCore", .product(name: "SystemPackage", package: "swift-system")]),
+        // Schema-aware profile encryption.
+        .target(name: "SealProfile", dependencies: ["SealCore"]),
+        // QR codes: libqrencode for the symbol, libpng for PNG output.
+        .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
+        // Key transfer: sealed offers and replies, Rownd links, paper backups.
+        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore"]),
+        // Fixture audit: findings over ciphertext fixtures and exported profiles.
+        .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealProfile"]),
+        // The public library: the Vault, and every capability re-exported.
+        .target(
+            name: "SealKit",
+            dependencies: [
+                "SealCore", "SealKeystore", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
+            ]),
+        // The `sealkit` command: argument handling and printing only.
+        .executableTarget(
+            name: "SealKitCLI",
+            dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
+        .testTarget(name: "SealCoreTests", dependencies: ["SealCore"]),
+        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore"]),
+        .testTarget(
+            name: "SealProfileTests",
+            dependencies: ["SealProfile", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "SealQRTests", dependencies: ["SealQR"]),
+        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
+        .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
+        .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
+        // Drives the built `sealkit` binary as a separate process, as scripts do.
+        .testTarget(name: "SealKitCLITests", dependencies: ["SealKitCLI", "SealKit"]),
+    ]
+)

@@ -1,0 +1,60 @@
+import CSodium
+
+/// The one place libsodium gets initialised. Every entry point that touches
+/// libsodium reads `Sodium.ready` first; Swift runs the initialiser once, thread-safely.
+enum Sodium {
+    static let ready: Void = {
+        // sodium_init returns 1 when already initialised, -1 only when the
+        // system offers no usable randomness; nothing safe can run after that.
+        guard sodium_init() >= 0 else {
+            fatalError("libsodium could not initialise (no system randomness available)")
+        }
+    }()
+}
+
+/// Cryptographically secure random bytes from libsodium.
+public enum SecureRandom {
+    /// Returns `count` random bytes from libsodium's generator.
+    /// - Parameter count: how many bytes to produce.
+    /// - Returns: the bytes.
+    public static func bytes(count: Int) -> [UInt8] {
+        Sodium.ready
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
+        return out
+    }
+}
+
+/// Constant-time operations for comparing and erasing secrets.
+public enum ConstantTime {
+    /// Compares two byte sequences without leaking where they differ.
+    /// - Returns: true when both have the same length and the same bytes.
+    public static func equals(_ a: some ContiguousByteSource, _ b: some ContiguousByteSource) -> Bool {
+        Sodium.ready
+        return a.withUnsafeBytes { pa in
+            b.withUnsafeBytes { pb in
+                pa.count == pb.count
+                    && (pa.count == 0 || sodium_memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0)
+            }
+        }
+    }
+
+    /// Overwrites an array's bytes with zeros in a way the compiler cannot elide.
+    public static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+        }
+    }
+}
+
+/// Types whose contiguous bytes can be read without copying.
+public protocol ContiguousByteSource {
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+}
+extension Array: ContiguousByteSource where Element == UInt8 {}
+extension ArraySlice: ContiguousByteSource where Element == UInt8 {}
+extension UnsafeRawBufferPointer: ContiguousByteSource {
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(self)
+    }
+}

@@ -1,0 +1,139 @@
+import CSodium
+
+/// A 256-bit secret key for field encryption (XSalsa20-Poly1305).
+///
+/// The bytes live in libsodium guarded memory and are wiped when the last copy of
+/// the key goes away. Printing, dumping or interpolating a key shows only its
+/// fingerprint; the bytes leave only through the package's explicit export paths
+/// (key transfer and backup).
+public struct SymmetricKey: Sendable {
+    /// The size of a key in bytes.
+    public static let byteCount = Int(crypto_secretbox_KEYBYTES)
+
+    package let storage: SecureBytes
+
+    package init(storage: SecureBytes) {
+        precondition(storage.count == Self.byteCount)
+        self.storage = storage
+    }
+
+    /// Makes a new random key with libsodium's `crypto_secretbox_keygen`.
+    /// - Returns: the key.
+    public static func generate() -> SymmetricKey {
+        Sodium.ready
+        let storage = SecureBytes(count: byteCount) { buffer in
+            crypto_secretbox_keygen(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return SymmetricKey(storage: storage)
+    }
+
+    /// Reads a key from its text form: standard base64 with padding, 44 characters.
+    ///
+    /// Decoding runs in constant time and writes straight into guarded memory.
+    /// - Parameter text: the base64 characters; the caller should wipe its copy.
+    /// - Throws: `KeyFormatError` when the text is not a 32-byte base64 key.
+    public init(base64Encoded text: some ContiguousByteSource) throws(KeyFormatError) {
+        Sodium.ready
+        let storage: SecureBytes? = text.withUnsafeBytes { raw in
+            guard raw.count == Base64.encodedLength(of: Self.byteCount) else { return nil }
+            return try? SecureBytes(count: Self.byteCount) { buffer in
+                var decoded = 0
+                var end: UnsafePointer<CChar>?
+                let status = raw.withMemoryRebound(to: CChar.self) { chars in
+                    sodium_base642bin(
+                        buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count,
+                        chars.baseAddress, chars.count, nil, &decoded, &end,
+                        sodium_base64_VARIANT_ORIGINAL)
+                }
+                let consumedAll = end.map { $0 == raw.baseAddress!.assumingMemoryBound(to: CChar.self) + raw.count } ?? false
+                guard status == 0, decoded == Self.byteCount, consumedAll else { throw KeyFormatError.notAKey }
+            }
+        }
+        guard let storage else { throw KeyFormatError.notAKey }
+        self.init(storage: storage)
+    }
+
+    /// Reads a key from its text form. Prefer the byte overload where the text can be wiped.
+    public init(base64Encoded text: String) throws(KeyFormatError) {
+        var bytes = Array(text.utf8)
+        defer { ConstantTime.wipe(&bytes) }
+        try self.init(base64Encoded: bytes)
+    }
+
+    /// Makes a key from 32 raw bytes.
+    package init(bytes: some ContiguousByteSource) throws(KeyFormatError) {
+        guard bytes.withUnsafeBytes({ $0.count }) == Self.byteCount else { throw KeyFormatError.notAKey }
+        self.init(storage: SecureBytes(copying: bytes))
+    }
+
+    /// The key as padded standard base64, encoded in constant time. An export path:
+    /// only key transfer and backup call it.
+    package func base64EncodedBytes() -> SecureBytes {
+        let length = Base64.encodedLength(of: Self.byteCount)
+        // libsodium writes a terminating NUL; encode into room for it, then keep the text alone.
+        let terminated = SecureBytes(count: length + 1) { buffer in
+            storage.withUnsafeBytes { key in
+                _ = sodium_bin2base64(
+                    buffer.baseAddress!.assumingMemoryBound(to: CChar.self), buffer.count,
+                    key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count,
+                    sodium_base64_VARIANT_ORIGINAL)
+            }
+        }
+        return terminated.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+    }
+
+    /// A short, non-secret identifier of the key for people to compare, such as `3f9a:07c2:d41e:8b65`.
+    public var fingerprint: KeyFingerprint { KeyFingerprint(of: storage) }
+}
+
+extension SymmetricKey: Equatable {
+    /// Compares two keys in constant time.
+    public static func == (lhs: SymmetricKey, rhs: SymmetricKey) -> Bool {
+        ConstantTime.equals(lhs.storage, rhs.storage)
+    }
+}
+
+extension SymmetricKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SymmetricKey(fingerprint: \(fingerprint))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["fingerprint": fingerprint.description]) }
+}
+
+/// Text that is not a key.
+public enum KeyFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notAKey
+
+    public var description: String {
+        "not a key: expected 32 bytes as standard base64 with padding (44 characters)"
+    }
+}
+
+/// A short, non-secret digest of a key for people to compare on two screens.
+///
+/// BLAKE2b over the key, keyed with a SealKit-specific label so the value is useless
+/// as a digest of the key anywhere else; 8 bytes shown as four groups of hex.
+public struct KeyFingerprint: Hashable, Sendable, CustomStringConvertible {
+    /// The digest bytes.
+    public let bytes: [UInt8]
+
+    package init(of secret: SecureBytes) {
+        Sodium.ready
+        var out = [UInt8](repeating: 0, count: 8)
+        let label = Array("SealKit key fingerprint v1".utf8)
+        secret.withUnsafeBytes { key in
+            _ = crypto_generichash(
+                &out, out.count, key.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                UInt64(key.count), label, label.count)
+        }
+        bytes = out
+    }
+
+    /// Hex in groups of four, such as `3f9a:07c2:d41e:8b65`.
+    public var description: String {
+        let hex = bytes.map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        }
+        return stride(from: 0, to: hex.count, by: 2).map { hex[$0] + hex[$0 + 1] }.joined(separator: ":")
+    }
+}
