@@ -32,19 +32,21 @@ let package = Package(
         .target(
             name: "SealKeystore",
             dependencies: ["SealCore", .product(name: "SystemPackage", package: "swift-system")]),
+        // JSON that keeps key order and exact number text, with a nesting limit.
+        .target(name: "SealJSON"),
         // Schema-aware profile encryption.
-        .target(name: "SealProfile", dependencies: ["SealCore"]),
+        .target(name: "SealProfile", dependencies: ["SealCore", "SealJSON"]),
         // QR codes: libqrencode for the symbol, libpng for PNG output.
         .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
         // Key transfer: sealed offers and replies, Rownd links, paper backups.
         .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
-        .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealProfile"]),
+        .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
         .target(
             name: "SealKit",
             dependencies: [
-                "SealCore", "SealKeystore", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
+                "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
             ]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
@@ -52,6 +54,7 @@ let package = Package(
             dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore"]),
+        .testTarget(name: "SealJSONTests", dependencies: ["SealJSON"]),
         .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore"]),
         .testTarget(
             name: "SealProfileTests",
