@@ -36,7 +36,7 @@ struct QRCommand: ParsableCommand {
 
     func run() throws {
         let format = chosenFormat()
-        if output == nil, !format.isText, format != .svg, StandardOutput.isTerminal {
+        if output == nil, [.png, .pbm].contains(format), StandardOutput.isTerminal {
             throw CLIFailure(
                 "refusing to write a \(format.rawValue) image to the terminal: add --output PATH or redirect stdout",
                 status: .usage)

@@ -17,7 +17,7 @@ public enum QRFormat: String, CaseIterable, Sendable {
     case pbm
 
     /// Whether the format is text meant for a terminal rather than an image file.
-    public var isText: Bool {
+    public var isTerminalText: Bool {
         switch self {
         case .utf8, .ansi, .ascii: true
         case .svg, .png, .pbm: false

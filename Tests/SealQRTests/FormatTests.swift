@@ -42,7 +42,7 @@ struct FormatTests {
     @Test("terminalWidth is the columns the text formats use; nil for images", arguments: QRFormat.allCases)
     func terminalWidth(format: QRFormat) throws {
         let code = Self.code
-        guard format.isText else {
+        guard format.isTerminalText else {
             #expect(code.terminalWidth(for: format) == nil)
             return
         }
