@@ -44,9 +44,9 @@ struct SealKitCommand: ParsableCommand {
             status = failure.status
             message = failure.message
         default:
-            if let described = error as? any CustomStringConvertible & Error, let mapped = ExitStatus(for: described) {
+            if let mapped = ExitStatus(for: error) {
                 status = mapped
-                message = described.description
+                message = String(describing: error)
             } else {
                 // Help, version and argument errors: argument-parser knows what to print.
                 let code = exitCode(for: error)
