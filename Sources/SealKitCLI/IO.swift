@@ -98,6 +98,9 @@ final class LineReader {
     private var start = 0
     private var end = 0
     private var finished = false
+    /// Where the search for the next newline resumes: the bytes before it hold none, so a
+    /// long line arriving in many reads is scanned once, not once per read.
+    private var searched = 0
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
 
@@ -127,12 +130,13 @@ final class LineReader {
     /// - Returns: false at the end of input.
     func nextLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         while true {
-            if let newline = block[start..<end].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = block[max(start, searched)..<end].firstIndex(of: UInt8(ascii: "\n")) {
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
                 return true
             }
+            searched = end
             if finished {
                 guard start < end else { return false }
                 lineNumber += 1
@@ -146,6 +150,7 @@ final class LineReader {
                     raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: end - start)
                 }
                 end -= start
+                searched -= start
                 start = 0
             }
             if end == block.count { block.append(contentsOf: repeatElement(0, count: block.count)) }
