@@ -57,3 +57,8 @@ ensure_test_deps() {
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
   python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
 }
+
+# Scripts/stress measures peak memory with GNU time.
+ensure_stress_deps() {
+  [ -x /usr/bin/time ] || apt_install time
+}
