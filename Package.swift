@@ -52,6 +52,9 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
+        // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
+        .executableTarget(name: "SealKitFuzz", dependencies: ["SealCore", "SealKeystore", "SealTransfer"]),
 
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON"]),

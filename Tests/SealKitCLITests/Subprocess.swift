@@ -20,6 +20,8 @@ enum Subprocess {
         let stderr: [UInt8]
         /// The deadline passed and the process was killed.
         let timedOut: Bool
+        /// Peak resident memory, in KiB.
+        let maxResidentKiB: Int
 
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
         var stderrText: String { String(decoding: stderr, as: UTF8.self) }
@@ -48,6 +50,15 @@ enum Subprocess {
             self.errors = errors
         }
 
+        /// Writes a small stdin (it must fit in the pipe) and closes it.
+        func send(_ bytes: [UInt8]) {
+            if input >= 0 { _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) } }
+            closeInput()
+        }
+
+        /// Sends SIGKILL.
+        func kill() { _ = Glibc.kill(pid, SIGKILL) }
+
         /// Feeds `stdin`, collects both outputs, and reaps the child, killing it at the deadline.
         func finish(stdin: [UInt8], timeout: Double) -> Outcome {
             let deadline = Date().addingTimeInterval(timeout)
@@ -61,7 +72,7 @@ enum Subprocess {
                 let remaining = deadline.timeIntervalSinceNow
                 if remaining <= 0 {
                     timedOut = true
-                    kill(pid, SIGKILL)
+                    kill()
                     break
                 }
                 var fds = openOutputs.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
@@ -87,11 +98,12 @@ enum Subprocess {
             close(output)
             close(errors)
             var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            var usage = rusage()
+            while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
             let exited = status & 0x7f == 0
             return Outcome(
                 status: exited ? (status >> 8) & 0xff : nil, signal: exited ? nil : status & 0x7f,
-                stdout: out, stderr: err, timedOut: timedOut)
+                stdout: out, stderr: err, timedOut: timedOut, maxResidentKiB: usage.ru_maxrss)
         }
 
         private func closeInput() {
@@ -104,6 +116,8 @@ enum Subprocess {
 
     /// Starts a child; the caller must `finish` it.
     static func start(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Running {
+        // A child that exits before reading all its stdin must not take the test runner down with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
         guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
             throw SubprocessError("pipe: \(String(cString: strerror(errno)))")

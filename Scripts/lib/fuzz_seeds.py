@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Writes a seed corpus for each fuzz target into OUT/<target>/, from the files in Fixtures/.
+
+    fuzz_seeds.py FIXTURES OUT
+"""
+import base64
+import glob
+import hashlib
+import json
+import os
+import sys
+import urllib.parse
+
+import nacl.secret
+import nacl.utils
+
+# The fuzz targets' fixed keys (Sources/SealKitFuzz/FuzzTargets.swift), so seeds can authenticate.
+FUZZ_KEYS = ["AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=", "+RCiJFwwS1QhC87mwjLZVopVCPERtT2rcjVAZm7MYno="]
+
+
+def write(out, target, data):
+    folder = os.path.join(out, target)
+    os.makedirs(folder, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(folder, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def key_file(key_id, entries, protection="protection none"):
+    lines = ["sealkit-keyfile 1", "id " + base64.b64encode(key_id.encode()).decode(), protection]
+    for fingerprint, created, retired, material in entries:
+        lines.append(f"key {fingerprint} {created} {retired} {material}")
+    return "\n".join(lines) + "\n"
+
+
+def main(fixtures, out):
+    vectors = json.load(open(os.path.join(fixtures, "secretbox", "vectors.json")))["vectors"]
+    keys = sorted({v["key"] for v in vectors if "key" in v})
+    for vector in vectors:
+        if "ciphertext" in vector:
+            write(out, "ciphertext", vector["ciphertext"])
+            write(out, "base64", vector["ciphertext"])
+    for key in FUZZ_KEYS:
+        box = nacl.secret.SecretBox(base64.b64decode(key))
+        for plaintext in [b"", b"a", "héllo ✓".encode(), b"x" * 100]:
+            write(out, "ciphertext", base64.b64encode(bytes(box.encrypt(plaintext))).decode())
+    for key in keys + FUZZ_KEYS:
+        write(out, "base64", key)
+        write(out, "keytext", key + "\n")
+        link = "https://example.rownd.link/s/abc#"
+        write(out, "keytext", json.dumps({"data": link + key}))
+        write(out, "keytext", '{"data": "' + (link + key).replace("/", "\\/") + '"}')
+        write(out, "keytext", link + urllib.parse.quote(key, safe=""))
+    for material in FUZZ_KEYS:
+        write(out, "keyfile", key_file("user@example.com", [("0123456789abcdef", 1700000000, "-", material)]))
+        write(out, "keyfile", key_file("ユーザー", [
+            ("0123456789abcdef", 1700000300, "-", material),
+            ("fedcba9876543210", 1700000000, 1700000300, FUZZ_KEYS[0])]))
+    salt = base64.b64encode(bytes(range(16))).decode()
+    sealed = base64.b64encode(bytes(72)).decode()
+    write(out, "keyfile", key_file("p", [("00112233445566ff", 1700000000, "-", sealed)],
+                                   f"protection argon2id 2 67108864 {salt}"))
+    # Other parsers' fixtures join as their targets appear.
+    for path in glob.glob(os.path.join(fixtures, "fuzz", "*", "*")):
+        write(out, os.path.basename(os.path.dirname(path)), open(path, "rb").read())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
