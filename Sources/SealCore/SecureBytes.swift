@@ -11,7 +11,8 @@ package final class SecureBytes: @unchecked Sendable {
     package let count: Int
 
     /// Allocates `count` guarded bytes and lets `initialize` fill them.
-    /// If `initialize` throws, the memory is wiped and freed before the error propagates.
+    /// If `initialize` throws, `deinit` still runs (every property is set), which wipes
+    /// and frees the memory; freeing it here too would be a double free.
     package init(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         Sodium.ready
         precondition(count > 0, "SecureBytes needs at least one byte")
@@ -20,12 +21,7 @@ package final class SecureBytes: @unchecked Sendable {
         }
         self.pointer = pointer
         self.count = count
-        do {
-            try initialize(UnsafeMutableRawBufferPointer(start: pointer, count: count))
-        } catch {
-            sodium_free(pointer)
-            throw error
-        }
+        try initialize(UnsafeMutableRawBufferPointer(start: pointer, count: count))
     }
 
     /// Copies `bytes` into guarded memory. The caller remains responsible for wiping its copy.

@@ -116,6 +116,9 @@ public struct KeyFingerprint: Hashable, Sendable, CustomStringConvertible {
     /// The digest bytes.
     public let bytes: [UInt8]
 
+    /// A fingerprint as stored beside a key that is still locked.
+    package init(bytes: [UInt8]) { self.bytes = bytes }
+
     package init(of secret: SecureBytes) {
         Sodium.ready
         var out = [UInt8](repeating: 0, count: 8)

@@ -1,0 +1,56 @@
+import Foundation
+import SealCore
+
+/// A keystore that lives only in this process: for tests, and for apps that keep
+/// keys in their own secure storage. Passphrases are accepted and ignored, since
+/// nothing is ever at rest. Safe to share across threads.
+public final class InMemoryKeystore: Keystore, @unchecked Sendable {
+    public let namespace: Namespace
+    private let lock = NSLock()
+    private var records: [KeyID: KeyRecord] = [:]
+
+    /// Makes an empty keystore.
+    public init(namespace: Namespace = .default) {
+        self.namespace = namespace
+    }
+
+    public func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
+        lock.withLock { records[id]?.entry(isProtected: false) }
+    }
+
+    public func entries() throws(KeystoreError) -> [KeyEntry] {
+        lock.withLock { records.values.map { $0.entry(isProtected: false) }.sorted { $0.id < $1.id } }
+    }
+
+    public func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
+        guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
+        return record.ring
+    }
+
+    @discardableResult
+    public func store(
+        _ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?
+    ) throws(KeystoreError) -> StoreOutcome {
+        lock.lock()
+        defer { lock.unlock() }
+        if let existing = records[id] { return try existing.outcomeOfStoring(key, mode: mode) }
+        records[id] = KeyRecord(id: id, key: key, now: currentUnixTime())
+        return .stored
+    }
+
+    @discardableResult
+    public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let existing = records[id] else { throw .notFound(id, namespace: namespace.name) }
+        let rotated = existing.rotated(to: newKey, now: currentUnixTime())
+        records[id] = rotated
+        return rotated.entry(isProtected: false)
+    }
+
+    public func delete(_ id: KeyID) throws(KeystoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard records.removeValue(forKey: id) != nil else { throw .notFound(id, namespace: namespace.name) }
+    }
+}

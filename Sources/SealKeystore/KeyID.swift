@@ -1,0 +1,94 @@
+import SealCore
+
+/// The name a key is stored under: in Rownd's model, the user id. Any text is allowed
+/// except what could escape or confuse a path or a terminal.
+public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
+    /// The id as given.
+    public let rawValue: String
+
+    /// The longest id accepted, in UTF-8 bytes.
+    public static let maximumByteCount = 255
+
+    /// Validates an id.
+    /// - Throws: `KeyIDError` for an empty id, one over 255 bytes, `.` or `..`, or one
+    ///   containing `/` or control characters.
+    public init(_ rawValue: String) throws(KeyIDError) {
+        if rawValue.isEmpty { throw .empty }
+        if rawValue.utf8.count > Self.maximumByteCount { throw .tooLong(byteCount: rawValue.utf8.count) }
+        if rawValue == "." || rawValue == ".." { throw .dotName }
+        if rawValue.contains("/") { throw .containsSlash }
+        // C0, DEL and C1 controls: they could rewrite a terminal line showing the id.
+        if rawValue.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw .containsControlCharacter
+        }
+        self.rawValue = rawValue
+    }
+
+    /// The file name for this id: a hash, so any id, however long or unusual, maps
+    /// to a short, safe name, and ids differing only in case never collide.
+    var fileName: String {
+        let digest = GenericHash.hash(Array(rawValue.utf8), key: Array("SealKit key id v1 ".utf8), byteCount: 20)
+        return digest.map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        }.joined() + ".key"
+    }
+
+    public var description: String { rawValue }
+    public static func < (lhs: KeyID, rhs: KeyID) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Why a key id was refused.
+public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
+    case empty
+    case tooLong(byteCount: Int)
+    case dotName
+    case containsSlash
+    case containsControlCharacter
+
+    public var description: String {
+        switch self {
+        case .empty: return "invalid key id: it is empty"
+        case .tooLong(let count):
+            return "invalid key id: it is \(count) bytes long, the limit is \(KeyID.maximumByteCount) bytes of UTF-8"
+        case .dotName: return "invalid key id: '.' and '..' are not allowed"
+        case .containsSlash: return "invalid key id: it contains '/'"
+        case .containsControlCharacter: return "invalid key id: it contains a control character"
+        }
+    }
+}
+
+/// A namespace keeps the keys of different apps or environments apart
+/// (Rownd's app-group prefix; separate debug and production configurations).
+public struct Namespace: Hashable, Sendable, CustomStringConvertible {
+    /// The namespace's name, used as a folder name.
+    public let name: String
+
+    /// The namespace used when none is given.
+    public static let `default` = Namespace(validated: "default")
+
+    /// Validates a namespace name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with a dot.
+    /// - Throws: `NamespaceError.invalid` otherwise.
+    public init(_ name: String) throws(NamespaceError) {
+        let allowed = name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        guard allowed, (1...64).contains(name.utf8.count), !name.hasPrefix(".") else { throw .invalid }
+        self.name = name
+    }
+
+    private init(validated name: String) { self.name = name }
+
+    public var description: String { name }
+}
+
+/// Why a namespace name was refused.
+public enum NamespaceError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalid
+
+    public var description: String {
+        "invalid namespace: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'"
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import SealCore
+
+/// Where a user's keys live. Two implementations: `FileKeystore` (on disk, safe under
+/// crashes and concurrent processes, optionally passphrase-protected) and
+/// `InMemoryKeystore` (tests, and apps that keep keys themselves).
+///
+/// Keys go in and are used through the keystore; there is deliberately no call that
+/// hands key bytes back out. Only key transfer and backup export them.
+public protocol Keystore: Sendable {
+    /// The namespace this keystore works in.
+    var namespace: Namespace { get }
+
+    /// Public facts about the keys stored under `id`, without unlocking them.
+    /// - Returns: nil when no key is stored under `id`.
+    func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry?
+
+    /// Every id's public facts, sorted by id.
+    func entries() throws(KeystoreError) -> [KeyEntry]
+
+    /// The keys stored under `id`, unlocked.
+    /// - Parameter passphrase: needed when the keys are passphrase-protected.
+    /// - Throws: `.notFound`, `.locked`, `.wrongPassphrase`, or a file problem.
+    func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing
+
+    /// Stores `key` under `id`.
+    ///
+    /// Storing the key already stored under `id` succeeds and changes nothing; storing
+    /// a different one is refused, because it would orphan every ciphertext made with
+    /// the stored key.
+    /// - Parameters:
+    ///   - mode: `.create` also refuses the identical key (for `generate`).
+    ///   - passphrase: protects a new entry at rest; unlocks an existing protected one for comparison.
+    /// - Returns: whether anything was written.
+    @discardableResult
+    func store(_ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome
+
+    /// Makes `newKey` the current key under `id` and keeps the old ones, retired, for decryption.
+    /// - Returns: the entry after rotation.
+    @discardableResult
+    func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry
+
+    /// Deletes every key stored under `id`.
+    /// - Throws: `.notFound` when there is none.
+    func delete(_ id: KeyID) throws(KeystoreError)
+}
+
+/// Whether `store` may accept the identical key again.
+public enum StoreMode: Sendable {
+    /// A new id only (`keys generate`).
+    case create
+    /// A new id, or the identical key again (`keys import`, transfer, restore).
+    case `import`
+}
+
+/// What `store` did.
+public enum StoreOutcome: Sendable, Equatable {
+    /// The key was written.
+    case stored
+    /// The identical key was already there; nothing changed.
+    case unchanged
+}
+
+/// Public facts about one id's keys. Holds no key material.
+public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
+    /// One stored key, current or retired.
+    public struct Version: Sendable, Equatable {
+        /// The key's fingerprint.
+        public let fingerprint: KeyFingerprint
+        /// When the key was made or first stored.
+        public let created: Date
+        /// When it stopped being current; nil for the current key.
+        public let retired: Date?
+    }
+
+    /// The id the keys are stored under.
+    public let id: KeyID
+    /// Whether the keys are wrapped under a passphrase at rest.
+    public let isProtected: Bool
+    /// The current key first, then retired keys, newest first.
+    public let versions: [Version]
+
+    /// The current key's version.
+    public var current: Version { versions[0] }
+    /// Retired keys, newest first.
+    public var retired: ArraySlice<Version> { versions.dropFirst() }
+
+    public var description: String {
+        "\(id) \(current.fingerprint)\(isProtected ? " protected" : "")\(retired.isEmpty ? "" : " +\(retired.count) retired")"
+    }
+}

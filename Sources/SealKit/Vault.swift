@@ -1,0 +1,243 @@
+import Foundation
+import SealCore
+import SealKeystore
+
+/// One user's field encryption, shaped like Rownd's SDK: `encrypt(plaintext:)`,
+/// `decrypt(ciphertext:)`, `isEncryptionPossible()`, and `ensureKey()` after sign-in.
+///
+/// The user id names the key in the keystore. Keys are read once and kept (in guarded
+/// memory) for the vault's lifetime; changes made through the vault refresh them.
+///
+/// ```swift
+/// let vault = Vault(keystore: FileKeystore(root: root), userID: try KeyID("user-123"))
+/// try vault.ensureKey()
+/// let sealed = try vault.encrypt(plaintext: "A+ blood type")
+/// let opened = try vault.decrypt(ciphertext: sealed)
+/// ```
+public final class Vault: @unchecked Sendable {
+    /// The keystore the user's keys live in.
+    public let keystore: any Keystore
+    /// The signed-in user, whose id names the key; nil when nobody is signed in.
+    public let userID: KeyID?
+    private let passphrase: Passphrase?
+
+    private let lock = NSLock()
+    private var cachedRing: KeyRing?
+    private var subscribers: [UUID: AsyncStream<VaultEvent>.Continuation] = [:]
+
+    /// Binds a keystore to a user.
+    /// - Parameters:
+    ///   - keystore: where the user's keys live.
+    ///   - userID: the signed-in user; nil makes every operation fail with `.noUser`.
+    ///   - passphrase: unlocks passphrase-protected keys, and protects keys `ensureKey()` creates.
+    public init(keystore: any Keystore, userID: KeyID?, passphrase: Passphrase? = nil) {
+        self.keystore = keystore
+        self.userID = userID
+        self.passphrase = passphrase
+    }
+
+    deinit {
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    // MARK: Rownd's surface
+
+    /// Encrypts text with the user's current key.
+    /// - Parameter plaintext: the text to protect.
+    /// - Returns: base64 of nonce ‖ tag ‖ encrypted bytes, readable by Rownd's SDKs.
+    /// - Throws: `VaultError` when no user is set or the key is missing or locked.
+    public func encrypt(plaintext: String) throws(VaultError) -> String {
+        let id = try requireUser()
+        do {
+            return try ring(for: id).encrypt(plaintext)
+        } catch {
+            emit(.encryptionFailed(id))
+            throw error
+        }
+    }
+
+    /// Decrypts a ciphertext with the user's current key, then retired keys.
+    /// - Parameter ciphertext: base64 of nonce ‖ tag ‖ encrypted bytes.
+    /// - Returns: the plaintext.
+    /// - Throws: `VaultError` naming the problem: no user, missing key, not base64,
+    ///   too short, or failed authentication.
+    public func decrypt(ciphertext: String) throws(VaultError) -> String {
+        let id = try requireUser()
+        do throws(VaultError) {
+            let ring = try ring(for: id)
+            do {
+                return try ring.decrypt(ciphertext).plaintext
+            } catch {
+                throw VaultError.ciphertext(id, error)
+            }
+        } catch {
+            emit(.decryptionFailed(id))
+            throw error
+        }
+    }
+
+    /// Whether `encrypt` and `decrypt` can work now: a user is set and its key is
+    /// present and usable (unlocked, when passphrase-protected).
+    public func isEncryptionPossible() -> Bool {
+        if case .possible = encryptionStatus() { return true }
+        return false
+    }
+
+    /// Whether encryption is possible, and if not, why.
+    public func encryptionStatus() -> EncryptionStatus {
+        do {
+            let id = try requireUser()
+            let ring = try ring(for: id)
+            return .possible(ring.current.fingerprint)
+        } catch {
+            return .notPossible(error)
+        }
+    }
+
+    /// Makes sure the user has a key, creating and storing one on first use (as Rownd
+    /// does after sign-in). Safe to call every time; an existing key is left alone.
+    /// - Returns: the user's key entry.
+    @discardableResult
+    public func ensureKey() throws(VaultError) -> KeyEntry {
+        let id = try requireUser()
+        do throws(KeystoreError) {
+            if let entry = try keystore.entry(for: id) { return entry }
+            do throws(KeystoreError) {
+                try keystore.store(SymmetricKey.generate(), as: id, mode: .create, passphrase: passphrase)
+                emit(.keyGenerated(id))
+            } catch {
+                // Another process may have created it between our look and our write: theirs stands.
+                guard case .alreadyExists = error else { throw error }
+            }
+            guard let entry = try keystore.entry(for: id) else { throw KeystoreError.notFound(id, namespace: keystore.namespace.name) }
+            return entry
+        } catch {
+            throw .keystore(error)
+        }
+    }
+
+    /// Stores a key received from elsewhere (a transfer, a backup) as the user's key.
+    /// The identical key again changes nothing; a different one is refused.
+    /// - Returns: whether anything was written.
+    @discardableResult
+    public func importKey(_ key: SymmetricKey) throws(VaultError) -> StoreOutcome {
+        let id = try requireUser()
+        do {
+            let outcome = try keystore.store(key, as: id, mode: .import, passphrase: passphrase)
+            if outcome == .stored { emit(.keyImported(id)) }
+            forgetRing()
+            return outcome
+        } catch {
+            throw .keystore(error)
+        }
+    }
+
+    /// Makes a new current key and keeps the old ones for decryption.
+    /// - Returns: the entry after rotation.
+    @discardableResult
+    public func rotateKey() throws(VaultError) -> KeyEntry {
+        let id = try requireUser()
+        do {
+            let entry = try keystore.rotate(id, to: SymmetricKey.generate(), passphrase: passphrase)
+            forgetRing()
+            emit(.keyRotated(id))
+            return entry
+        } catch {
+            throw .keystore(error)
+        }
+    }
+
+    /// Deletes every key of the user. Ciphertexts made with them can no longer be opened.
+    public func deleteKey() throws(VaultError) {
+        let id = try requireUser()
+        do {
+            try keystore.delete(id)
+            forgetRing()
+            emit(.keyDeleted(id))
+        } catch {
+            throw .keystore(error)
+        }
+    }
+
+    /// The user's unlocked keys, for the package's bulk paths (profiles, `--lines`).
+    package func keyRing() throws(VaultError) -> KeyRing {
+        try ring(for: try requireUser())
+    }
+
+    // MARK: Events
+
+    /// A stream of key lifecycle events, like Rownd's: every subscriber gets every
+    /// event from the moment it subscribes. Events carry the key id, never a key.
+    public func events() -> AsyncStream<VaultEvent> {
+        let (stream, continuation) = AsyncStream<VaultEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let token = UUID()
+        lock.withLock { subscribers[token] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.lock.withLock { _ = self?.subscribers.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    private func emit(_ event: VaultEvent) {
+        let continuations = lock.withLock { Array(subscribers.values) }
+        for continuation in continuations { continuation.yield(event) }
+    }
+
+    // MARK: Internals
+
+    private func requireUser() throws(VaultError) -> KeyID {
+        guard let userID else { throw .noUser }
+        return userID
+    }
+
+    private func ring(for id: KeyID) throws(VaultError) -> KeyRing {
+        if let cached = lock.withLock({ cachedRing }) { return cached }
+        do {
+            let ring = try keystore.keyRing(for: id, passphrase: passphrase)
+            lock.withLock { cachedRing = ring }
+            return ring
+        } catch {
+            throw .keystore(error)
+        }
+    }
+
+    private func forgetRing() {
+        lock.withLock { cachedRing = nil }
+    }
+}
+
+/// Whether a vault can encrypt now.
+public enum EncryptionStatus: Sendable {
+    /// It can, with the current key of this fingerprint.
+    case possible(KeyFingerprint)
+    /// It cannot, for this reason.
+    case notPossible(VaultError)
+}
+
+/// A key lifecycle event. Carries the key id, never key material.
+public enum VaultEvent: Sendable, Equatable {
+    case keyGenerated(KeyID)
+    case keyImported(KeyID)
+    case keyRotated(KeyID)
+    case keyDeleted(KeyID)
+    case encryptionFailed(KeyID)
+    case decryptionFailed(KeyID)
+}
+
+/// Why a vault operation failed.
+public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No user is set, so there is no key to use.
+    case noUser
+    /// The keystore refused or failed.
+    case keystore(KeystoreError)
+    /// The ciphertext could not be decrypted with the user's keys.
+    case ciphertext(KeyID, CiphertextError)
+
+    public var description: String {
+        switch self {
+        case .noUser: return "no user is set: sign a user in (give a key id) before encrypting"
+        case .keystore(let error): return error.description
+        case .ciphertext(let id, let error): return "cannot decrypt with key '\(id)': \(error)"
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import SealKit
+
+/// Options shared by `encrypt` and `decrypt`.
+struct CipherOptions: ParsableArguments {
+    @Option(help: "The key id to use.") var key: String
+    @Flag(help: "Treat each input line as one value and write one output line each, streamed.") var lines = false
+    @OptionGroup var keystoreOptions: KeystoreOptions
+
+    /// The key id's unlocked keys.
+    func keyRing() throws -> KeyRing {
+        let id = try keyID(key)
+        let keystore = try keystoreOptions.keystore()
+        let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+        return try keystore.keyRing(for: id, passphrase: passphrase)
+    }
+
+    func validate(text: String?) throws {
+        if lines && text != nil {
+            throw ValidationError("--lines reads stdin; give no TEXT argument with it")
+        }
+    }
+}
+
+struct EncryptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "encrypt",
+        abstract: "Encrypt text with a key; prints base64(nonce ‖ tag ‖ ciphertext), as Rownd's SDKs do.",
+        discussion: "Reads TEXT, else stdin with one trailing newline dropped.")
+
+    @OptionGroup var options: CipherOptions
+    @Argument(help: "The text to encrypt (after --); stdin when absent.") var text: String?
+
+    func validate() throws { try options.validate(text: text) }
+
+    func run() throws {
+        let ring = try options.keyRing()
+        let output = StandardOutput()
+        if options.lines {
+            let reader = LineReader(fd: 0)
+            while try reader.nextLine({ line in
+                guard String(validating: line, as: UTF8.self) != nil else {
+                    throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
+                }
+                try output.write(FieldCipher.encrypt(bytes: line, using: ring.current))
+                try output.write("\n")
+            }) {}
+        } else {
+            let plaintext = try text ?? StandardInput.readText(what: "text")
+            try output.write(ring.encrypt(plaintext) + "\n")
+        }
+        try output.flush()
+    }
+}
+
+struct DecryptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decrypt",
+        abstract: "Decrypt a ciphertext with a key's current or retired keys.",
+        discussion: "Reads CIPHERTEXT, else stdin with one trailing newline dropped.")
+
+    @OptionGroup var options: CipherOptions
+    @Argument(help: "The ciphertext to decrypt (after --); stdin when absent.") var ciphertext: String?
+
+    func validate() throws { try options.validate(text: ciphertext) }
+
+    func run() throws {
+        let ring = try options.keyRing()
+        let output = StandardOutput()
+        if options.lines {
+            let reader = LineReader(fd: 0)
+            while try reader.nextLine({ line in
+                let text = String(decoding: line, as: UTF8.self)
+                let plaintext: String
+                do {
+                    plaintext = try ring.decrypt(text).plaintext
+                } catch {
+                    throw CLIFailure("line \(reader.lineNumber): \(error)", status: .dataError)
+                }
+                guard !plaintext.utf8.contains(UInt8(ascii: "\n")) else {
+                    throw CLIFailure(
+                        "line \(reader.lineNumber): the plaintext holds a newline, which --lines cannot show; decrypt it alone",
+                        status: .dataError)
+                }
+                try output.write(plaintext)
+                try output.write("\n")
+            }) {}
+        } else {
+            let input = try ciphertext ?? StandardInput.readText(what: "ciphertext")
+            try output.write(ring.decrypt(input).plaintext + "\n")
+        }
+        try output.flush()
+    }
+}
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Say whether encryption is possible with a key; exit 0 when it is, 1 when not.")
+
+    @Option(help: "The key id to check.") var key: String
+    @OptionGroup var keystoreOptions: KeystoreOptions
+
+    func run() throws {
+        let id = try keyID(key)
+        let keystore = try keystoreOptions.keystore()
+        let vault: Vault
+        do {
+            let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+            vault = Vault(keystore: keystore, userID: id, passphrase: passphrase)
+        } catch {
+            throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
+        }
+        switch vault.encryptionStatus() {
+        case .possible(let fingerprint):
+            let entry = try keystore.entry(for: id)
+            let retired = entry.map { $0.retired.count } ?? 0
+            print("encryption is possible for '\(id)' in namespace '\(keystore.namespace)': key \(fingerprint)"
+                + (entry?.isProtected == true ? ", passphrase-protected" : "")
+                + (retired > 0 ? ", \(retired) retired" : ""))
+        case .notPossible(let error):
+            throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes to stderr, unbuffered.
+enum StandardError {
+    static func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return }
+                offset += count
+            }
+        }
+    }
+
+    static var isTerminal: Bool { isatty(2) == 1 }
+}
+
+/// Buffered stdout. Output reaches the file descriptor in large blocks, so a command
+/// that fails on small input has written nothing; `discard()` drops what is pending.
+final class StandardOutput {
+    private var buffer: [UInt8] = []
+    private let threshold = 1 << 20
+
+    init() { buffer.reserveCapacity(threshold + 4096) }
+
+    func write(_ text: String) throws {
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
+        if buffer.count >= threshold { try flush() }
+    }
+
+    func write(bytes: UnsafeRawBufferPointer) throws {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= threshold { try flush() }
+    }
+
+    /// Appends up to `capacity` bytes in place; `body` returns how many it wrote.
+    func append(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) throws {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: capacity))
+        let used = buffer.withUnsafeMutableBytes { body(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+        buffer.removeLast(capacity - used)
+        if buffer.count >= threshold { try flush() }
+    }
+
+    func flush() throws {
+        var offset = 0
+        try buffer.withUnsafeBytes { bytes in
+            while offset < bytes.count {
+                let count = Glibc.write(1, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 {
+                    throw CLIFailure("cannot write the output: \(String(cString: strerror(errno)))", status: .ioError)
+                }
+                offset += count
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    static var isTerminal: Bool { isatty(1) == 1 }
+}
+
+/// Reads stdin.
+enum StandardInput {
+    /// All of stdin.
+    static func readAll() throws -> [UInt8] {
+        var result: [UInt8] = []
+        let reader = LineReader(fd: 0)
+        while let chunk = try reader.readChunk() { result.append(contentsOf: chunk) }
+        return result
+    }
+
+    /// All of stdin as text, with one trailing newline dropped.
+    static func readText(what: String) throws -> String {
+        var bytes = try readAll()
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CLIFailure("the \(what) on stdin is not UTF-8 text", status: .dataError)
+        }
+        return text
+    }
+}
+
+/// Reads a file descriptor line by line without holding more than one line and one
+/// block in memory.
+final class LineReader {
+    private let fd: Int32
+    private var block: [UInt8]
+    private var start = 0
+    private var end = 0
+    private var finished = false
+    /// 1-based number of the last line returned.
+    private(set) var lineNumber = 0
+
+    init(fd: Int32, blockSize: Int = 1 << 16) {
+        self.fd = fd
+        block = [UInt8](repeating: 0, count: blockSize)
+    }
+
+    /// Raw chunks as they come, for reading everything.
+    func readChunk() throws -> ArraySlice<UInt8>? {
+        let count = try fill(at: 0)
+        return count == 0 ? nil : block[0..<count]
+    }
+
+    private func fill(at offset: Int) throws -> Int {
+        while true {
+            let count = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw CLIFailure("cannot read the input: \(String(cString: strerror(errno)))", status: .ioError)
+            }
+            return count
+        }
+    }
+
+    /// Calls `body` with the next line's bytes (without its newline).
+    /// - Returns: false at the end of input.
+    func nextLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        while true {
+            if let newline = block[start..<end].firstIndex(of: UInt8(ascii: "\n")) {
+                lineNumber += 1
+                try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
+                start = newline + 1
+                return true
+            }
+            if finished {
+                guard start < end else { return false }
+                lineNumber += 1
+                try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+                start = end
+                return true
+            }
+            // Move the partial line to the front, growing the block for long lines.
+            if start > 0 {
+                block.withUnsafeMutableBytes { raw in
+                    raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: end - start)
+                }
+                end -= start
+                start = 0
+            }
+            if end == block.count { block.append(contentsOf: repeatElement(0, count: block.count)) }
+            let count = try fill(at: end)
+            if count == 0 { finished = true } else { end += count }
+        }
+    }
+}
+
+/// Asks for a passphrase on the controlling terminal with echo off.
+enum TerminalPrompt {
+    /// - Returns: nil when there is no terminal to ask on.
+    static func passphrase(_ prompt: String) throws -> Passphrase? {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var original = termios()
+        guard tcgetattr(fd, &original) == 0 else { return nil }
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        tcsetattr(fd, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(fd, TCSAFLUSH, &original)
+            _ = Glibc.write(fd, "\n", 1)
+        }
+        var bytes: [UInt8] = []
+        defer { ConstantTime.wipe(&bytes) }
+        var byte: UInt8 = 0
+        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return try Passphrase(bytes: bytes)
+    }
+}

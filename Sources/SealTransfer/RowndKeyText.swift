@@ -1,0 +1,182 @@
+import SealCore
+
+/// Key material as people paste it into `keys import`: a bare base64 key, Rownd's
+/// key-transfer QR text `{"data":"<sign-in link>#<base64 key>"}`, or such a link alone.
+///
+/// Parsed from bytes, never through Swift strings, so the key text can be wiped.
+public enum KeyText {
+    /// Reads a key from any of the accepted forms. Surrounding whitespace is ignored.
+    /// - Parameter bytes: the text; the caller should wipe its copy.
+    /// - Returns: the key.
+    /// - Throws: `KeyTextError` saying which form was recognised and what is wrong with it.
+    public static func parseKey(_ bytes: [UInt8]) throws(KeyTextError) -> SymmetricKey {
+        var text = ArraySlice(bytes)
+        while let first = text.first, isWhitespace(first) { text.removeFirst() }
+        while let last = text.last, isWhitespace(last) { text.removeLast() }
+        guard !text.isEmpty else { throw .empty }
+
+        if text.first == UInt8(ascii: "{") {
+            var data = try rowndData(text)
+            defer { ConstantTime.wipe(&data) }
+            guard data.contains(UInt8(ascii: "#")) else { throw .noKeyInLink }
+            return try keyFromLink(data[...])
+        }
+        if text.contains(UInt8(ascii: "#")) { return try keyFromLink(text) }
+        do {
+            return try SymmetricKey(base64Encoded: text)
+        } catch {
+            throw .notAKey
+        }
+    }
+
+    /// Rownd's QR text for a key: `{"data":"<link>#<base64 key>"}`, exactly as its SDKs write it.
+    /// - Returns: the text in guarded memory: it holds the raw key.
+    package static func rowndQRText(for key: SymmetricKey, link: String) -> SecureBytes {
+        let prefix = Array(("{\"data\":\"" + jsonEscaped(link) + "#").utf8)
+        let suffix = Array("\"}".utf8)
+        let encoded = key.base64EncodedBytes()
+        return SecureBytes(count: prefix.count + encoded.count + suffix.count) { out in
+            prefix.withUnsafeBytes { out.copyMemory(from: $0) }
+            encoded.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: out[prefix.count...]).copyMemory(from: $0)
+            }
+            suffix.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: out[(prefix.count + encoded.count)...]).copyMemory(from: $0)
+            }
+        }
+    }
+
+    // MARK: Parsing
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    /// The key after the link's last `#`, percent-decoded (links may escape `+`, `/`, `=`).
+    private static func keyFromLink(_ link: ArraySlice<UInt8>) throws(KeyTextError) -> SymmetricKey {
+        guard let hash = link.lastIndex(of: UInt8(ascii: "#")) else { throw .noKeyInLink }
+        var fragment: [UInt8] = []
+        defer { ConstantTime.wipe(&fragment) }
+        fragment.reserveCapacity(link.endIndex - hash)
+        var index = hash + 1
+        while index < link.endIndex {
+            let byte = link[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < link.endIndex, let high = hexValue(link[index + 1]), let low = hexValue(link[index + 2])
+                else { throw .notAKey }
+                fragment.append(high << 4 | low)
+                index += 3
+            } else {
+                fragment.append(byte)
+                index += 1
+            }
+        }
+        do {
+            return try SymmetricKey(base64Encoded: fragment)
+        } catch {
+            throw .notAKey
+        }
+    }
+
+    /// The value of `data` in `{"data": "..."}`, with JSON escapes resolved.
+    private static func rowndData(_ text: ArraySlice<UInt8>) throws(KeyTextError) -> [UInt8] {
+        var index = text.startIndex
+        func skipSpace() { while index < text.endIndex, isWhitespace(text[index]) { index += 1 } }
+        func expect(_ byte: UInt8) throws(KeyTextError) {
+            skipSpace()
+            guard index < text.endIndex, text[index] == byte else { throw .notRowndText }
+            index += 1
+        }
+        func string() throws(KeyTextError) -> [UInt8] {
+            try expect(UInt8(ascii: "\""))
+            var out: [UInt8] = []
+            while index < text.endIndex {
+                let byte = text[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return out
+                case UInt8(ascii: "\\"):
+                    guard index < text.endIndex else { throw .notRowndText }
+                    let escaped = text[index]
+                    index += 1
+                    switch escaped {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
+                    case UInt8(ascii: "u"):
+                        // Only ASCII escapes can occur in a link and a base64 key.
+                        guard index + 4 <= text.endIndex,
+                            let a = hexValue(text[index]), let b = hexValue(text[index + 1]),
+                            let c = hexValue(text[index + 2]), let d = hexValue(text[index + 3]),
+                            a == 0, b == 0, c < 8
+                        else { throw .notRowndText }
+                        out.append(c << 4 | d)
+                        index += 4
+                    default: throw .notRowndText
+                    }
+                case 0..<0x20:
+                    throw .notRowndText
+                default:
+                    out.append(byte)
+                }
+            }
+            throw .notRowndText
+        }
+        try expect(UInt8(ascii: "{"))
+        var data: [UInt8]?
+        repeat {
+            let name = try string()
+            try expect(UInt8(ascii: ":"))
+            let value = try string()
+            if name == Array("data".utf8) { data = value }
+            skipSpace()
+        } while index < text.endIndex && text[index] == UInt8(ascii: ",") && { index += 1; return true }()
+        try expect(UInt8(ascii: "}"))
+        skipSpace()
+        guard index == text.endIndex, let data else { throw .notRowndText }
+        return data
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    private static func jsonEscaped(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20:
+                out += "\\u00" + String(scalar.value >> 4, radix: 16) + String(scalar.value & 0xF, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}
+
+/// Why pasted key text was refused. Never repeats the text.
+public enum KeyTextError: Error, Equatable, Sendable, CustomStringConvertible {
+    case empty
+    case notAKey
+    case notRowndText
+    case noKeyInLink
+
+    public var description: String {
+        switch self {
+        case .empty:
+            return "no key material on stdin: pipe in a base64 key, Rownd's key QR text, or its link"
+        case .notAKey:
+            return "not a key: expected 32 bytes as standard base64 (44 characters), Rownd's key QR text, or its link"
+        case .notRowndText:
+            return "not Rownd's key QR text: expected {\"data\":\"<link>#<base64 key>\"}"
+        case .noKeyInLink:
+            return "the link holds no key: expected '#<base64 key>' at its end"
+        }
+    }
+}
