@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension QRFormat: ExpressibleByArgument {}
+
+extension QRErrorCorrection: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
+}
+
+struct QRCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qr",
+        abstract: "Show text as a QR code on the terminal, or write it as an image.",
+        discussion: """
+            Reads TEXT, else stdin with one trailing newline dropped, and encodes the bytes exactly. \
+            On a terminal the default format is ansi, which scans on dark and light themes alike; \
+            otherwise utf8. With --output and no --format, a name ending in .png, .svg or .pbm picks that format.
+            """)
+
+    @Option(help: "Output format (default: ansi on a terminal, else utf8).")
+    var format: QRFormat?
+
+    @Option(name: .customLong("ecc"), help: ArgumentHelp("Error correction: higher survives more damage, lower holds more.", valueName: "level"))
+    var correction: QRErrorCorrection = .medium
+
+    @Option(help: ArgumentHelp("Write to this file (mode 0600, replaced atomically) instead of stdout.", valueName: "path"))
+    var output: String?
+
+    @Argument(help: "The text to encode (after --); stdin when absent.")
+    var text: String?
+
+    func run() throws {
+        let format = chosenFormat()
+        if output == nil, [.png, .pbm].contains(format), StandardOutput.isTerminal {
+            throw CLIFailure(
+                "refusing to write a \(format.rawValue) image to the terminal: add --output PATH or redirect stdout",
+                status: .usage)
+        }
+        let code = try QRCode(try payload(), correction: correction)
+        let rendered = try code.rendered(as: format)
+        if let output {
+            try AtomicFile.write(rendered, to: output)
+            return
+        }
+        let standardOutput = StandardOutput()
+        try rendered.withUnsafeBytes { try standardOutput.write(bytes: $0) }
+        try standardOutput.flush()
+        // Warn after the code, so the warning is the last thing on screen rather than scrolled away.
+        if StandardOutput.isTerminal, let needed = code.terminalWidth(for: format), let columns = Terminal.columns(),
+            needed > columns
+        {
+            StandardError.write(
+                "sealkit: warning: this QR code is \(needed) columns wide but the terminal has \(columns), "
+                    + "so it wraps and will not scan; widen the terminal, or use --format png --output FILE\n")
+        }
+    }
+
+    private func payload() throws -> [UInt8] {
+        if let text { return Array(text.utf8) }
+        var bytes = try StandardInput.readAll()
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        return bytes
+    }
+
+    /// The format asked for; else one the output file's name names; else, on a terminal, ansi,
+    /// whose explicit colours scan whatever the theme; else utf8, because escape codes would be
+    /// noise in a file or pipe, where the reader decides the colours.
+    private func chosenFormat() -> QRFormat {
+        if let format { return format }
+        if let output {
+            let pathExtension = URL(fileURLWithPath: output).pathExtension.lowercased()
+            return [QRFormat.png, .svg, .pbm].first { $0.rawValue == pathExtension } ?? .utf8
+        }
+        return StandardOutput.isTerminal ? .ansi : .utf8
+    }
+}
+
+/// The terminal on stdout.
+enum Terminal {
+    /// Its width in columns, from the terminal itself, else `$COLUMNS`; nil when neither says.
+    static func columns() -> Int? {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+}
+
+/// Files written whole or not at all.
+enum AtomicFile {
+    /// Writes `bytes` to a new temporary file beside `path`, syncs it, and renames it over `path`,
+    /// so a reader sees the old file or the complete new one, never a partial write.
+    /// - Throws: `CLIFailure` with `.ioError`, naming the path and the system's reason.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        var template = Array(((folder.isEmpty ? "." : folder) + "/.sealkit-XXXXXX").utf8CString)
+        // mkstemp creates the file exclusively with mode 0600: the payload may be a secret.
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw failure(path) }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var error: CLIFailure?
+        bytes.withUnsafeBytes { buffer in
+            var written = 0
+            while error == nil, written < buffer.count {
+                let count = Glibc.write(fd, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { error = failure(path) } else { written += count }
+            }
+        }
+        if error == nil, fsync(fd) != 0 { error = failure(path) }
+        if close(fd) != 0, error == nil { error = failure(path) }
+        if error == nil, rename(temporary, path) != 0 { error = failure(path) }
+        if let error {
+            unlink(temporary)
+            throw error
+        }
+        let folderFD = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folderFD >= 0 {
+            // Makes the rename itself durable; a failure here leaves a complete file either way.
+            _ = fsync(folderFD)
+            close(folderFD)
+        }
+    }
+
+    private static func failure(_ path: String) -> CLIFailure {
+        CLIFailure("cannot write \(path): \(String(cString: strerror(errno)))", status: .ioError)
+    }
+}

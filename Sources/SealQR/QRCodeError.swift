@@ -1,0 +1,34 @@
+/// Why a payload could not become a QR code, or a QR code an image.
+///
+/// Descriptions never include the payload: it may be a key or a secret.
+public enum QRCodeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// There is nothing to encode.
+    case emptyPayload
+    /// The payload does not fit even the largest QR code (version 40) at this correction level.
+    case payloadTooLong(byteCount: Int, maximum: Int, correction: QRErrorCorrection)
+    /// libqrencode failed for a reason other than size, such as running out of memory.
+    case encodingFailed(reason: String)
+    /// libpng could not write the image.
+    case renderingFailed(format: QRFormat, reason: String)
+
+    public var description: String {
+        switch self {
+        case .emptyPayload:
+            return "nothing to encode: the QR payload is empty"
+        case .payloadTooLong(let count, let maximum, let correction):
+            var advice = "split the data"
+            if let lower = QRErrorCorrection.allCases.first(where: {
+                QRCode.maximumPayload(correction: $0) > maximum
+            }) {
+                advice = "use lower error correction (--ecc \(lower.rawValue) holds "
+                    + "\(QRCode.maximumPayload(correction: lower)) bytes) or split the data"
+            }
+            return "too long for a QR code: \(count) bytes, but at error correction \(correction.rawValue) "
+                + "a QR code holds at most \(maximum) bytes; \(advice)"
+        case .encodingFailed(let reason):
+            return "QR encoding failed: \(reason)"
+        case .renderingFailed(let format, let reason):
+            return "could not write the QR code as \(format.rawValue): \(reason)"
+        }
+    }
+}

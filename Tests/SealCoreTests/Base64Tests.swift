@@ -1,0 +1,42 @@
+import Foundation
+import SealCore
+import Testing
+
+@Suite("Base64 for ciphertexts")
+struct Base64Tests {
+    @Test func matchesFoundationOnRandomInputsOfEveryLength() throws {
+        for length in 0..<300 {
+            let bytes = SecureRandom.bytes(count: length)
+            let ours = Base64.encode(bytes)
+            #expect(ours == Data(bytes).base64EncodedString())
+            #expect(Base64.decode(ours) == bytes)
+        }
+        let large = SecureRandom.bytes(count: (1 << 20) + 1)
+        #expect(Base64.encode(large) == Data(large).base64EncodedString())
+        #expect(Base64.decode(Base64.encode(large)) == large)
+    }
+
+    @Test(arguments: [
+        "A", "AB", "ABC", "A===", "AB=A", "=AAA", "AA=A", "AAAA=", "AA AA", "AA\nA", "AA-_", "ÀAAA", "QR==", "QUJ=",
+        "AAA\u{0}",
+    ])
+    func rejectsNonCanonicalOrInvalidText(_ text: String) {
+        #expect(Base64.decode(text) == nil)
+    }
+
+    @Test func rejectsInvalidCharacterInEveryPosition() {
+        let valid = Base64.encode(SecureRandom.bytes(count: 48))
+        for index in 0..<valid.utf8.count {
+            var bytes = Array(valid.utf8)
+            bytes[index] = UInt8(ascii: "*")
+            #expect(Base64.decode(String(decoding: bytes, as: UTF8.self)) == nil)
+        }
+    }
+
+    @Test func acceptsCanonicalPadding() {
+        #expect(Base64.decode("") == [])
+        #expect(Base64.decode("QQ==") == [0x41])
+        #expect(Base64.decode("QUI=") == [0x41, 0x42])
+        #expect(Base64.decode("QUJD") == [0x41, 0x42, 0x43])
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import SealKit
+import Testing
+
+/// Drives the built `sealkit qr` and scans what it writes with zbarimg, an independent decoder.
+@Suite("sealkit qr")
+struct QRCommandTests {
+    @Test("--format png --output writes a 0600 file that zbarimg decodes to the text", arguments: [
+        "hello", "Grüße aus Köln — 東京 🔐",
+    ])
+    func pngFile(text: String) throws {
+        let cli = try CLI()
+        let file = cli.home.appendingPathComponent("code.png")
+        let result = try cli.run(["qr", "--format", "png", "--output", file.path, "--", text])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty)
+        #expect(try zbarimg(file) == Array(text.utf8))
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test("stdin is the payload, one trailing newline dropped; the file name picks the format")
+    func stdinToFileNamedFormat() throws {
+        let cli = try CLI()
+        let pbm = cli.home.appendingPathComponent("code.pbm")
+        let result = try cli.run(["qr", "--output", pbm.path], stdin: "line one\nline two\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Array(Data(contentsOf: pbm).prefix(3)) == Array("P4\n".utf8))
+        #expect(try zbarimg(pbm) == Array("line one\nline two".utf8))
+
+        let svg = cli.home.appendingPathComponent("code.svg")
+        #expect(try cli.run(["qr", "--output", svg.path, "--", "x"]).status == 0)
+        #expect(try String(contentsOf: svg, encoding: .utf8).hasPrefix("<?xml"))
+    }
+
+    @Test("Piped stdout gets utf8 by default; --format and --ecc are honoured")
+    func textToPipe() throws {
+        let cli = try CLI()
+        let text = "https://example.com/sealkit"
+        let plain = try cli.run(["qr", "--", text])
+        #expect(plain.status == 0)
+        #expect(plain.stdoutBytes == (try QRCode(text, correction: .medium).rendered(as: .utf8)))
+        let ascii = try cli.run(["qr", "--format", "ascii", "--ecc", "h", "--", text])
+        #expect(ascii.status == 0)
+        #expect(ascii.stdoutBytes == (try QRCode(text, correction: .high).rendered(as: .ascii)))
+    }
+
+    @Test("Too long for any QR code: one line saying what fits and what helps, nothing written")
+    func tooLong() throws {
+        let cli = try CLI()
+        let file = cli.home.appendingPathComponent("code.png")
+        let result = try cli.run(["qr", "--output", file.path], stdin: String(repeating: "a", count: 2332))
+        #expect(result.status == 65)
+        expectCleanFailure(result, containing: "too long for a QR code: 2332 bytes")
+        #expect(result.stderr.contains("at most 2331 bytes") && result.stderr.contains("--ecc L holds 2953 bytes"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.home.path).isEmpty)
+
+        let fits = try cli.run(["qr", "--ecc", "L", "--output", file.path], stdin: String(repeating: "a", count: 2332))
+        #expect(fits.status == 0)
+        #expect(try zbarimg(file).count == 2332)
+    }
+
+    @Test("Empty input and an unknown --ecc are refused")
+    func refusals() throws {
+        let cli = try CLI()
+        expectCleanFailure(try cli.run(["qr"]), containing: "nothing to encode")
+        let badLevel = try cli.run(["qr", "--ecc", "X", "--", "a"])
+        #expect(badLevel.status == 64)
+        expectCleanFailure(badLevel, containing: "--ecc")
+    }
+
+    @Test("--output replaces an existing file whole and leaves no temporary file")
+    func replacesAtomically() throws {
+        let cli = try CLI()
+        let file = cli.home.appendingPathComponent("code.png")
+        try Data("old contents".utf8).write(to: file)
+        #expect(try cli.run(["qr", "--output", file.path, "--", "new"]).status == 0)
+        #expect(try zbarimg(file) == Array("new".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.home.path) == ["code.png"])
+    }
+
+    @Test("On a terminal: ansi by default, a warning when too wide, no binary images")
+    func terminalBehaviour() throws {
+        let wide = try runOnTerminal(columns: 200, ["qr", "--", "hello"])
+        #expect(wide.status == 0)
+        #expect(wide.output.contains("\u{1B}[38;5;16;48;5;231m"))
+        #expect(!wide.output.contains("warning"))
+
+        let narrow = try runOnTerminal(columns: 20, ["qr", "--", "hello"])
+        #expect(narrow.status == 0)
+        #expect(narrow.output.contains("sealkit: warning: this QR code is 29 columns wide but the terminal has 20"))
+        #expect(narrow.output.contains("--format png"))
+
+        let png = try runOnTerminal(columns: 200, ["qr", "--format", "png", "--", "hello"])
+        #expect(png.status == 64)
+        #expect(png.output.hasPrefix("sealkit: refusing to write a png image to the terminal"))
+    }
+}
+
+/// The bytes of the QR code in `file`, read by zbarimg; `-Sbinary` stops zbar converting character sets.
+private func zbarimg(_ file: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
+    let result = try runTool("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", file.path])
+    try #require(result.status == 0, "zbarimg found no QR code in \(file.lastPathComponent)", sourceLocation: sourceLocation)
+    return result.stdout
+}
+
+/// Runs `sealkit ARGS` under a pseudo-terminal of the given width (util-linux `script`);
+/// stdout and stderr arrive mixed, as on a screen.
+private func runOnTerminal(columns: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let quoted = ([CLI.executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    let result = try runTool("/usr/bin/script", ["-qec", "stty cols \(columns); exec " + quoted.joined(separator: " "), "/dev/null"])
+    return (result.status, String(decoding: result.stdout, as: UTF8.self))
+}
+
+/// Runs a tool with small output, failing clearly when it is not installed.
+private func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: [UInt8]) {
+    try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) is missing (zbar-tools, util-linux)")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let bytes = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, [UInt8](bytes))
+}

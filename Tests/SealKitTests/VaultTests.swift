@@ -1,0 +1,104 @@
+import Foundation
+import SealKit
+import Testing
+
+@Suite("Vault")
+struct VaultTests {
+    @Test func rowndShapedSurface() throws {
+        let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("user-123"))
+        #expect(!vault.isEncryptionPossible())
+        try vault.ensureKey()
+        #expect(vault.isEncryptionPossible())
+        let sealed = try vault.encrypt(plaintext: "A+ blood type")
+        #expect(try vault.decrypt(ciphertext: sealed) == "A+ blood type")
+        let fingerprint = try vault.keystore.entry(for: KeyID("user-123"))?.current.fingerprint
+        try vault.ensureKey()
+        #expect(try vault.keystore.entry(for: KeyID("user-123"))?.current.fingerprint == fingerprint)
+    }
+
+    @Test func noUserMeansNoEncryption() throws {
+        let vault = Vault(keystore: InMemoryKeystore(), userID: nil)
+        #expect(!vault.isEncryptionPossible())
+        #expect(throws: VaultError.noUser) { try vault.encrypt(plaintext: "x") }
+        #expect(throws: VaultError.noUser) { try vault.ensureKey() }
+    }
+
+    @Test func decryptsRowndsVector() throws {
+        let store = InMemoryKeystore()
+        let id = try KeyID("rownd")
+        try store.store(SymmetricKey(base64Encoded: "4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ="), as: id, mode: .import, passphrase: nil)
+        let vault = Vault(keystore: store, userID: id)
+        let plaintext = try vault.decrypt(ciphertext:
+            "Di0IyYbC141WIPKzFnlsQc0BIi1AWKSpLf6Th9TcDDJiidPfkVazXtFibnsqJyKFaQf7SaF68yihnqJXidodfKqKzjM2MnbHbh+O8wpxFO3gO6OhVg==")
+        #expect(plaintext == "This super secret string will never be known.")
+    }
+
+    @Test func errorsNameTheKeyAndTheProblem() throws {
+        let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("bob"))
+        #expect(throws: VaultError.keystore(.notFound(try KeyID("bob"), namespace: "default"))) { try vault.encrypt(plaintext: "x") }
+        try vault.ensureKey()
+        do {
+            _ = try vault.decrypt(ciphertext: "AAAA")
+            Issue.record("decrypted garbage")
+        } catch {
+            #expect(error.description == "cannot decrypt with key 'bob': too short to be a ciphertext (3 bytes, need at least 40)")
+        }
+    }
+
+    @Test func rotationKeepsOldCiphertextsReadable() throws {
+        let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("r"))
+        try vault.ensureKey()
+        let old = try vault.encrypt(plaintext: "before")
+        try vault.rotateKey()
+        #expect(try vault.decrypt(ciphertext: old) == "before")
+        let ring = try vault.keyRing()
+        #expect(try ring.decrypt(old).needsRotation)
+        #expect(try ring.decrypt(vault.encrypt(plaintext: "after")).needsRotation == false)
+    }
+
+    @Test func lockedKeysMakeEncryptionImpossible() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-vault-\(UUID().uuidString)").path
+        let store = FileKeystore(root: root)
+        let id = try KeyID("locked")
+        try store.store(SymmetricKey.generate(), as: id, mode: .create, passphrase: Passphrase("pw"))
+        #expect(!Vault(keystore: store, userID: id).isEncryptionPossible())
+        #expect(!Vault(keystore: store, userID: id, passphrase: try Passphrase("wrong")).isEncryptionPossible())
+        #expect(Vault(keystore: store, userID: id, passphrase: try Passphrase("pw")).isEncryptionPossible())
+    }
+
+    @Test func eventsCarryTheKeyIDInOrder() async throws {
+        let id = try KeyID("events")
+        let vault = Vault(keystore: InMemoryKeystore(), userID: id)
+        let stream = vault.events()
+        try vault.ensureKey()
+        let sealed = try vault.encrypt(plaintext: "x")
+        _ = try? vault.decrypt(ciphertext: "AAAA")
+        try vault.rotateKey()
+        _ = try vault.decrypt(ciphertext: sealed)
+        try vault.deleteKey()
+        _ = try? vault.encrypt(plaintext: "y")
+        var received: [VaultEvent] = []
+        for await event in stream {
+            received.append(event)
+            if received.count == 5 { break }
+        }
+        #expect(received == [.keyGenerated(id), .decryptionFailed(id), .keyRotated(id), .keyDeleted(id), .encryptionFailed(id)])
+    }
+
+    @Test func importEmitsOnlyWhenSomethingWasStored() async throws {
+        let id = try KeyID("imported")
+        let vault = Vault(keystore: InMemoryKeystore(), userID: id)
+        let stream = vault.events()
+        let key = SymmetricKey.generate()
+        #expect(try vault.importKey(key) == .stored)
+        #expect(try vault.importKey(key) == .unchanged)
+        #expect(throws: VaultError.keystore(.conflictingKey(id))) { try vault.importKey(SymmetricKey.generate()) }
+        try vault.deleteKey()
+        var received: [VaultEvent] = []
+        for await event in stream {
+            received.append(event)
+            if received.count == 2 { break }
+        }
+        #expect(received == [.keyImported(id), .keyDeleted(id)])
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// Decodes QR codes with zbarimg (Debian's zbar-tools), a reader independent of libqrencode.
+enum Zbar {
+    static let path = "/usr/bin/zbarimg"
+
+    /// Scans one image file and returns the symbol's bytes exactly: `-Sbinary` stops zbar from
+    /// guessing a character set and converting, and `--raw` drops the "QR-Code:" prefix.
+    static func decode(imageAt url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: path),
+            "zbarimg is missing: install zbar-tools (apt-get install zbar-tools)", sourceLocation: sourceLocation)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["--nodbus", "--raw", "-q", "-Sbinary", url.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(
+            process.terminationStatus == 0,
+            "zbarimg found no QR code in \(url.lastPathComponent) (exit \(process.terminationStatus))",
+            sourceLocation: sourceLocation)
+        return [UInt8](bytes)
+    }
+
+    /// Writes `image` to a scratch file, scans it, and removes the file.
+    static func decode(
+        _ image: [UInt8], named name: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [UInt8] {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sealqr-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent(name)
+        try Data(image).write(to: url)
+        return try decode(imageAt: url, sourceLocation: sourceLocation)
+    }
+}
