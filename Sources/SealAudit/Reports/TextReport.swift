@@ -11,7 +11,7 @@ public enum TextReport {
         for finding in report.findings {
             rows.append([
                 finding.severity.rawValue, finding.kind.rawValue, place(finding.places[0]),
-                safe(finding.field ?? "-"), finding.message,
+                safe(finding.field ?? "-"), safe(finding.message),
             ])
             if finding.places.count > 1 {
                 continuation[rows.count - 1] = finding.places.dropFirst().map { p in
