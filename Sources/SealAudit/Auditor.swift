@@ -174,7 +174,8 @@ final class AuditRun {
             let place = Place(file: file.path, location: problem.location, field: nil, line: problem.line, order: Int.max)
             findings.append(Finding(kind: .unreadableFile, places: [place], message: problem.message))
         }
-        if let firstNonProfile {
+        // One unreadable-file finding per file: a parse problem says more than a stray value.
+        if problem == nil, let firstNonProfile {
             let more = nonProfileCount > 1 ? " (\(nonProfileCount) in all)" : ""
             findings.append(Finding(
                 kind: .unreadableFile, places: [firstNonProfile],
