@@ -90,7 +90,7 @@ enum ExitStatus: Int32 {
             switch error {
             case .noUser: self = .usage
             case .keystore(let inner): self.init(inner)
-            case .ciphertext: self = .dataError
+            case .ciphertext, .profile: self = .dataError
             }
         default: return nil
         }
