@@ -120,6 +120,9 @@ final class LineReader {
         block = [UInt8](repeating: 0, count: blockSize)
     }
 
+    // What passed through may have been a secret (key text, plaintext).
+    deinit { ConstantTime.wipe(&block) }
+
     /// Raw chunks as they come, for reading everything.
     func readChunk() throws -> ArraySlice<UInt8>? {
         let count = try fill(at: 0)
