@@ -21,7 +21,7 @@ struct SealKitCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self,
+            KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self, TransferCommand.self,
         ])
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
@@ -83,7 +83,8 @@ enum ExitStatus: Int32 {
     init?(for error: any Error) {
         switch error {
         case is KeyIDError, is NamespaceError, is PassphraseError: self = .usage
-        case is CiphertextError, is KeyFormatError, is KeyTextError: self = .dataError
+        case is CiphertextError, is KeyFormatError, is KeyTextError, is KeyHistoryError: self = .dataError
+        case let error as TransferError: self.init(error)
         case let error as KeystoreError: self.init(error)
         case let error as VaultError:
             switch error {
@@ -92,6 +93,15 @@ enum ExitStatus: Int32 {
             case .ciphertext: self = .dataError
             }
         default: return nil
+        }
+    }
+
+    init(_ error: TransferError) {
+        switch error {
+        case .wrongPassphrase: self = .noPermission
+        case .notInBackup, .noInput: self = .noInput
+        case .badLifetime, .nothingToSend, .tooLarge: self = .usage
+        default: self = .dataError
         }
     }
 
