@@ -24,8 +24,17 @@ enum TransferDisplay {
     /// Draws `text` as a QR code on stderr when stderr is a terminal; otherwise shows nothing.
     static func showQR(_ text: String) {
         guard StandardError.isTerminal else { return }
-        // The one call site for QR rendering: SealQR's terminal renderer connects here.
-        StandardError.write("[QR code of \(text.utf8.count) characters]\n")
+        do {
+            // ansi: explicit black on white, so it scans whatever the terminal's theme.
+            let code = try QRCode(text)
+            StandardError.write(String(decoding: try code.rendered(as: .ansi), as: UTF8.self))
+            if let needed = code.terminalWidth(for: .ansi), let columns = Terminal.columns(fd: 2), needed > columns {
+                StandardError.write(
+                    "this QR code is \(needed) columns wide but the terminal has \(columns): widen the window, or copy the text below\n")
+            }
+        } catch {
+            StandardError.write("(no QR code: \(error); use the text below)\n")
+        }
     }
 
     /// Shows payload lines: on stdout for `text`, else as QR codes with their text on stderr.
