@@ -44,62 +44,27 @@ public struct AuditSchema: Sendable {
     /// - Throws: `AuditError.missingPath`, `.unreadable`, or `.invalidSchema` when it is not a valid schema.
     public static func load(path: String) throws(AuditError) -> AuditSchema {
         let bytes = try readFile(path)
-        var json: JSONValue
+        let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch {
             throw .invalidSchema(path: path, reason: "the schema is \(error)")
         }
-        var findings: [Finding] = []
-        // ProfileSchema refuses an encrypted identifying field; report it and read the rest.
-        for _ in 0...ProfileSchema.identifyingFields.count {
-            do {
-                let schema = try ProfileSchema(parsing: json)
-                return AuditSchema(schema, path: path, findings: findings)
-            } catch .identifyingFieldEncrypted(let field, _) {
-                guard let (disabled, pointer) = disablingEncryption(of: field, in: json) else { break }
-                json = disabled
-                findings.append(Finding(
-                    kind: .identifierEncrypted,
-                    places: [Place(file: path, location: .pointer(pointer), field: field, line: 1, order: findings.count)],
-                    message: "the schema flags \(field) for encryption, but Rownd looks users up by it; "
-                        + "its values were not audited as ciphertexts"))
-            } catch {
-                throw .invalidSchema(path: path, reason: error.description)
-            }
+        // An encrypted identifying field is a finding here, not a reason to stop.
+        let inspected: (schema: ProfileSchema, encryptedIdentifiers: [(field: String, route: [String])])
+        do {
+            inspected = try ProfileSchema.inspecting(json)
+        } catch {
+            throw .invalidSchema(path: path, reason: error.description)
         }
-        throw .invalidSchema(path: path, reason: "the schema could not be read")
-    }
-
-    /// The schema with `field`'s encryption state set to disabled, and the JSON pointer of that state.
-    private static func disablingEncryption(of field: String, in json: JSONValue) -> (JSONValue, String)? {
-        // The same places ProfileSchema looks for the field map.
-        let route: [String]
-        if json["app"] != nil {
-            route = ["app", "schema"]
-        } else if json["schema"] != nil {
-            route = ["schema"]
-        } else {
-            route = []
+        let findings = inspected.encryptedIdentifiers.enumerated().map { order, flagged in
+            Finding(
+                kind: .identifierEncrypted,
+                places: [Place(
+                    file: path, location: .pointer(JSONPointer.make(flagged.route + ["encryption", "state"])),
+                    field: flagged.field, line: 1, order: order)],
+                message: "the schema flags \(flagged.field) for encryption, but Rownd looks users up by it; "
+                    + "its values were not audited as ciphertexts")
         }
-        func rewrite(_ value: JSONValue, along route: ArraySlice<String>) -> JSONValue? {
-            guard case .object(var members) = value else { return nil }
-            if let next = route.first {
-                guard let index = members.firstIndex(where: { $0.key == next }),
-                    let inner = rewrite(members[index].value, along: route.dropFirst())
-                else { return nil }
-                members[index].value = inner
-                return .object(members)
-            }
-            guard let index = members.firstIndex(where: { $0.key == field }),
-                case .object(var definition) = members[index].value
-            else { return nil }
-            definition.removeAll { $0.key == "encryption" }
-            definition.append((key: "encryption", value: ["state": "disabled"]))
-            members[index].value = .object(definition)
-            return .object(members)
-        }
-        guard let rewritten = rewrite(json, along: route[...]) else { return nil }
-        let pointer = JSONPointer.make(route + [field, "encryption", "state"])
-        return (rewritten, pointer)
+        return AuditSchema(inspected.schema, path: path, findings: findings)
     }
 
     private static func readFile(_ path: String) throws(AuditError) -> [UInt8] {
