@@ -5,8 +5,8 @@ import SealKit
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Create, import, list, rotate and delete per-user keys.",
-        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self])
+        abstract: "Create, import, list, rotate, delete, back up and restore per-user keys.",
+        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self, Backup.self, Restore.self])
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -40,7 +40,10 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
-            var text = try StandardInput.readAll()
+            if StandardInput.isTerminal {
+                StandardError.write("Paste the key, Rownd's QR text or its link, then press Enter and Ctrl-D:\n")
+            }
+            var text = try StandardInput.readAll(limit: 64 * 1024, what: "key material")
             defer { ConstantTime.wipe(&text) }
             let key = try KeyText.parseKey(text)
             let passphrase: Passphrase?
