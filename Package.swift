@@ -54,7 +54,9 @@ let package = Package(
             dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
-        .executableTarget(name: "SealKitFuzz", dependencies: ["SealCore", "SealKeystore", "SealTransfer"]),
+        .executableTarget(
+            name: "SealKitFuzz",
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit"]),
 
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),

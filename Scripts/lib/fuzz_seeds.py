@@ -11,6 +11,7 @@ import os
 import sys
 import urllib.parse
 
+import nacl.public
 import nacl.secret
 import nacl.utils
 
@@ -61,6 +62,35 @@ def main(fixtures, out):
     sealed = base64.b64encode(bytes(72)).decode()
     write(out, "keyfile", key_file("p", [("00112233445566ff", 1700000000, "-", sealed)],
                                    f"protection argon2id 2 67108864 {salt}"))
+    # Transfer codes: offers, replies, parts and backups, from the transfer vectors and made here.
+    def b64url(data):
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+    for _ in range(3):
+        write(out, "offer", "sealkit-offer-v1:" + b64url(os.urandom(64)))
+        public = nacl.public.PrivateKey.generate().public_key
+        sealed = nacl.public.SealedBox(public).encrypt(bytes([1]) + os.urandom(32 + 16) + bytes(16) + bytes(10))
+        write(out, "reply", "sealkit-reply-v1:" + b64url(os.urandom(8) + bytes(sealed)))
+    transfer = os.path.join(fixtures, "transfer", "vectors.json")
+    if os.path.exists(transfer):
+        for vector in json.load(open(transfer)):
+            lines = vector.get("lines", [])
+            for line in lines:
+                kind = line.split(":", 1)[0].split("-")[1] if line.startswith("sealkit-") else None
+                if kind in ("offer", "reply", "backup"):
+                    write(out, kind, line)
+            write(out, "parts", "\n".join(lines))
+            write(out, "reply", "\n".join(lines))
+    # JSON documents: profiles, schemas and audit exports.
+    documents = glob.glob(os.path.join(fixtures, "profile", "*.json")) + glob.glob(
+        os.path.join(fixtures, "audit", "**", "*.*json*"), recursive=True)
+    for path in documents:
+        data = open(path, "rb").read()
+        if len(data) > 65536:
+            continue
+        write(out, "audit", data)
+        if path.endswith(".json"):
+            write(out, "json", data)
+            write(out, "schema" if "schema" in os.path.basename(path) else "profile", data)
     # Other parsers' fixtures join as their targets appear.
     for path in glob.glob(os.path.join(fixtures, "fuzz", "*", "*")):
         write(out, os.path.basename(os.path.dirname(path)), open(path, "rb").read())

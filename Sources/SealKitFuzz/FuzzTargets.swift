@@ -1,5 +1,9 @@
+import Foundation
+import SealAudit
 import SealCore
+import SealJSON
 import SealKeystore
+import SealProfile
 import SealTransfer
 
 /// One parser or decoder under fuzzing. Each target feeds the input to the code that reads
@@ -14,6 +18,22 @@ enum FuzzTarget: String, CaseIterable {
     case keytext
     /// `KeyFile.parse`: key files on disk; what parses must serialize and parse back the same.
     case keyfile
+    /// `JSONValue.parse`: strict JSON; what parses must serialize and parse back equal.
+    case json
+    /// `ProfileSchema(parsing:)`: Rownd app schemas.
+    case schema
+    /// `ProfileEncryptor` decrypt, rotate and encrypt over an arbitrary profile with a fixed schema.
+    case profile
+    /// `TransferOffer(_:)`: offers pasted into `transfer send --to`.
+    case offer
+    /// `TransferReceiver.accept`: replies (and parts) typed into `transfer receive`.
+    case reply
+    /// `PartAssembler`: numbered parts, one per line, in any order.
+    case parts
+    /// `PaperBackup.open`: paper backups typed into `keys restore`.
+    case backup
+    /// `Auditor`: an exported file, read as JSON and as NDJSON, with a schema and keys.
+    case audit
 
     nonisolated(unsafe) static var selected: FuzzTarget = .ciphertext
 
@@ -34,6 +54,14 @@ enum FuzzTarget: String, CaseIterable {
         case .base64: Self.base64(bytes)
         case .keytext: _ = try? KeyText.parseKey(bytes)
         case .keyfile: Self.keyFile(bytes)
+        case .json: Self.json(bytes)
+        case .schema: _ = try? ProfileSchema(parsing: bytes)
+        case .profile: Self.profile(bytes)
+        case .offer: _ = try? TransferOffer(String(decoding: bytes, as: UTF8.self))
+        case .reply: _ = try? TransferReceiver().accept(String(decoding: bytes, as: UTF8.self))
+        case .parts: Self.parts(bytes)
+        case .backup: Self.backup(bytes)
+        case .audit: Self.audit(bytes)
         }
     }
 
@@ -81,6 +109,69 @@ enum FuzzTarget: String, CaseIterable {
         check(reparsed.entries.count == file.entries.count, "entries changed")
         for (a, b) in zip(reparsed.entries, file.entries) {
             check(a.fingerprint == b.fingerprint && a.created == b.created && a.retired == b.retired, "an entry changed")
+        }
+    }
+
+    private static func json(_ bytes: [UInt8]) {
+        guard let value = try? JSONValue.parse(bytes) else { return }
+        let text = value.serialized()
+        let again = try? JSONValue.parse(text)
+        check(again == value, "a parsed value does not survive serializing")
+        check(again?.serialized() == text, "serializing is not stable")
+    }
+
+    /// A schema with an encrypted field of each kind the profile code treats differently.
+    static let fixedSchema: ProfileSchema? = try? ProfileSchema(parsing: """
+        {"app": {"schema": {
+          "email": {"type": "string", "encryption": {"state": "disabled"}},
+          "ssn": {"type": "string", "encryption": {"state": "enabled"}},
+          "age": {"type": "number", "encryption": {"state": "enabled"}},
+          "tags": {"type": "object", "encryption": {"state": "enabled"}}
+        }}}
+        """)
+
+    private static func profile(_ bytes: [UInt8]) {
+        guard let schema = fixedSchema, let value = try? JSONValue.parse(bytes) else { return }
+        let encryptor = ProfileEncryptor(schema: schema)
+        let ring = KeyRing(current: keys[0], retired: [keys[1]])
+        _ = try? encryptor.decrypt(value, with: ring)
+        _ = try? encryptor.rotate(value, with: ring)
+        if let sealed = try? encryptor.encrypt(value, with: ring) {
+            // What encrypts must decrypt with the same ring.
+            check((try? encryptor.decrypt(sealed, with: ring)) != nil, "an encrypted profile does not decrypt")
+        }
+    }
+
+    private static func parts(_ bytes: [UInt8]) {
+        var assembler = PartAssembler()
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            guard (try? assembler.add(String(line))) != nil else { return }
+        }
+        _ = assembler.incompleteError(expecting: .reply)
+    }
+
+    static let backupPassphrase = try? Passphrase("fuzz")
+
+    private static func backup(_ bytes: [UInt8]) {
+        guard let backupPassphrase else { return }
+        _ = try? PaperBackup.open(String(decoding: bytes, as: UTF8.self), passphrase: backupPassphrase)
+    }
+
+    /// Files the audit target rewrites for each input; the auditor reads paths.
+    static let auditFolder: String = {
+        let folder = (FileManager.default.temporaryDirectory.path) + "/sealkit-fuzz-audit-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }()
+
+    private static func audit(_ bytes: [UInt8]) {
+        let ring = KeyRing(current: keys[0], retired: [keys[1]])
+        let auditSchema = fixedSchema.map { AuditSchema($0, path: auditFolder + "/schema.json") }
+        for name in ["export.json", "export.ndjson"] {
+            let path = auditFolder + "/" + name
+            guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
+            _ = try? Auditor(schema: auditSchema, keys: [ring]).audit(paths: [path])
+            _ = try? Auditor().audit(paths: [path])
         }
     }
 

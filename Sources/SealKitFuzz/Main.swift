@@ -10,7 +10,11 @@ import Glibc
 @main
 enum FuzzMain {
     static func main() {
-        let arguments = CommandLine.arguments
+        var arguments = CommandLine.arguments
+        // libFuzzer's -fork mode starts workers without the target name; they find it here.
+        if let name = getenv(targetVariable).map({ String(cString: $0) }), arguments.count < 2 || FuzzTarget(rawValue: arguments[1]) == nil {
+            arguments.insert(name, at: 1)
+        }
         guard arguments.count >= 2, let target = FuzzTarget(rawValue: arguments[1]) else {
             let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
             printError("usage: SealKitFuzz TARGET [libFuzzer arguments | input files]; targets: \(names)")
@@ -24,6 +28,7 @@ enum FuzzMain {
             typealias Driver = @convention(c) (
                 UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>, Callback
             ) -> CInt
+            setenv(targetVariable, target.rawValue, 1)
             // libFuzzer sees argv without the target name.
             var argv: [UnsafeMutablePointer<CChar>?] = ([arguments[0]] + arguments.dropFirst(2)).map { strdup($0) } + [nil]
             var argc = CInt(argv.count - 1)
@@ -55,6 +60,8 @@ enum FuzzMain {
         print("\(target.rawValue): replayed \(replayed) input(s) without a crash")
     }
 }
+
+private let targetVariable = "SEALKIT_FUZZ_TARGET"
 
 private func printError(_ line: String) {
     let text = line + "\n"

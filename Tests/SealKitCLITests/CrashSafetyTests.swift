@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -24,8 +25,8 @@ struct CrashSafetyTests {
             environment.removeValue(forKey: "SEALKIT_NAMESPACE")
         }
 
-        func run(_ arguments: [String], stdin: String = "") throws -> Subprocess.Outcome {
-            try Subprocess.run(CLI.executable.path, arguments, environment: environment, stdin: Array(stdin.utf8))
+        func run(_ arguments: [String], stdin: String = "") throws -> TimedProcess.Outcome {
+            try TimedProcess.run(CLI.executable.path, arguments, environment: environment, stdin: Array(stdin.utf8))
         }
 
         /// id → (fingerprint, line) from `keys list`, or nil when the keystore does not open.
@@ -58,7 +59,7 @@ struct CrashSafetyTests {
             let importing = attempt % 2 == 0
             let key = SymmetricKey.generate()
             let keyText = importing ? try exportedText(key) : ""
-            let process = try Subprocess.start(
+            let process = try TimedProcess.start(
                 CLI.executable.path, importing ? ["keys", "import", id] : ["keys", "generate", id], environment: store.environment)
             process.send(Array(keyText.utf8))
             usleep(UInt32(Double.random(in: 0...(typical * 1.2), using: &generator) * 1_000_000))
@@ -92,7 +93,7 @@ struct CrashSafetyTests {
         let store = try Store()
         let keys = (0..<8).map { _ in SymmetricKey.generate() }
         let processes = try keys.map { _ in
-            try Subprocess.start(CLI.executable.path, ["keys", "import", "raced"], environment: store.environment)
+            try TimedProcess.start(CLI.executable.path, ["keys", "import", "raced"], environment: store.environment)
         }
         // All eight are running before any is given its key; then all get theirs at once.
         for (process, key) in zip(processes, keys) { process.send(Array(try exportedText(key).utf8)) }

@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ struct HostileInputTests {
         environment.merge(entry.environment(home)) { $1 }
         let before = TreeSnapshot(home)
 
-        let outcome = try Subprocess.run(
+        let outcome = try TimedProcess.run(
             CLI.executable.path, entry.arguments(home), environment: environment, stdin: entry.stdin, timeout: 20)
 
         #expect(!outcome.timedOut, "hung: killed after 20 s")
@@ -429,10 +430,10 @@ enum HostileCorpus {
             (["keys", "generate", "p"], "", ["SEALKIT_PASSPHRASE": passphrase]),
         ]
         for (arguments, stdin, extra) in steps {
-            let outcome = try Subprocess.run(
+            let outcome = try TimedProcess.run(
                 CLI.executable.path, arguments, environment: environment.merging(extra) { $1 }, stdin: Array(stdin.utf8))
             guard outcome.status == 0 else {
-                throw SubprocessError("setup \(arguments) failed: \(outcome.stderrText)")
+                throw TimedProcessError("setup \(arguments) failed: \(outcome.stderrText)")
             }
         }
         try Data().write(to: URL(fileURLWithPath: home + "/empty"))
@@ -474,7 +475,7 @@ enum HostileCorpus {
             let contents = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
             if contents.split(separator: "\n").dropFirst().first.map(String.init) == idLine { return folder + "/" + name }
         }
-        throw SubprocessError("no key file for \(id) in \(folder)")
+        throw TimedProcessError("no key file for \(id) in \(folder)")
     }
 
     private static func apply(_ damage: KeyFileDamage, in folder: String) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -36,8 +37,8 @@ struct SecretHygieneTests {
             environment.removeValue(forKey: "SEALKIT_NAMESPACE")
         }
 
-        func run(_ arguments: [String], stdin: String = "", environment extra: [String: String] = [:]) throws -> Subprocess.Outcome {
-            try Subprocess.run(
+        func run(_ arguments: [String], stdin: String = "", environment extra: [String: String] = [:]) throws -> TimedProcess.Outcome {
+            try TimedProcess.run(
                 CLI.executable.path, arguments, environment: environment.merging(extra) { $1 }, stdin: Array(stdin.utf8))
         }
     }
@@ -49,8 +50,8 @@ struct SecretHygieneTests {
         let protected = ["--passphrase-file", passphraseFile]
         let wrongPassphrase = ["SEALKIT_PASSPHRASE": "not " + Self.passphrase]
 
-        var outcomes: [(String, Subprocess.Outcome)] = []
-        func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> Subprocess.Outcome {
+        var outcomes: [(String, TimedProcess.Outcome)] = []
+        func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> TimedProcess.Outcome {
             let outcome = try store.run(arguments, stdin: stdin, environment: environment)
             outcomes.append((arguments.joined(separator: " "), outcome))
             return outcome
@@ -100,10 +101,10 @@ struct SecretHygieneTests {
 
         // A long-running encrypt --lines with the protected key, and an import waiting on stdin:
         // sample every process's command line while they run.
-        let encrypt = try Subprocess.start(
+        let encrypt = try TimedProcess.start(
             CLI.executable.path, ["encrypt", "--key", "k", "--lines", "--passphrase-file", passphraseFile],
             environment: store.environment)
-        let importer = try Subprocess.start(CLI.executable.path, ["keys", "import", "k2"], environment: store.environment)
+        let importer = try TimedProcess.start(CLI.executable.path, ["keys", "import", "k2"], environment: store.environment)
         var sightings = 0
         var exposed: [String] = []
         for _ in 0..<20 {
@@ -129,8 +130,8 @@ struct SecretHygieneTests {
     @Test func keyFilesAre0600InFolders0700EvenUnderAPermissiveUmask() throws {
         let store = try Store()
         // A shell sets umask 000 and execs sealkit, which must not rely on the umask.
-        func permissive(_ command: String, stdin: String = "") throws -> Subprocess.Outcome {
-            try Subprocess.run(
+        func permissive(_ command: String, stdin: String = "") throws -> TimedProcess.Outcome {
+            try TimedProcess.run(
                 "/bin/sh", ["-c", "umask 000; exec \"$SEALKIT\" " + command],
                 environment: store.environment.merging(["SEALKIT": CLI.executable.path]) { $1 }, stdin: Array(stdin.utf8))
         }

@@ -10,7 +10,7 @@ import Glibc
 ///
 /// The child starts in a new session, so it has no controlling terminal: a command that
 /// would prompt on `/dev/tty` fails at once instead of waiting for a person.
-enum Subprocess {
+enum TimedProcess {
     struct Outcome {
         /// The exit status, or nil when a signal ended the process.
         let status: Int32?
@@ -120,7 +120,7 @@ enum Subprocess {
         signal(SIGPIPE, SIG_IGN)
         var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
         guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
-            throw SubprocessError("pipe: \(String(cString: strerror(errno)))")
+            throw TimedProcessError("pipe: \(String(cString: strerror(errno)))")
         }
         // Other tests spawn processes at the same time: none of them may inherit these pipes.
         for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -151,7 +151,7 @@ enum Subprocess {
             close(stdinPipe[1])
             close(stdoutPipe[0])
             close(stderrPipe[0])
-            throw SubprocessError("cannot start \(executable): \(String(cString: strerror(result)))")
+            throw TimedProcessError("cannot start \(executable): \(String(cString: strerror(result)))")
         }
         // Writes to stdin must not block the loop that drains stdout and stderr.
         _ = fcntl(stdinPipe[1], F_SETFL, fcntl(stdinPipe[1], F_GETFL) | O_NONBLOCK)
@@ -159,7 +159,7 @@ enum Subprocess {
     }
 }
 
-struct SubprocessError: Error, CustomStringConvertible {
+struct TimedProcessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
