@@ -31,8 +31,23 @@ struct HostileInputTests {
         #expect(!outcome.timedOut, "hung: killed after 20 s")
         #expect(outcome.signal == nil, "killed by signal \(outcome.signal ?? 0): \(outcome.stderrText)")
         #expect((1..<126).contains(outcome.status ?? 0), "exit status \(outcome.status.map(String.init) ?? "none")")
-        #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
-        let stderr = outcome.stderrText
+        switch entry.outcome {
+        case .failure:
+            #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
+        case .failureAfterOffer:
+            let lines = outcome.stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count == 2 && lines[0].hasPrefix("sealkit-offer-v1:") && lines[1].isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
+        case .auditFinding:
+            #expect(outcome.status == 1, "an audit finding exits 1")
+            #expect(outcome.stdoutText.contains("unreadable-file"), "stdout: \(outcome.stdoutText.prefix(300))")
+        }
+        var stderr = outcome.stderrText
+        if entry.outcome == .failureAfterOffer, stderr.hasPrefix("Verification code: ") {
+            // The receiver shows its verification code before reading the reply.
+            let firstLine = stderr.prefix { $0 != "\n" }
+            #expect(firstLine.wholeMatch(of: /Verification code: \d{3}-\d{3} \(the sender must show the same\)/) != nil)
+            stderr = String(stderr.dropFirst(firstLine.count + 1))
+        }
         #expect(stderr.hasPrefix("sealkit: ") && stderr.hasSuffix("\n"), "stderr: \(stderr.prefix(300))")
         #expect(stderr.utf8.filter { $0 == UInt8(ascii: "\n") }.count == 1, "stderr must be one line: \(stderr.prefix(600))")
         #expect(stderr.utf8.count < 2000, "stderr is \(stderr.utf8.count) bytes")
@@ -49,12 +64,51 @@ struct HostileInputTests {
         #expect(after == before, "written: \(after.differences(from: before))")
     }
 
+    /// Replies only the live receiver's offer can produce, made here with SealTransfer: each is
+    /// refused in one line after the offer, and the keystore is untouched.
+    @Test(arguments: ["expired an hour ago", "created an hour from now", "forged proof"])
+    func transferReceiveRefusesRepliesToItsOwnOffer(_ kind: String) throws {
+        let home = try HostileCorpus.prepare(.keystore)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SEALKIT_HOME"] = home + "/keys"
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
+        let before = TreeSnapshot(home)
+        let receiver = try TimedProcess.start(CLI.executable.path, ["transfer", "receive", "--format", "text"], environment: environment)
+        let offerText = try #require(receiver.readLine(), "no offer")
+        let key = try SymmetricKey(base64Encoded: HostileCorpus.otherKey)
+        let history = try KeyHistory(id: KeyID("new-id"), versions: [.init(key: key, created: Date(), retired: nil)])
+        var offer = try TransferOffer(offerText)
+        var now = Date()
+        switch kind {
+        case "expired an hour ago": now -= 3600
+        case "created an hour from now": now += 3600
+        default:
+            // The right public key, a made-up secret: what someone who saw only part of the offer could send.
+            let publicKey = Base64.encode(offer.publicKey + SecureRandom.bytes(count: 32))
+            offer = try TransferOffer("sealkit-offer-v1:" + publicKey.replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+        }
+        let lines = try offer.reply(sending: [history], now: now)
+        receiver.send(Array((lines.joined(separator: "\n") + "\n").utf8))
+        let outcome = receiver.finish(stdin: [], timeout: 20)
+        #expect((1..<126).contains(outcome.status ?? 0) && outcome.signal == nil)
+        #expect(outcome.stdoutText == offerText + "\n", "stdout: \(outcome.stdoutText)")
+        let lastLine = outcome.stderrText.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(lastLine.hasPrefix("sealkit: ") && outcome.stderrText.split(separator: "\n").count == 2, "\(outcome.stderrText)")
+        #expect(TreeSnapshot(home) == before, "the refused reply wrote to the keystore")
+    }
+
     @Test func corpusCoversEveryCommandWithAtLeastAHundredInputs() {
         let cases = HostileCorpus.cases
         #expect(cases.count >= 100)
         #expect(Set(cases.map(\.name)).count == cases.count, "case names must be unique")
         let commands = Set(cases.map { $0.command })
-        for command in ["keys generate", "keys import", "keys list", "keys rotate", "keys delete", "encrypt", "decrypt", "status", "qr"] {
+        for command in [
+            "keys generate", "keys import", "keys list", "keys rotate", "keys delete", "keys backup", "keys restore", "encrypt",
+            "decrypt", "status", "qr", "profile", "transfer", "audit",
+        ] {
             #expect(commands.contains(command), "no hostile input for \(command)")
         }
     }
@@ -68,6 +122,17 @@ enum HostileSetup: Sendable {
     case keystore
     /// The keystore with one key file damaged.
     case damaged(KeyFileDamage)
+}
+
+/// What a command does with hostile input.
+enum HostileOutcome: Sendable {
+    /// Fails: nothing on stdout, one line on stderr.
+    case failure
+    /// `transfer receive` fails after showing its offer: stdout holds only the offer line.
+    case failureAfterOffer
+    /// `audit` reports bad content as a finding: the report on stdout, exit status 1, a
+    /// one-line summary on stderr.
+    case auditFinding
 }
 
 /// Ways a key file can be damaged on disk.
@@ -87,6 +152,8 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
     var rawEnvironment: [String: String] = [:]
     /// A fragment the one-line message must contain.
     var expected: String?
+    /// What a clean refusal looks like for this command.
+    var outcome: HostileOutcome = .failure
 
     var testDescription: String { name }
 
@@ -112,7 +179,7 @@ enum HostileCorpus {
     // MARK: Cases
 
     static let cases: [HostileCase] = keyIDCases + importCases + ciphertextCases + encryptCases + passphraseCases
-        + damagedFileCases + homeCases + qrCases + usageCases
+        + damagedFileCases + homeCases + qrCases + usageCases + profileCases + transferCases + backupCases + auditCases
 
     private static func text(_ string: String) -> [UInt8] { Array(string.utf8) }
 
@@ -155,7 +222,7 @@ enum HostileCorpus {
             ("non-canonical final character", text(String(plainKey.dropLast(2)) + "p="), "not a key"),
             ("invalid UTF-8", [0xFF, 0xFE, 0xC3, 0x28, 0x80], "not a key"),
             ("NUL bytes", text(String(plainKey.prefix(20))) + [0, 0] + text(String(plainKey.dropFirst(22))), "not a key"),
-            ("10 MB of base64", [UInt8](repeating: UInt8(ascii: "A"), count: 10 << 20), "not a key"),
+            ("10 MB of base64", [UInt8](repeating: UInt8(ascii: "A"), count: 10 << 20), "larger than"),
             ("JSON cut short", text("{\"data\":"), "not Rownd's key QR text"),
             ("JSON empty key", text("{\"data\":\"https://x.rownd.link/s/a#\"}"), "not a key"),
             ("JSON number", text("{\"data\":123}"), "not Rownd's key QR text"),
@@ -414,6 +481,215 @@ enum HostileCorpus {
         HostileCase(name: "extra argument", rawArguments: ["keys", "list", "extra"]),
     ]
 
+    /// 100,000 levels of nesting.
+    static let deeplyNested = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+    static let deeplyNestedObjects = String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)
+
+    /// Files each case's home holds, named in arguments as `{home}/NAME`.
+    static let documents: [(String, [UInt8])] = {
+        let schema = (try? Data(contentsOf: Repository.fixture("profile/schema.json"))).map(Array.init) ?? []
+        let profile = (try? Data(contentsOf: Repository.fixture("profile/profile.json"))).map(Array.init) ?? []
+        return [
+            ("schema.json", schema), ("profile.json", profile), ("nested.json", text(deeplyNested)),
+            ("schema-wrong-types.json", text("{\"app\":{\"schema\":{\"ssn\":{\"type\":\"string\",\"encryption\":\"yes\"}}}}")),
+            ("schema-not-object.json", text("[1, 2, 3]")), ("not-utf8.json", [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D]),
+            ("broken.ndjson", text("{\"ssn\":\"x\"}\n{\"ssn\":\n")), ("export.txt", text("{}")),
+            ("numbers.json", text("{\"data\":{\"credit_score\":1e999999999999999999999}}")),
+        ]
+    }()
+
+    static let profileCases: [HostileCase] = {
+        let schema = ["--schema", "{home}/schema.json", "--key", "k"]
+        let sealedNumberText = sealed(text("not a number"))
+        let inputs: [(String, String, [UInt8], String?)] = [
+            ("decrypt", "nested 100,000 levels", text(deeplyNested), "nest deeper"),
+            ("encrypt", "objects nested 100,000 levels", text(deeplyNestedObjects), "nest deeper"),
+            ("encrypt", "not UTF-8", [0x7B, 0x22, 0x64, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D], "UTF-8"),
+            ("encrypt", "cut short", text("{\"data\":{\"ssn\":"), "invalid JSON"),
+            ("encrypt", "trailing comma", text("{\"data\":{\"ssn\":\"1\",}}"), "invalid JSON"),
+            ("encrypt", "duplicate keys", text("{\"ssn\":\"1\",\"ssn\":\"2\"}"), "appears twice"),
+            ("encrypt", "lone surrogate", text("{\"ssn\":\"\\ud800\"}"), "invalid JSON"),
+            ("encrypt", "an array", text("[]"), "must be a JSON object"),
+            ("encrypt", "a number", text("42"), "must be a JSON object"),
+            ("encrypt", "wrong type for a string field", text("{\"data\":{\"ssn\":12}}"), "schema declares type"),
+            ("encrypt", "wrong type for a boolean field", text("{\"data\":{\"is_verified\":\"true\"}}"), "schema declares type"),
+            ("decrypt", "plaintext where a ciphertext belongs", text("{\"data\":{\"ssn\":\"078-05-1120\"}}"), "cannot be decrypted"),
+            ("decrypt", "number where a ciphertext belongs", text("{\"data\":{\"credit_score\":812}}"), "not a ciphertext"),
+            ("decrypt", "tampered ciphertext", text("{\"data\":{\"ssn\":\"\(tampered(sealed(text("078")), at: 42))\"}}"), "cannot be decrypted"),
+            ("decrypt", "another key's ciphertext", text("{\"data\":{\"ssn\":\"\(sealed(text("x"), key: otherKey))\"}}"), "cannot be decrypted"),
+            ("decrypt", "decrypts to the wrong type", text("{\"data\":{\"credit_score\":\"\(sealedNumberText)\"}}"), "credit_score"),
+            ("rotate", "truncated ciphertext", text("{\"data\":{\"ssn\":\"\(sealed(text("078")).dropLast(4))\"}}"), "cannot be decrypted"),
+            ("encrypt", "empty stdin", [], "invalid JSON"),
+        ]
+        var cases = inputs.map { command, label, stdin, expected in
+            HostileCase(name: "profile \(command): \(label)", rawArguments: ["profile", command] + schema, stdin: stdin, expected: expected)
+        }
+        cases += [
+            HostileCase(
+                name: "profile decrypt: line 2 of NDJSON is broken", rawArguments: ["profile", "decrypt", "--ndjson"] + schema,
+                stdin: text("{\"data\":{}}\n{\"data\":\n"), expected: "line 2"),
+            HostileCase(name: "profile encrypt: missing profile file", rawArguments: ["profile", "encrypt"] + schema + ["{home}/nope.json"]),
+            HostileCase(name: "profile encrypt: profile is a folder", rawArguments: ["profile", "encrypt"] + schema + ["{home}"]),
+            HostileCase(
+                name: "profile encrypt: missing schema", rawArguments: ["profile", "encrypt", "--schema", "{home}/nope.json", "--key", "k"],
+                stdin: text("{}")),
+            HostileCase(
+                name: "profile encrypt: schema nested 100,000 levels",
+                rawArguments: ["profile", "encrypt", "--schema", "{home}/nested.json", "--key", "k"], stdin: text("{}"), expected: "nest deeper"),
+            HostileCase(
+                name: "profile encrypt: schema with wrong types",
+                rawArguments: ["profile", "encrypt", "--schema", "{home}/schema-wrong-types.json", "--key", "k"], stdin: text("{}")),
+            HostileCase(
+                name: "profile encrypt: schema not an object",
+                rawArguments: ["profile", "encrypt", "--schema", "{home}/schema-not-object.json", "--key", "k"], stdin: text("{}")),
+            HostileCase(
+                name: "profile encrypt: schema not UTF-8",
+                rawArguments: ["profile", "encrypt", "--schema", "{home}/not-utf8.json", "--key", "k"], stdin: text("{}"), expected: "UTF-8"),
+            HostileCase(
+                name: "profile encrypt: missing key", rawArguments: ["profile", "encrypt", "--schema", "{home}/schema.json", "--key", "nobody"],
+                stdin: text("{}"), expected: "no key for 'nobody'"),
+            HostileCase(
+                name: "profile decrypt: protected key, wrong passphrase",
+                rawArguments: ["profile", "decrypt", "--schema", "{home}/schema.json", "--key", "p"], stdin: text("{}"),
+                rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(
+                name: "profile decrypt: number out of range where a ciphertext belongs",
+                rawArguments: ["profile", "decrypt"] + schema + ["{home}/numbers.json"], expected: "not a ciphertext"),
+        ]
+        return cases
+    }()
+
+    /// A live-looking offer from a receiver that is gone, and a reply sealed to it: for
+    /// every later receiver, a replayed reply.
+    static let strayOffer = TransferReceiver().offer.text
+    static let replayedReply: String = {
+        guard let key = try? SymmetricKey(base64Encoded: plainKey), let id = try? KeyID("k"),
+            let history = try? KeyHistory(id: id, versions: [.init(key: key, created: Date(), retired: nil)]),
+            let lines = try? TransferOffer(strayOffer).reply(sending: [history])
+        else { return "" }
+        return lines.joined(separator: "\n")
+    }()
+
+    /// Lines of a vector in Fixtures/transfer/vectors.json.
+    static func transferVector(_ name: String) -> [String] {
+        guard let data = try? Data(contentsOf: Repository.fixture("transfer/vectors.json")),
+            let vectors = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]],
+            let vector = vectors.first(where: { $0["name"] as? String == name })
+        else { return ["missing vector \(name)"] }
+        return vector["lines"] as? [String] ?? []
+    }
+
+    static let transferCases: [HostileCase] = {
+        let offerBody = String(strayOffer.dropFirst("sealkit-offer-v1:".count))
+        let offers: [(String, String, String?)] = [
+            ("garbage", "garbage", nil),
+            ("future version", "sealkit-offer-v2:" + offerBody, "v2"),
+            ("truncated", String(strayOffer.dropLast(5)), nil),
+            ("padded base64", strayOffer + "==", nil),
+            ("standard base64 alphabet", strayOffer.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "+/", nil),
+            ("a reply instead", "sealkit-reply-v1:" + offerBody, nil),
+            ("control characters", "sealkit-offer-v1:\u{1b}[2J" + offerBody, nil),
+            ("100 KB", "sealkit-offer-v1:" + String(repeating: "A", count: 100_000), nil),
+        ]
+        var cases = offers.map { label, offer, expected in
+            HostileCase(
+                name: "transfer send: offer \(label)", rawArguments: ["transfer", "send", "k", "--to", offer, "--format", "text"],
+                expected: expected)
+        }
+        for lifetime in ["0", "86401", "-1", "99999999999999999999", "ten", "1e3"] {
+            cases.append(HostileCase(
+                name: "transfer send: --expires-in \(lifetime)",
+                rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--expires-in", lifetime, "--format", "text"]))
+        }
+        cases += [
+            HostileCase(name: "transfer send: missing id", rawArguments: ["transfer", "send", "nobody", "--to", strayOffer, "--format", "text"], expected: "no key for 'nobody'"),
+            HostileCase(name: "transfer send: no ids", rawArguments: ["transfer", "send", "--to", strayOffer, "--format", "text"]),
+            HostileCase(name: "transfer send: invalid id", rawArguments: ["transfer", "send", "../k", "--to", strayOffer, "--format", "text"], expected: "invalid key id"),
+            HostileCase(name: "transfer send: protected without passphrase", rawArguments: ["transfer", "send", "p", "--to", strayOffer, "--format", "text"], expected: "passphrase-protected"),
+            HostileCase(name: "transfer send: --rownd for a protected key, wrong passphrase", rawArguments: ["transfer", "send", "p", "--rownd", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(name: "transfer send: unknown format", rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--format", "gif"]),
+        ]
+        let replies: [(String, [String], String?)] = [
+            ("nothing", [], nil),
+            ("garbage", ["garbage"], nil),
+            ("replayed reply", [replayedReply], "another receiver"),
+            ("future version", [replayedReply.replacingOccurrences(of: "sealkit-reply-v1:", with: "sealkit-reply-v2:")], "v2"),
+            ("truncated reply", [String(replayedReply.dropLast(7))], nil),
+            ("an offer instead", [strayOffer], nil),
+            ("a backup instead", transferVector("backup-one-key"), nil),
+            ("parts with one missing", transferVector("parts-missing-one"), "missing"),
+            ("a part twice", transferVector("parts-duplicated"), nil),
+            ("parts of two transfers", transferVector("parts-from-two-transfers"), nil),
+            ("altered parts", transferVector("parts-altered"), nil),
+            ("100 KB line", [String(repeating: "sealkit-reply-v1:AAAA", count: 5000)], nil),
+        ]
+        cases += replies.map { label, lines, expected in
+            HostileCase(
+                name: "transfer receive: \(label)", rawArguments: ["transfer", "receive", "--format", "text"],
+                stdin: text(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")), expected: expected, outcome: .failureAfterOffer)
+        }
+        cases.append(HostileCase(
+            name: "transfer receive: not UTF-8", rawArguments: ["transfer", "receive", "--format", "text"], stdin: [0xFF, 0xFE, 0x0A],
+            outcome: .failureAfterOffer))
+        return cases
+    }()
+
+    static let backupCases: [HostileCase] = {
+        let backupPassphrase = ["SEALKIT_PASSPHRASE": "correct horse battery staple"]
+        let oneKey = transferVector("backup-one-key").first ?? ""
+        // The same backup claiming Argon2id limits far beyond libsodium's sensitive preset.
+        var absurd = oneKey
+        if let body = oneKey.split(separator: ":", maxSplits: 1).last {
+            var standard = body.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+            if var bytes = Data(base64Encoded: standard).map(Array.init), bytes.count > 16 {
+                for index in 8..<16 { bytes[index] = 0x7F }
+                absurd = "sealkit-backup-v1:" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                    .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            }
+        }
+        let inputs: [(String, [String], String, [String: String], String?)] = [
+            ("nothing on stdin", [], "alice@example.com", backupPassphrase, nil),
+            ("garbage", ["sealkit-backup-v1:!!!"], "alice@example.com", backupPassphrase, nil),
+            ("wrong passphrase", [oneKey], "new-id", ["SEALKIT_PASSPHRASE": "Correct horse battery staple"], "wrong passphrase"),
+            ("no passphrase", [oneKey], "new-id", [:], nil),
+            ("future version", transferVector("backup-future-version"), "new-id", backupPassphrase, "v2"),
+            ("truncated", transferVector("backup-truncated"), "new-id", backupPassphrase, nil),
+            ("parts with one missing", transferVector("parts-missing-one"), "new-id", backupPassphrase, "missing"),
+            ("altered parts", transferVector("parts-altered"), "new-id", backupPassphrase, nil),
+            ("an id the backup lacks", [oneKey], "someone-else", backupPassphrase, "alice@example.com"),
+            ("a different key under the id", [oneKey], "alice@example.com", backupPassphrase, "different key"),
+            ("absurd Argon2id limits", [absurd], "new-id", backupPassphrase, nil),
+            ("a reply instead", [replayedReply], "new-id", backupPassphrase, nil),
+        ]
+        var cases = inputs.map { label, lines, id, environment, expected in
+            HostileCase(
+                name: "keys restore: \(label)", rawArguments: ["keys", "restore", id], stdin: text(lines.joined(separator: "\n")),
+                rawEnvironment: environment, expected: expected)
+        }
+        cases += [
+            HostileCase(name: "keys backup: missing id", rawArguments: ["keys", "backup", "nobody", "--format", "text"], rawEnvironment: backupPassphrase, expected: "no key for 'nobody'"),
+            HostileCase(name: "keys backup: no passphrase", rawArguments: ["keys", "backup", "k", "--format", "text"]),
+            HostileCase(name: "keys backup: protected key, wrong passphrase", rawArguments: ["keys", "backup", "p", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(name: "keys backup: no ids", rawArguments: ["keys", "backup", "--format", "text"], rawEnvironment: backupPassphrase),
+        ]
+        return cases
+    }()
+
+    static let auditCases: [HostileCase] = [
+        HostileCase(name: "audit: missing path", rawArguments: ["audit", "{home}/nope"], expected: "no such file"),
+        HostileCase(name: "audit: wrong extension", rawArguments: ["audit", "{home}/export.txt"]),
+        HostileCase(name: "audit: schema nested 100,000 levels", rawArguments: ["audit", "--schema", "{home}/nested.json", "{home}/profile.json"], expected: "nest deeper"),
+        HostileCase(name: "audit: schema with wrong types", rawArguments: ["audit", "--schema", "{home}/schema-wrong-types.json", "{home}/profile.json"]),
+        HostileCase(name: "audit: missing schema", rawArguments: ["audit", "--schema", "{home}/nope.json", "{home}/profile.json"]),
+        HostileCase(name: "audit: missing key", rawArguments: ["audit", "--key", "nobody", "{home}/profile.json"], expected: "no key for 'nobody'"),
+        HostileCase(name: "audit: protected key, wrong passphrase", rawArguments: ["audit", "--key", "p", "{home}/profile.json"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+        HostileCase(name: "audit: unknown format", rawArguments: ["audit", "--format", "xml", "{home}/profile.json"]),
+        HostileCase(name: "audit: file nested 100,000 levels", rawArguments: ["audit", "{home}/nested.json"], outcome: .auditFinding),
+        HostileCase(name: "audit: file not UTF-8", rawArguments: ["audit", "{home}/not-utf8.json"], outcome: .auditFinding),
+        HostileCase(name: "audit: NDJSON cut short", rawArguments: ["audit", "{home}/broken.ndjson"], outcome: .auditFinding),
+    ]
+
     // MARK: Setup
 
     /// A keystore built once through the binary, copied for each case.
@@ -428,6 +704,8 @@ enum HostileCorpus {
             (["keys", "generate", "r"], "", [:]),
             (["keys", "rotate", "r"], "", [:]),
             (["keys", "generate", "p"], "", ["SEALKIT_PASSPHRASE": passphrase]),
+            // Holds a key other than the one in Fixtures/transfer's backups.
+            (["keys", "generate", "alice@example.com"], "", [:]),
         ]
         for (arguments, stdin, extra) in steps {
             let outcome = try TimedProcess.run(
@@ -440,6 +718,7 @@ enum HostileCorpus {
         try Data("\n".utf8).write(to: URL(fileURLWithPath: home + "/newline"))
         try Data("wrong\n".utf8).write(to: URL(fileURLWithPath: home + "/wrong"))
         try Data("a file, not a folder\n".utf8).write(to: URL(fileURLWithPath: home + "/file"))
+        for (name, contents) in documents { try Data(contents).write(to: URL(fileURLWithPath: home + "/" + name)) }
         return home
     }
 
@@ -447,7 +726,7 @@ enum HostileCorpus {
     static func prepare(_ setup: HostileSetup) throws -> String {
         let template = try self.template.get()
         let home = try TemporaryFolder.make().path
-        for name in ["empty", "newline", "wrong", "file"] {
+        for name in ["empty", "newline", "wrong", "file"] + documents.map(\.0) {
             try FileManager.default.copyItem(atPath: template + "/" + name, toPath: home + "/" + name)
         }
         if case .empty = setup { return home }

@@ -42,12 +42,31 @@ enum TimedProcess {
         fileprivate var input: Int32
         fileprivate let output: Int32
         fileprivate let errors: Int32
+        /// stdout read by `readLine`, handed back whole by `finish`.
+        private var early: [UInt8] = []
 
         fileprivate init(pid: pid_t, input: Int32, output: Int32, errors: Int32) {
             self.pid = pid
             self.input = input
             self.output = output
             self.errors = errors
+        }
+
+        /// The first line on stdout (without its newline), waiting up to `timeout` seconds.
+        func readLine(timeout: Double = 10) -> String? {
+            let deadline = Date().addingTimeInterval(timeout)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !early.contains(UInt8(ascii: "\n")) {
+                var entry = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+                let remaining = deadline.timeIntervalSinceNow
+                guard remaining > 0 else { return nil }
+                if poll(&entry, 1, Int32(remaining * 1000) + 1) <= 0 { continue }
+                let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+                if count <= 0 { return nil }
+                early += buffer[0..<count]
+            }
+            let line = early.prefix { $0 != UInt8(ascii: "\n") }
+            return String(decoding: line, as: UTF8.self)
         }
 
         /// Writes a small stdin (it must fit in the pipe) and closes it.
@@ -62,7 +81,7 @@ enum TimedProcess {
         /// Feeds `stdin`, collects both outputs, and reaps the child, killing it at the deadline.
         func finish(stdin: [UInt8], timeout: Double) -> Outcome {
             let deadline = Date().addingTimeInterval(timeout)
-            var out: [UInt8] = [], err: [UInt8] = []
+            var out: [UInt8] = early, err: [UInt8] = []
             var written = 0
             var openOutputs: Set<Int32> = [output, errors]
             if stdin.isEmpty { closeInput() }
