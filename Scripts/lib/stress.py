@@ -524,6 +524,46 @@ def memory(binary, total_bytes):
     shutil.rmtree(home, ignore_errors=True)
 
 
+def audit_memory(binary, total_bytes):
+    """Streams `total_bytes` of NDJSON profiles through `sealkit audit` (by a FIFO, so nothing
+    lands on disk) and measures its peak RSS. Each line holds one distinct ciphertext-shaped
+    value among ~1 KB of other fields: the auditor's nonce table grows ~24 bytes per distinct
+    nonce (docs/audit.md), so the bound allows that and nothing proportional to the bytes."""
+    home = tempfile.mkdtemp(prefix="sealkit-stress-audit-")
+    sealkit = SealKit(binary, home)
+    fifo = os.path.join(home, "export.ndjson")
+    os.mkfifo(fifo)
+    filler = ("lorem ipsum dolor sit amet " * 36)[:960]
+    time_file = os.path.join(home, "audit.time")
+    started = time.time()
+    audit = subprocess.Popen(["/usr/bin/time", "-v", "-o", time_file, binary, "audit", fifo],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sealkit.env)
+    lines = 0
+    written = 0
+    with open(fifo, "wb") as out:
+        while written < total_bytes:
+            chunk = []
+            for _ in range(1000):
+                value = base64.b64encode(os.urandom(60)).decode()
+                chunk.append(f'{{"id":"user-{lines}","notes":"{filler}","ssn":"{value}"}}\n')
+                lines += 1
+            data = "".join(chunk).encode()
+            out.write(data)
+            written += len(data)
+    stdout, stderr = audit.communicate()
+    elapsed = time.time() - started
+    check(audit.returncode == 0, f"audit memory: exit {audit.returncode}: {stderr.decode().strip()[:300]}")
+    check(f"{lines} values".encode() in stderr + stdout, f"audit memory: the audit did not count {lines} values: {stderr.decode().strip()[:300]}")
+    rss = peak_rss_kb(open(time_file, "rb").read())
+    limit_kb = 64 * 1024 + lines * 64 // 1024
+    check(rss is not None and rss < limit_kb, f"audit memory: peaked at {rss} KiB for {lines} values (limit {limit_kb} KiB)")
+    summary["bounded memory (audit)"] = (
+        f"{written / 2**30:.2f} GiB of NDJSON ({lines} profiles, one distinct ciphertext-shaped value each) through "
+        f"'sealkit audit' from a FIFO: peak RSS {rss / 1024:.1f} MiB (limit 64 MiB + 64 bytes per value = "
+        f"{limit_kb / 1024:.0f} MiB), {elapsed:.0f} s")
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sealkit", required=True)
@@ -547,6 +587,8 @@ def main():
     if "memory" in parts:
         print(f"==> bounded memory: {args.memory_bytes} bytes through encrypt/decrypt --lines", file=sys.stderr, flush=True)
         memory(args.sealkit, args.memory_bytes)
+        print(f"==> bounded memory: {args.memory_bytes} bytes through audit", file=sys.stderr, flush=True)
+        audit_memory(args.sealkit, args.memory_bytes)
     print()
     for name, text in summary.items():
         print(f"{name}: {text}")
