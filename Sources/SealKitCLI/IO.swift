@@ -143,11 +143,21 @@ final class LineReader {
         }
     }
 
+    /// The index of the first newline in `block[from..<end]`, found with memchr: lines can be
+    /// megabytes long, and a byte-by-byte scan is slow in debug and sanitizer builds.
+    private func newlineIndex(from: Int) -> Int? {
+        guard from < end else { return nil }
+        return block.withUnsafeBytes { raw in
+            memchr(raw.baseAddress! + from, Int32(UInt8(ascii: "\n")), end - from)
+                .map { UnsafeRawPointer($0) - raw.baseAddress! }
+        }
+    }
+
     /// Calls `body` with the next line's bytes (without its newline).
     /// - Returns: false at the end of input.
     func nextLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         while true {
-            if let newline = block[max(start, searched)..<end].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = newlineIndex(from: max(start, searched)) {
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
@@ -170,7 +180,7 @@ final class LineReader {
                 searched -= start
                 start = 0
             }
-            if end == block.count { block.append(contentsOf: repeatElement(0, count: block.count)) }
+            if end == block.count { block += [UInt8](repeating: 0, count: block.count) }
             let count = try fill(at: end)
             if count == 0 { finished = true } else { end += count }
         }
