@@ -53,6 +53,9 @@ let package = Package(
             name: "SealKitCLI",
             dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
+        // Scripts/bench's in-process timings of the library; in no product.
+        .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
+
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON"]),
         .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore"]),

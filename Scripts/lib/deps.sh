@@ -57,3 +57,14 @@ ensure_test_deps() {
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
   python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
 }
+
+# Scripts/bench: a C compiler for the libsodium peer, and PyNaCl for the Python peer.
+ensure_bench_deps() {
+  ensure_build_deps
+  local missing=()
+  command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
+  python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
+}
