@@ -1,6 +1,8 @@
 import Foundation
 import SealCore
+import SealJSON
 import SealKeystore
+import SealProfile
 
 /// One user's field encryption, shaped like Rownd's SDK: `encrypt(plaintext:)`,
 /// `decrypt(ciphertext:)`, `isEncryptionPossible()`, and `ensureKey()` after sign-in.
@@ -159,6 +161,60 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    // MARK: Profiles
+
+    /// Encrypts the fields `schema` flags, with the user's current key, as Rownd's SDK does
+    /// before upload, but for every JSON type. Values already encrypted are left alone.
+    /// - Parameters:
+    ///   - profile: a JSON object of fields, or Rownd's user-state shape (`{"data": {...}}`).
+    ///   - schema: the app schema saying which fields are encrypted.
+    /// - Returns: the profile with flagged fields encrypted, in the same order.
+    public func encryptProfile(_ profile: JSONValue, schema: ProfileSchema) throws(VaultError) -> JSONValue {
+        let id = try requireUser()
+        let keys = try ringOrReport(for: id, failure: .encryptionFailed(id))
+        do {
+            return try ProfileEncryptor(schema: schema).encrypt(profile, with: keys)
+        } catch {
+            emit(.encryptionFailed(id))
+            throw .profile(error)
+        }
+    }
+
+    /// Decrypts every flagged field, restoring each value's type from the schema.
+    /// - Returns: the profile, and the fields that only a retired key opened (to re-encrypt with `rotateProfile`).
+    /// - Throws: `VaultError.profile` listing every field that failed, never a value.
+    public func decryptProfile(_ profile: JSONValue, schema: ProfileSchema) throws(VaultError) -> DecryptedProfile {
+        let id = try requireUser()
+        let keys = try ringOrReport(for: id, failure: .decryptionFailed(id))
+        do {
+            return try ProfileEncryptor(schema: schema).decrypt(profile, with: keys)
+        } catch {
+            emit(.decryptionFailed(id))
+            throw .profile(error)
+        }
+    }
+
+    /// Re-encrypts fields that only a retired key opens under the current key.
+    /// - Returns: the profile, and the fields that were re-encrypted.
+    public func rotateProfile(_ profile: JSONValue, schema: ProfileSchema) throws(VaultError) -> RotatedProfile {
+        let id = try requireUser()
+        let keys = try ring(for: id)
+        do {
+            return try ProfileEncryptor(schema: schema).rotate(profile, with: keys)
+        } catch {
+            throw .profile(error)
+        }
+    }
+
+    private func ringOrReport(for id: KeyID, failure: VaultEvent) throws(VaultError) -> KeyRing {
+        do {
+            return try ring(for: id)
+        } catch {
+            emit(failure)
+            throw error
+        }
+    }
+
     /// The user's unlocked keys, for the package's bulk paths (profiles, `--lines`).
     package func keyRing() throws(VaultError) -> KeyRing {
         try ring(for: try requireUser())
@@ -232,12 +288,15 @@ public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     case keystore(KeystoreError)
     /// The ciphertext could not be decrypted with the user's keys.
     case ciphertext(KeyID, CiphertextError)
+    /// A profile could not be encrypted or decrypted; lists every failing field.
+    case profile(ProfileError)
 
     public var description: String {
         switch self {
         case .noUser: return "no user is set: sign a user in (give a key id) before encrypting"
         case .keystore(let error): return error.description
         case .ciphertext(let id, let error): return "cannot decrypt with key '\(id)': \(error)"
+        case .profile(let error): return error.description
         }
     }
 }

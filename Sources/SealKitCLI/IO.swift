@@ -72,12 +72,26 @@ final class StandardOutput {
 /// Reads stdin.
 enum StandardInput {
     /// All of stdin.
-    static func readAll() throws -> [UInt8] {
+    /// - Parameters:
+    ///   - limit: refuse more than this many bytes (key material is small; a mistaken pipe may not be).
+    ///   - what: names the input in the error.
+    static func readAll(limit: Int = .max, what: String = "input") throws -> [UInt8] {
         var result: [UInt8] = []
+        // Secrets are read with a small limit: reserving it up front means no reallocation
+        // leaves an unwiped copy behind.
+        if limit <= 1 << 20 { result.reserveCapacity(limit) }
         let reader = LineReader(fd: 0)
-        while let chunk = try reader.readChunk() { result.append(contentsOf: chunk) }
+        while let chunk = try reader.readChunk() {
+            guard result.count + chunk.count <= limit else {
+                ConstantTime.wipe(&result)
+                throw CLIFailure("the \(what) on stdin is larger than \(limit / 1024) KiB: pipe in only the \(what)", status: .dataError)
+            }
+            result.append(contentsOf: chunk)
+        }
         return result
     }
+
+    static var isTerminal: Bool { isatty(0) == 1 }
 
     /// All of stdin as text, with one trailing newline dropped.
     static func readText(what: String) throws -> String {
@@ -105,6 +119,9 @@ final class LineReader {
         self.fd = fd
         block = [UInt8](repeating: 0, count: blockSize)
     }
+
+    // What passed through may have been a secret (key text, plaintext).
+    deinit { ConstantTime.wipe(&block) }
 
     /// Raw chunks as they come, for reading everything.
     func readChunk() throws -> ArraySlice<UInt8>? {

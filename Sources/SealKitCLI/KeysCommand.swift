@@ -40,7 +40,10 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
-            var text = try StandardInput.readAll()
+            if StandardInput.isTerminal {
+                StandardError.write("Paste the key, Rownd's QR text or its link, then press Enter and Ctrl-D:\n")
+            }
+            var text = try StandardInput.readAll(limit: 64 * 1024, what: "key material")
             defer { ConstantTime.wipe(&text) }
             let key = try KeyText.parseKey(text)
             let passphrase: Passphrase?

@@ -22,6 +22,7 @@ struct SealKitCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self, QRCommand.self,
+            ProfileCommand.self,
         ])
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
@@ -89,7 +90,7 @@ enum ExitStatus: Int32 {
             switch error {
             case .noUser: self = .usage
             case .keystore(let inner): self.init(inner)
-            case .ciphertext: self = .dataError
+            case .ciphertext, .profile: self = .dataError
             }
         default: return nil
         }

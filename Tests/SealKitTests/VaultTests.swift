@@ -102,3 +102,48 @@ struct VaultTests {
         #expect(received == [.keyImported(id), .keyDeleted(id)])
     }
 }
+
+@Suite("Vault profiles")
+struct VaultProfileTests {
+    static let schema = """
+        {"app": {"schema": {
+          "ssn": {"type": "string", "encryption": {"state": "enabled"}},
+          "score": {"type": "number", "encryption": {"state": "enabled"}},
+          "name": {"type": "string", "encryption": {"state": "disabled"}}
+        }}}
+        """
+
+    @Test func encryptsFlaggedFieldsAndRoundTrips() throws {
+        let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("p"))
+        try vault.ensureKey()
+        let schema = try ProfileSchema(parsing: Self.schema)
+        let profile = try JSONValue.parse(#"{"name":"Ada","ssn":"078-05-1120","score":12345678901234567890.5}"#)
+        let sealed = try vault.encryptProfile(profile, schema: schema)
+        #expect(sealed["name"] == .string("Ada"))
+        let ssn = try #require(sealed["ssn"]?.stringValue)
+        #expect(try vault.decrypt(ciphertext: ssn) == "078-05-1120")
+        #expect(try vault.encryptProfile(sealed, schema: schema) == sealed)
+        #expect(try vault.decryptProfile(sealed, schema: schema).profile == profile)
+
+        try vault.rotateKey()
+        let opened = try vault.decryptProfile(sealed, schema: schema)
+        #expect(Set(opened.fieldsUnderRetiredKeys) == ["ssn", "score"])
+        let rotated = try vault.rotateProfile(sealed, schema: schema)
+        #expect(try vault.decryptProfile(rotated.profile, schema: schema).fieldsUnderRetiredKeys.isEmpty)
+    }
+
+    @Test func profileFailuresAreTypedAndEmitEvents() async throws {
+        let id = try KeyID("q")
+        let vault = Vault(keystore: InMemoryKeystore(), userID: id)
+        let stream = vault.events()
+        try vault.ensureKey()
+        let schema = try ProfileSchema(parsing: Self.schema)
+        #expect(throws: VaultError.self) { try vault.decryptProfile(JSONValue.parse(#"{"ssn":"plain"}"#), schema: schema) }
+        var received: [VaultEvent] = []
+        for await event in stream {
+            received.append(event)
+            if received.count == 2 { break }
+        }
+        #expect(received == [.keyGenerated(id), .decryptionFailed(id)])
+    }
+}

@@ -1,0 +1,75 @@
+import SealCore
+
+/// Why a profile could not be encrypted, decrypted or rotated. Names fields, never values.
+public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The profile is not a JSON object.
+    case notAnObject(found: String)
+    /// These fields failed, every one of them, in profile order.
+    case fieldsFailed([FieldFailure])
+
+    public var description: String {
+        switch self {
+        case .notAnObject(let found):
+            return "a profile must be a JSON object of fields, found \(found)"
+        case .fieldsFailed(let failures):
+            let count = failures.count == 1 ? "1 profile field failed" : "\(failures.count) profile fields failed"
+            return count + ": " + failures.map(\.description).joined(separator: "; ")
+        }
+    }
+}
+
+/// One encrypted field that failed, and why. Never holds or shows the field's value.
+public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
+    /// Why a field failed.
+    public enum Reason: Equatable, Sendable {
+        /// The value's JSON type is not the schema's type for the field.
+        case typeMismatch(expected: ProfileSchema.FieldType, found: String)
+        /// A non-string value in a field whose schema gives no type, so decryption could not restore it.
+        case missingType(found: ProfileSchema.FieldType)
+        /// An encrypted field holds something other than a ciphertext string.
+        case notEncrypted(found: String)
+        /// No key of the user's opens the ciphertext.
+        case undecryptable(CiphertextError)
+        /// The ciphertext opens, but its plaintext is not a value of the schema's type.
+        case decryptedTypeMismatch(expected: ProfileSchema.FieldType)
+    }
+
+    /// The field's name.
+    public let field: String
+    /// What went wrong.
+    public let reason: Reason
+
+    public init(field: String, reason: Reason) {
+        self.field = field
+        self.reason = reason
+    }
+
+    public var description: String {
+        switch reason {
+        case .typeMismatch(let expected, let found):
+            return "\(field) holds \(found) but the schema declares type \"\(expected.rawValue)\""
+        case .missingType(let found):
+            return "\(field) holds \(found.article) but the schema gives it no type, so decryption could not "
+                + "restore it: add \"type\": \"\(found.rawValue)\" to the field in the schema"
+        case .notEncrypted(let found):
+            return "\(field) holds \(found), not a ciphertext"
+        case .undecryptable(let error):
+            return "\(field) cannot be decrypted with the user's keys (\(error))"
+        case .decryptedTypeMismatch(let expected):
+            return "\(field) decrypts to text that is not \(expected.article), as the schema's type requires"
+        }
+    }
+}
+
+extension ProfileSchema.FieldType {
+    /// "a number", "an object": for messages.
+    var article: String {
+        switch self {
+        case .string: return "a string"
+        case .number: return "a number"
+        case .boolean: return "a boolean"
+        case .object: return "an object"
+        case .array: return "an array"
+        }
+    }
+}

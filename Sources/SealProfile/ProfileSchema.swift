@@ -1,0 +1,229 @@
+import SealJSON
+
+/// Which fields of a user profile are encrypted, and what type each holds.
+///
+/// Read from Rownd's app-config shape: a map from field name to
+/// `{"display_name", "type", "required", "owned_by", "encryption": {"state": "enabled" | "disabled"}}`,
+/// given bare, under `"schema"`, or under `"app": {"schema": ...}`. Unknown keys are ignored.
+///
+/// A bare schema cannot have fields named `schema` or `app`, since those keys select the
+/// wrapped shapes; wrap such a schema under `"schema"`.
+public struct ProfileSchema: Sendable, Equatable {
+    /// One field's definition.
+    public struct Field: Sendable, Equatable {
+        /// The field's key in the profile.
+        public let name: String
+        /// The name people see, when the schema gives one.
+        public let displayName: String?
+        /// The JSON type of the value; decryption restores encrypted values to it.
+        /// Nil when the schema gives none (or, for a field that is not encrypted, one SealKit does not know).
+        public let type: FieldType?
+        /// Whether the field is required.
+        public let isRequired: Bool
+        /// Who owns the field's data, such as `"user"`, when the schema says.
+        public let ownedBy: String?
+        /// Whether the field's encryption state is `enabled`.
+        public let isEncrypted: Bool
+
+        /// Describes a field.
+        public init(
+            name: String, type: FieldType?, isEncrypted: Bool,
+            displayName: String? = nil, isRequired: Bool = false, ownedBy: String? = nil
+        ) {
+            self.name = name
+            self.type = type
+            self.isEncrypted = isEncrypted
+            self.displayName = displayName
+            self.isRequired = isRequired
+            self.ownedBy = ownedBy
+        }
+    }
+
+    /// The JSON types a field can declare.
+    public enum FieldType: String, Sendable, CaseIterable {
+        case string, number, boolean, object, array
+    }
+
+    /// Fields Rownd uses to look users up, which therefore can never be encrypted.
+    public static let identifyingFields = ["email", "phone_number"]
+
+    /// Every field, in schema order.
+    public let fields: [Field]
+    private let indexByName: [String: Int]
+
+    /// The fields whose encryption state is `enabled`, in schema order.
+    public var encryptedFields: [Field] { fields.filter(\.isEncrypted) }
+
+    /// The definition of the field called `name`, if the schema has one.
+    public func field(named name: String) -> Field? {
+        indexByName[name].map { fields[$0] }
+    }
+
+    /// Makes a schema from field definitions.
+    /// - Parameter fields: the fields, in order.
+    /// - Throws: `SchemaError.duplicateField` when a name repeats;
+    ///   `SchemaError.identifyingFieldEncrypted` when `email` or `phone_number` is encrypted.
+    public init(fields: [Field]) throws(SchemaError) {
+        var indexByName: [String: Int] = [:]
+        for (index, field) in fields.enumerated() {
+            guard indexByName.updateValue(index, forKey: field.name) == nil else {
+                throw .duplicateField(field.name)
+            }
+            if field.isEncrypted, Self.identifyingFields.contains(field.name) {
+                throw .identifyingFieldEncrypted(field: field.name, path: field.name)
+            }
+        }
+        self.fields = fields
+        self.indexByName = indexByName
+    }
+
+    /// Reads a schema from parsed JSON.
+    /// - Parameter json: the schema, bare, under `"schema"`, or under `"app": {"schema": ...}`.
+    /// - Throws: `SchemaError` naming the JSON path of the first malformed place.
+    public init(parsing json: JSONValue) throws(SchemaError) {
+        let (definitions, base) = try Self.locateFields(in: json)
+        var fields: [Field] = []
+        fields.reserveCapacity(definitions.count)
+        for (name, definition) in definitions {
+            fields.append(try Self.parseField(name: name, definition: definition, path: SchemaPath.join(base, name)))
+        }
+        // Parsed JSON has no duplicate keys, so only the identifying-field rule can fail here;
+        // report it with the path as written.
+        if let flagged = fields.first(where: { $0.isEncrypted && Self.identifyingFields.contains($0.name) }) {
+            throw .identifyingFieldEncrypted(field: flagged.name, path: SchemaPath.join(base, flagged.name))
+        }
+        try self.init(fields: fields)
+    }
+
+    /// Reads a schema from JSON text.
+    /// - Throws: `SchemaError.invalidJSON`, or `SchemaError` naming the malformed place.
+    public init(parsing text: String) throws(SchemaError) {
+        let json: JSONValue
+        do { json = try JSONValue.parse(text) } catch { throw .invalidJSON(error) }
+        try self.init(parsing: json)
+    }
+
+    /// Reads a schema from UTF-8 JSON bytes.
+    /// - Throws: `SchemaError.invalidJSON`, or `SchemaError` naming the malformed place.
+    public init(parsing bytes: some Collection<UInt8>) throws(SchemaError) {
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch { throw .invalidJSON(error) }
+        try self.init(parsing: json)
+    }
+
+    /// Finds the map of fields and the path it sits at.
+    private static func locateFields(
+        in json: JSONValue
+    ) throws(SchemaError) -> (fields: [(key: String, value: JSONValue)], path: String) {
+        guard case .object(let root) = json else {
+            throw .malformed(path: "", expected: "an object of fields", found: json.kindName)
+        }
+        if let app = json["app"] {
+            guard let schema = app["schema"] else {
+                let found = app.objectValue == nil ? app.kindName : #"an object without "schema""#
+                throw .malformed(path: "app", expected: #"an object holding "schema""#, found: found)
+            }
+            guard case .object(let fields) = schema else {
+                throw .malformed(path: "app.schema", expected: "an object of fields", found: schema.kindName)
+            }
+            return (fields, "app.schema")
+        }
+        if let schema = json["schema"] {
+            guard case .object(let fields) = schema else {
+                throw .malformed(path: "schema", expected: "an object of fields", found: schema.kindName)
+            }
+            return (fields, "schema")
+        }
+        return (root, "")
+    }
+
+    private static func parseField(name: String, definition: JSONValue, path: String) throws(SchemaError) -> Field {
+        guard case .object = definition else {
+            throw .malformed(path: path, expected: "an object describing the field", found: definition.kindName)
+        }
+        let displayName = try optionalString(definition["display_name"], at: SchemaPath.join(path, "display_name"))
+        let ownedBy = try optionalString(definition["owned_by"], at: SchemaPath.join(path, "owned_by"))
+        let typeName = try optionalString(definition["type"], at: SchemaPath.join(path, "type"))
+
+        var isRequired = false
+        switch definition["required"] {
+        case nil, .null?: break
+        case .bool(let flag)?: isRequired = flag
+        case let other?:
+            throw .malformed(path: SchemaPath.join(path, "required"), expected: "true or false", found: other.kindName)
+        }
+
+        var isEncrypted = false
+        let encryptionPath = SchemaPath.join(path, "encryption")
+        switch definition["encryption"] {
+        case nil, .null?: break
+        case let encryption? where encryption.objectValue != nil:
+            let statePath = SchemaPath.join(encryptionPath, "state")
+            switch encryption["state"] {
+            case nil, .null?: break
+            case .string("enabled")?: isEncrypted = true
+            case .string("disabled")?: break
+            case let other?:
+                throw .malformed(path: statePath, expected: #""enabled" or "disabled""#, found: other.briefDescription)
+            }
+        case let other?:
+            throw .malformed(path: encryptionPath, expected: #"an object such as {"state": "enabled"}"#, found: other.kindName)
+        }
+
+        // An unknown type matters only where decryption must restore it.
+        let type = typeName.flatMap(FieldType.init(rawValue:))
+        if isEncrypted, let typeName, type == nil {
+            throw .malformed(
+                path: SchemaPath.join(path, "type"),
+                expected: FieldType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                    + " for an encrypted field",
+                found: JSONValue.string(typeName).briefDescription)
+        }
+        return Field(
+            name: name, type: type, isEncrypted: isEncrypted,
+            displayName: displayName, isRequired: isRequired, ownedBy: ownedBy)
+    }
+
+    private static func optionalString(_ value: JSONValue?, at path: String) throws(SchemaError) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        case let other?: throw .malformed(path: path, expected: "a string", found: other.kindName)
+        }
+    }
+}
+
+/// JSON paths for error messages: `schema.ssn.encryption.state`, or `schema["a b"]` for keys
+/// that are not plain identifiers.
+enum SchemaPath {
+    static func join(_ base: String, _ key: String) -> String {
+        let plain = !key.isEmpty && key.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "-")
+        }
+        if plain { return base.isEmpty ? key : base + "." + key }
+        return base + "[" + JSONValue.string(key).serialized() + "]"
+    }
+}
+
+extension JSONValue {
+    /// The kind of value, for messages: never the value itself.
+    var kindName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    /// A short quote of a schema value (schemas hold no secrets), or its kind.
+    var briefDescription: String {
+        guard case .string(let text) = self else { return kindName }
+        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        return JSONValue.string(shown).serialized()
+    }
+}
