@@ -6,6 +6,7 @@
       discarded; prints one JSON line with ns per item (COUNT items per run) for every
       repetition and the largest peak RSS seen.
   harness.py lines SIZE COUNT OUT       COUNT lines of SIZE printable ASCII bytes
+  harness.py profiles PROFILE COUNT OUT COUNT copies of PROFILE as ndjson, each with its own user_id
   harness.py report RESULTS [--json PATH]
       Medians and ratios (peer time / SealKit time: above 1 means SealKit is faster),
       checked against the targets of issue 6.
@@ -53,6 +54,15 @@ def generate_lines(size, count, out_path):
             f.write(chunk)
             written += per_chunk
         f.write(line * (count - written))
+
+
+def generate_profiles(profile_path, count, out_path):
+    with open(profile_path) as f:
+        profile = json.load(f)
+    with open(out_path, "w") as out:
+        for index in range(count):
+            profile["user_id"] = f"user_{index:026d}"
+            out.write(json.dumps(profile, separators=(",", ":")) + "\n")
 
 
 # ---------------------------------------------------------------- report
@@ -174,6 +184,8 @@ if __name__ == "__main__":
         time_process(args[1], args[2], int(args[3]), int(args[4]), args[5], args[7:])
     elif len(args) == 4 and args[0] == "lines":
         generate_lines(int(args[1]), int(args[2]), args[3])
+    elif len(args) == 4 and args[0] == "profiles":
+        generate_profiles(args[1], int(args[2]), args[3])
     elif len(args) in (2, 4) and args[0] == "report":
         report(args[1], args[3] if len(args) == 4 and args[2] == "--json" else None)
     else:

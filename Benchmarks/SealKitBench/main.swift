@@ -2,7 +2,8 @@
 // warm-up and repetitions as the C and Python peers, and prints one JSON line per
 // benchmark with every repetition's ns/op (Scripts/bench takes the medians).
 //
-//   SealKitBench ops SIZE KEYFILE
+//   SealKitBench ops SIZE KEYFILE                  Vault.encrypt(plaintext:) / decrypt(ciphertext:)
+//   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile: parse, Vault.encryptProfile, serialize
 //
 // KEYFILE holds the key as standard base64 on its first line.
 import Foundation
@@ -83,12 +84,30 @@ func ops(size: Int, key: SymmetricKey) throws {
     }
 }
 
+/// One profile at a time, JSON text in and out, as an app or backend would handle it.
+func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws {
+    let vault = try vault(with: key)
+    guard let schemaBytes = FileManager.default.contents(atPath: schemaPath),
+        let profileBytes = FileManager.default.contents(atPath: profilePath)
+    else { fail("cannot read the schema or profile file") }
+    let schema = try ProfileSchema(parsing: Array(schemaBytes))
+    let text = Array(try JSONValue.parse(Array(profileBytes)).serialized().utf8)
+    try measure("profile encrypt", size: 0) { iterations in
+        for _ in 0..<iterations {
+            let encrypted = try vault.encryptProfile(try JSONValue.parse(text), schema: schema)
+            sink &+= encrypted.serialized().utf8.count
+        }
+    }
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 4, arguments[1] == "ops", let size = Int(arguments[2]) {
         try ops(size: size, key: readKey(arguments[3]))
+    } else if arguments.count == 5, arguments[1] == "profile" {
+        try profile(schemaPath: arguments[2], profilePath: arguments[3], key: readKey(arguments[4]))
     } else {
-        fail("usage: SealKitBench ops SIZE KEYFILE")
+        fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE")
     }
 } catch {
     fail("\(error)")

@@ -5,6 +5,12 @@
                                        per repetition, same warm-up and repetitions as the other peers)
   pynacl_peer.py lines KEYFILE         encrypt each stdin line to one stdout line, like
                                        `sealkit encrypt --lines`
+  pynacl_peer.py profile KEYFILE SCHEMA PROFILE
+                                       time encrypting one profile's encrypted fields, JSON text in
+                                       and out, like `Vault.encryptProfile` between parse and serialize
+  pynacl_peer.py profile-ndjson KEYFILE SCHEMA
+                                       the same for one profile per stdin line, like
+                                       `sealkit profile encrypt --ndjson`
 
 KEYFILE holds the key as standard base64 on its first line. Ciphertexts are
 base64(nonce ‖ tag ‖ body), SealKit's and Rownd's wire format.
@@ -71,6 +77,53 @@ def ops(size, key_path):
     measure("decrypt", size, run_decrypt)
 
 
+JSON_TYPES = {"string": str, "number": (int, float), "boolean": bool, "object": dict, "array": list}
+
+
+def load_schema(path):
+    """The encrypted fields and their types, from Rownd's app config."""
+    with open(path) as f:
+        fields = json.load(f)["app"]["schema"]
+    return {name: field.get("type") for name, field in fields.items()
+            if field.get("encryption", {}).get("state") == "enabled"}
+
+
+def encrypt_profile(box, encrypted, text):
+    """Strings encrypt as text, other values as their compact JSON, null stays null."""
+    profile = json.loads(text)
+    for name, kind in encrypted.items():
+        value = profile.get(name)
+        if value is None:
+            continue
+        if kind == "number" and isinstance(value, bool) or not isinstance(value, JSON_TYPES[kind]):
+            raise ValueError(f"{name}: not a {kind}")
+        plain = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        profile[name] = encrypt(box, plain)
+    return json.dumps(profile, separators=(",", ":"), ensure_ascii=False)
+
+
+def profile(key_path, schema_path, profile_path):
+    box = SecretBox(read_key(key_path))
+    encrypted = load_schema(schema_path)
+    with open(profile_path) as f:
+        text = json.dumps(json.load(f), separators=(",", ":"))
+
+    def run(n):
+        for _ in range(n):
+            encrypt_profile(box, encrypted, text)
+
+    measure("profile encrypt", 0, run)
+
+
+def profile_ndjson(key_path, schema_path):
+    box = SecretBox(read_key(key_path))
+    encrypted = load_schema(schema_path)
+    out = sys.stdout
+    for line in sys.stdin:
+        out.write(encrypt_profile(box, encrypted, line) + "\n")
+    out.flush()
+
+
 def lines(key_path):
     box = SecretBox(read_key(key_path))
     out = sys.stdout.buffer
@@ -88,5 +141,9 @@ if __name__ == "__main__":
         ops(int(args[1]), args[2])
     elif len(args) == 2 and args[0] == "lines":
         lines(args[1])
+    elif len(args) == 4 and args[0] == "profile":
+        profile(args[1], args[2], args[3])
+    elif len(args) == 3 and args[0] == "profile-ndjson":
+        profile_ndjson(args[1], args[2])
     else:
-        sys.exit("usage: pynacl_peer.py ops SIZE KEYFILE | pynacl_peer.py lines KEYFILE")
+        sys.exit(__doc__)

@@ -143,8 +143,15 @@ final class LineReader {
     /// Calls `body` with the next line's bytes (without its newline).
     /// - Returns: false at the end of input.
     func nextLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        // Where the search for the newline resumes, so a long line arriving in many reads is
+        // scanned once, not once per read.
+        var scanned = start
         while true {
-            if let newline = block[start..<end].firstIndex(of: UInt8(ascii: "\n")) {
+            let found = block.withUnsafeBytes { raw -> Int? in
+                guard scanned < end, let hit = memchr(raw.baseAddress! + scanned, 0x0A, end - scanned) else { return nil }
+                return UnsafeRawPointer(hit) - raw.baseAddress!
+            }
+            if let newline = found {
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
@@ -165,6 +172,7 @@ final class LineReader {
                 end -= start
                 start = 0
             }
+            scanned = end
             if end == block.count { block.append(contentsOf: repeatElement(0, count: block.count)) }
             let count = try fill(at: end)
             if count == 0 { finished = true } else { end += count }
