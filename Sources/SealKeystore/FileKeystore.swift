@@ -65,6 +65,11 @@ public struct FileKeystore: Keystore {
         return try unlock(file, passphrase: passphrase).record.ring
     }
 
+    public func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
+        guard let file = try readKeyFile(named: id.fileName) else { throw .notFound(id, namespace: namespace.name) }
+        return try unlock(file, passphrase: passphrase).record.history
+    }
+
     // MARK: Changing
 
     @discardableResult
@@ -82,6 +87,24 @@ public struct FileKeystore: Keystore {
                 return Sealing(protection: protection, key: try derive(protection, passphrase, for: id))
             }
             try write(record, sealing: sealing)
+            return .stored
+        }
+    }
+
+    @discardableResult
+    public func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+        try withLock { () throws(KeystoreError) -> StoreOutcome in
+            if let file = try readKeyFile(named: history.id.fileName) {
+                let unlocked = try unlock(file, passphrase: passphrase)
+                guard let merged = try unlocked.record.merging(history) else { return .unchanged }
+                try write(merged, sealing: unlocked.sealing)
+                return .stored
+            }
+            let sealing = try passphrase.map { passphrase throws(KeystoreError) in
+                let protection = KeyFile.Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt())
+                return Sealing(protection: protection, key: try derive(protection, passphrase, for: history.id))
+            }
+            try write(KeyRecord(history), sealing: sealing)
             return .stored
         }
     }

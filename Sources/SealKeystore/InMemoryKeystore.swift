@@ -38,6 +38,24 @@ public final class InMemoryKeystore: Keystore, @unchecked Sendable {
         return .stored
     }
 
+    public func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
+        guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
+        return record.history
+    }
+
+    @discardableResult
+    public func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let existing = records[history.id] else {
+            records[history.id] = KeyRecord(history)
+            return .stored
+        }
+        guard let merged = try existing.merging(history) else { return .unchanged }
+        records[history.id] = merged
+        return .stored
+    }
+
     @discardableResult
     public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
         lock.lock()

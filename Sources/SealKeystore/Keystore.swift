@@ -6,7 +6,8 @@ import SealCore
 /// `InMemoryKeystore` (tests, and apps that keep keys themselves).
 ///
 /// Keys go in and are used through the keystore; there is deliberately no call that
-/// hands key bytes back out. Only key transfer and backup export them.
+/// hands key bytes back out. Only key transfer and backup export them, through
+/// `history(for:passphrase:)`.
 public protocol Keystore: Sendable {
     /// The namespace this keystore works in.
     var namespace: Namespace { get }
@@ -34,6 +35,25 @@ public protocol Keystore: Sendable {
     /// - Returns: whether anything was written.
     @discardableResult
     func store(_ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome
+
+    /// The keys stored under `id` with their history, unlocked: what key transfer and
+    /// backups carry to another keystore.
+    /// - Parameter passphrase: needed when the keys are passphrase-protected.
+    /// - Throws: `.notFound`, `.locked`, `.wrongPassphrase`, or a file problem.
+    func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory
+
+    /// Stores keys with their history, as received from another keystore.
+    ///
+    /// A new id gets every version as given. An id that already holds keys follows the
+    /// import rule: the identical current key is fine (retired keys it lacks are added,
+    /// since they only decrypt), a different current key is refused.
+    /// - Parameters:
+    ///   - history: the id and its keys.
+    ///   - passphrase: protects a new entry at rest; unlocks an existing protected one.
+    /// - Returns: whether anything was written.
+    /// - Throws: `.conflictingKey` for a different current key, `.locked`, `.wrongPassphrase`, or a file problem.
+    @discardableResult
+    func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome
 
     /// Makes `newKey` the current key under `id` and keeps the old ones, retired, for decryption.
     /// - Returns: the entry after rotation.

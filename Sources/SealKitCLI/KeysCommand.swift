@@ -5,8 +5,8 @@ import SealKit
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Create, import, list, rotate and delete per-user keys.",
-        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self])
+        abstract: "Create, import, list, rotate, delete, back up and restore per-user keys.",
+        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self, Backup.self, Restore.self])
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(

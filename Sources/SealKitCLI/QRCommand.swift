@@ -82,10 +82,10 @@ struct QRCommand: ParsableCommand {
 
 /// The terminal on stdout.
 enum Terminal {
-    /// Its width in columns, from the terminal itself, else `$COLUMNS`; nil when neither says.
-    static func columns() -> Int? {
+    /// Its width in columns, from the terminal on `fd` itself, else `$COLUMNS`; nil when neither says.
+    static func columns(fd: Int32 = 1) -> Int? {
         var size = winsize()
-        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 }

@@ -21,8 +21,8 @@ struct SealKitCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self, QRCommand.self,
-            ProfileCommand.self,
+            KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self,
+            ProfileCommand.self, TransferCommand.self, QRCommand.self, AuditCommand.self,
         ])
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
@@ -84,7 +84,8 @@ enum ExitStatus: Int32 {
     init?(for error: any Error) {
         switch error {
         case is KeyIDError, is NamespaceError, is PassphraseError: self = .usage
-        case is CiphertextError, is KeyFormatError, is KeyTextError, is QRCodeError: self = .dataError
+        case is CiphertextError, is KeyFormatError, is KeyTextError, is KeyHistoryError, is QRCodeError: self = .dataError
+        case let error as TransferError: self.init(error)
         case let error as KeystoreError: self.init(error)
         case let error as VaultError:
             switch error {
@@ -93,6 +94,15 @@ enum ExitStatus: Int32 {
             case .ciphertext, .profile: self = .dataError
             }
         default: return nil
+        }
+    }
+
+    init(_ error: TransferError) {
+        switch error {
+        case .wrongPassphrase: self = .noPermission
+        case .notInBackup, .noInput: self = .noInput
+        case .badLifetime, .nothingToSend, .tooLarge: self = .usage
+        default: self = .dataError
         }
     }
 

@@ -81,18 +81,46 @@ public struct ProfileSchema: Sendable, Equatable {
     /// - Parameter json: the schema, bare, under `"schema"`, or under `"app": {"schema": ...}`.
     /// - Throws: `SchemaError` naming the JSON path of the first malformed place.
     public init(parsing json: JSONValue) throws(SchemaError) {
-        let (definitions, base) = try Self.locateFields(in: json)
-        var fields: [Field] = []
-        fields.reserveCapacity(definitions.count)
-        for (name, definition) in definitions {
-            fields.append(try Self.parseField(name: name, definition: definition, path: SchemaPath.join(base, name)))
-        }
+        let (fields, route) = try Self.parseFields(json)
         // Parsed JSON has no duplicate keys, so only the identifying-field rule can fail here;
         // report it with the path as written.
         if let flagged = fields.first(where: { $0.isEncrypted && Self.identifyingFields.contains($0.name) }) {
-            throw .identifyingFieldEncrypted(field: flagged.name, path: SchemaPath.join(base, flagged.name))
+            throw .identifyingFieldEncrypted(field: flagged.name, path: SchemaPath.join(route.joined(separator: "."), flagged.name))
         }
         try self.init(fields: fields)
+    }
+
+    /// Reads a schema to inspect it rather than use it: where `init(parsing:)` refuses a
+    /// schema that flags `email` or `phone_number`, this reads it with those fields left
+    /// unencrypted and says where each one is, so a linter can report every problem at once.
+    /// - Parameter json: the schema, bare, under `"schema"`, or under `"app": {"schema": ...}`.
+    /// - Returns: the schema, and each encrypted identifying field with the keys leading from
+    ///   the root to the object that defines it (for a JSON pointer).
+    /// - Throws: `SchemaError` for every other problem, as `init(parsing:)` does.
+    public static func inspecting(
+        _ json: JSONValue
+    ) throws(SchemaError) -> (schema: ProfileSchema, encryptedIdentifiers: [(field: String, route: [String])]) {
+        let (fields, route) = try parseFields(json)
+        var flagged: [(field: String, route: [String])] = []
+        let usable = fields.map { field in
+            guard field.isEncrypted, identifyingFields.contains(field.name) else { return field }
+            flagged.append((field.name, route + [field.name]))
+            return Field(
+                name: field.name, type: field.type, isEncrypted: false,
+                displayName: field.displayName, isRequired: field.isRequired, ownedBy: field.ownedBy)
+        }
+        return (try ProfileSchema(fields: usable), flagged)
+    }
+
+    private static func parseFields(_ json: JSONValue) throws(SchemaError) -> (fields: [Field], route: [String]) {
+        let (definitions, route) = try locateFields(in: json)
+        let base = route.joined(separator: ".")
+        var fields: [Field] = []
+        fields.reserveCapacity(definitions.count)
+        for (name, definition) in definitions {
+            fields.append(try parseField(name: name, definition: definition, path: SchemaPath.join(base, name)))
+        }
+        return (fields, route)
     }
 
     /// Reads a schema from JSON text.
@@ -111,10 +139,10 @@ public struct ProfileSchema: Sendable, Equatable {
         try self.init(parsing: json)
     }
 
-    /// Finds the map of fields and the path it sits at.
+    /// Finds the map of fields and the keys leading to it.
     private static func locateFields(
         in json: JSONValue
-    ) throws(SchemaError) -> (fields: [(key: String, value: JSONValue)], path: String) {
+    ) throws(SchemaError) -> (fields: [(key: String, value: JSONValue)], route: [String]) {
         guard case .object(let root) = json else {
             throw .malformed(path: "", expected: "an object of fields", found: json.kindName)
         }
@@ -126,15 +154,15 @@ public struct ProfileSchema: Sendable, Equatable {
             guard case .object(let fields) = schema else {
                 throw .malformed(path: "app.schema", expected: "an object of fields", found: schema.kindName)
             }
-            return (fields, "app.schema")
+            return (fields, ["app", "schema"])
         }
         if let schema = json["schema"] {
             guard case .object(let fields) = schema else {
                 throw .malformed(path: "schema", expected: "an object of fields", found: schema.kindName)
             }
-            return (fields, "schema")
+            return (fields, ["schema"])
         }
-        return (root, "")
+        return (root, [])
     }
 
     private static func parseField(name: String, definition: JSONValue, path: String) throws(SchemaError) -> Field {

@@ -136,3 +136,26 @@ import Testing
         }
     }
 }
+
+@Suite("Schema inspection")
+struct SchemaInspectionTests {
+    @Test func reportsEveryEncryptedIdentifierInsteadOfRefusing() throws {
+        let json = try JSONValue.parse("""
+            {"app": {"schema": {
+              "email": {"type": "string", "encryption": {"state": "enabled"}},
+              "ssn": {"type": "string", "encryption": {"state": "enabled"}},
+              "phone_number": {"type": "string", "encryption": {"state": "enabled"}}
+            }}}
+            """)
+        #expect(throws: SchemaError.self) { try ProfileSchema(parsing: json) }
+        let inspected = try ProfileSchema.inspecting(json)
+        #expect(inspected.encryptedIdentifiers.map(\.field) == ["email", "phone_number"])
+        #expect(inspected.encryptedIdentifiers.first?.route == ["app", "schema", "email"])
+        #expect(inspected.schema.encryptedFields.map(\.name) == ["ssn"])
+    }
+
+    @Test func otherProblemsStillThrow() throws {
+        let json = try JSONValue.parse(#"{"schema": {"ssn": {"encryption": {"state": "maybe"}}}}"#)
+        #expect(throws: SchemaError.self) { try ProfileSchema.inspecting(json) }
+    }
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes vectors.json: paper backups and parts made by an independent implementation
+of docs/transfer.md (PyNaCl for Argon2id and secretbox, hashlib for BLAKE2b).
+
+Everything is fixed (keys, salts, nonces), so running it again gives the same file.
+Backups use libsodium's interactive Argon2id limits to keep tests fast; sealkit writes
+moderate ones, and readers accept any limits up to libsodium's sensitive preset.
+"""
+import base64, hashlib, json, struct
+import nacl.pwhash, nacl.secret
+
+OPS, MEM = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE, nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def fingerprint(key: bytes) -> bytes:
+    return hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
+
+
+def fp_text(key: bytes) -> str:
+    h = fingerprint(key).hex()
+    return ":".join(h[i:i + 4] for i in range(0, 16, 4))
+
+
+def key_bundle(keys) -> bytes:
+    out = struct.pack(">H", len(keys))
+    for ident, versions in keys:
+        raw = ident.encode()
+        out += struct.pack(">B", len(raw)) + raw + struct.pack(">B", len(versions))
+        for key, created, retired in versions:
+            out += key + fingerprint(key) + struct.pack(">qq", created, retired or 0)
+    return out
+
+
+def backup(keys, passphrase: bytes, salt: bytes, nonce: bytes, created: int) -> str:
+    derived = nacl.pwhash.argon2id.kdf(32, passphrase, salt, opslimit=OPS, memlimit=MEM)
+    plaintext = b"\x01" + struct.pack(">q", created) + key_bundle(keys)
+    sealed = nacl.secret.SecretBox(derived).encrypt(plaintext, nonce)  # nonce ‖ tag ‖ body
+    return "sealkit-backup-v1:" + b64url(struct.pack(">QQ", OPS, MEM) + salt + bytes(sealed))
+
+
+def split(payload: str, limit=1200):
+    if len(payload) <= limit:
+        return [payload]
+    room = limit - (len("sealkit-part-v1:") + 12 + 1 + 5 + 1)
+    count = -(-len(payload) // room)
+    size = -(-len(payload) // count)
+    digest = hashlib.blake2b(b"SealKit transfer parts v1" + payload.encode(), digest_size=16).digest()
+    tid = b64url(digest[:9])
+    return [f"sealkit-part-v1:{tid}:{i + 1}/{count}:{payload[i * size:(i + 1) * size]}" for i in range(count)]
+
+
+def key(n: int) -> bytes:
+    return hashlib.blake2b(b"vector key %d" % n, digest_size=32).digest()
+
+
+def describe(keys):
+    return [{"id": ident, "versions": [
+        {"key": base64.b64encode(k).decode(), "fingerprint": fp_text(k), "created": c, "retired": r}
+        for k, c, r in versions]} for ident, versions in keys]
+
+
+PASS = b"correct horse battery staple"
+one = [("alice@example.com", [(key(1), 1700000000, None)])]
+ring = [("user-1", [(key(2), 1700000500, None), (key(3), 1690000000, 1700000500)]),
+        ("bob", [(key(4), 1700000000, None)])]
+many = [(f"user-{n:03d}@example.com", [(key(100 + n), 1700000000 + n, None)]) for n in range(30)]
+
+b_one = backup(one, PASS, bytes(range(16)), bytes(range(24)), 1750000000)
+b_ring = backup(ring, PASS, bytes(range(16, 32)), bytes(range(24, 48)), 1750000001)
+b_many = backup(many, PASS, bytes(range(32, 48)), bytes(range(48, 72)), 1750000002)
+parts = split(b_many)
+other = split(backup(many, PASS, bytes(range(48, 64)), bytes(range(72, 96)), 1750000003))
+assert len(parts) >= 3 and len(other) == len(parts)
+altered = list(parts)
+altered[1] = altered[1][:-1] + ("A" if altered[1][-1] != "A" else "B")
+
+vectors = [
+    dict(name="backup-one-key", kind="backup", lines=[b_one], passphrase=PASS.decode(), expect="ok", keys=describe(one)),
+    dict(name="backup-retired-keys-two-ids", kind="backup", lines=[b_ring], passphrase=PASS.decode(), expect="ok",
+         keys=describe(ring)),
+    dict(name="backup-wrong-passphrase", kind="backup", lines=[b_one], passphrase="Correct horse battery staple",
+         expect="wrong-passphrase"),
+    dict(name="backup-in-parts-out-of-order", kind="backup", lines=parts[::-1], passphrase=PASS.decode(), expect="ok",
+         keys=describe(many)),
+    dict(name="parts-missing-one", kind="backup", lines=parts[:-1], passphrase=PASS.decode(), expect="missing-parts"),
+    dict(name="parts-duplicated", kind="backup", lines=[parts[0], parts[0]] + parts[1:], passphrase=PASS.decode(),
+         expect="duplicate-part"),
+    dict(name="parts-from-two-transfers", kind="backup", lines=[parts[0], other[1]] + parts[2:], passphrase=PASS.decode(),
+         expect="parts-from-two-transfers"),
+    dict(name="parts-altered", kind="backup", lines=altered, passphrase=PASS.decode(), expect="parts-do-not-fit"),
+    dict(name="backup-future-version", kind="backup", lines=["sealkit-backup-v2:" + b_one.split(":", 1)[1]],
+         passphrase=PASS.decode(), expect="unsupported-version"),
+    dict(name="backup-truncated", kind="backup", lines=[b_one[:60]], passphrase=PASS.decode(), expect="malformed"),
+]
+with open(__file__.rsplit("/", 1)[0] + "/vectors.json", "w") as f:
+    json.dump(vectors, f, indent=2)
+    f.write("\n")

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Runs `sealkit audit` over Fixtures/ and checks it against Fixtures/audit/expected.json.
+
+For Scripts/test. Checks the runs that need no keystore (with and without --schema), in
+json format: exactly the expected findings in the expected order; the clean set exits 0
+with no findings; and the whole Fixtures/ folder audits without a usage or I/O error.
+The runs with --key need a keystore holding specific keys, so the Swift tests do them.
+
+Usage: Scripts/check-audit-fixtures.py [path/to/sealkit]   (default .build/debug/sealkit; run from the repo root)
+"""
+import json
+import subprocess
+import sys
+
+SEALKIT = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/sealkit"
+BASE = "Fixtures/audit/"
+
+
+def audit(*args):
+    run = subprocess.run([SEALKIT, "audit", *args], capture_output=True, text=True)
+    return run.returncode, run.stdout, run.stderr
+
+
+def fail(message):
+    print(f"check-audit-fixtures: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+expected = json.load(open(BASE + "expected.json"))
+for run in expected["runs"]:
+    if run["key"]:
+        continue
+    args = ["--format", "json"] + (["--schema", BASE + run["schema"]] if run["schema"] else []) + [BASE + "planted"]
+    status, out, err = audit(*args)
+    if status != 1:
+        fail(f"{' '.join(args)}: exit {status}, expected 1: {err.strip()}")
+    found = []
+    for f in json.loads(out)["findings"]:
+        entry = {"kind": f["kind"], "severity": f["severity"], "file": f["file"].removeprefix(BASE),
+                 "location": f["location"], "field": f["field"]}
+        if "places" in f:
+            entry["places"] = [{"file": p["file"].removeprefix(BASE), "location": p["location"], "field": p["field"]}
+                               for p in f["places"]]
+        found.append(entry)
+    want = [{k: v for k, v in f.items() if k != "line"} for f in run["findings"]]
+    for f in want:
+        for p in f.get("places", []):
+            p.pop("line", None)
+    if found != want:
+        fail(f"{' '.join(args)}: findings differ\n got: {json.dumps(found)}\nwant: {json.dumps(want)}")
+
+for args in (["--schema", BASE + "schema.json", BASE + "clean"], [BASE + "clean"]):
+    status, out, err = audit(*args)
+    if status != 0:
+        fail(f"{' '.join(args)}: exit {status}, expected 0:\n{out}{err}")
+
+status, out, err = audit("--format", "json", "Fixtures")
+if status not in (0, 1):
+    fail(f"Fixtures: exit {status}: {err.strip()}")
+report = json.loads(out)
+# Outside the planted set, the only finding allowed is the intended one: the secretbox
+# vectors tamper with one ciphertext several ways, so its tampered copies share its nonce.
+unplanted = [f for f in report["findings"] if not f["file"].startswith(BASE + "planted/")]
+intended = [f for f in unplanted
+            if f["kind"] == "nonce-reuse" and {p["file"] for p in f["places"]} == {"Fixtures/secretbox/vectors.json"}]
+if len(unplanted) != len(intended) or len(intended) != 1:
+    fail("Fixtures/ has findings nobody planted:\n" + json.dumps([f for f in unplanted if f not in intended], indent=2))
+summary = report["summary"]
+print(f"audit fixtures ok; Fixtures/: {summary['files']} files, {summary['values']} values, "
+      f"{sum(summary['findings'].values())} findings (the planted ones and the tampered secretbox vectors)")

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Generates Fixtures/audit/ with PyNaCl, an implementation independent of SealKit.
+
+  keys/{current,retired,foreign}.key   bare base64 keys; a test keystore holds `retired` rotated to `current`
+  schema.json                          the app-config schema for both sets
+  schema-planted.json                  the same, but flagging `email` for encryption (identifier-encrypted)
+  clean/                               profiles with nothing to find, under every run below
+  planted/                             profiles with planted problems of every kind
+  expected.json                        for each run (with or without --schema and --key), exactly the
+                                       findings the planted set must yield, in report order
+
+Every ciphertext is made here with nacl.secret.SecretBox (nonce || tag || body, as Rownd writes it).
+Run: python3 Scripts/make-audit-fixtures.py   (writes into Fixtures/audit/; deterministic)
+"""
+import base64
+import json
+import os
+import random
+import sys
+
+import nacl.secret
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "audit")
+rng = random.Random(20261123)
+KIND_ORDER = ["plaintext-field", "malformed-ciphertext", "nonce-reuse", "duplicate-ciphertext",
+              "undecryptable", "retired-key", "identifier-encrypted", "unreadable-file"]
+SEVERITY = {kind: "error" for kind in KIND_ORDER}
+SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning"})
+
+
+def rand(n):
+    return bytes(rng.getrandbits(8) for _ in range(n))
+
+
+def b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+CURRENT, RETIRED, FOREIGN = rand(32), rand(32), rand(32)
+
+
+def seal(key, text, nonce=None):
+    return b64(bytes(nacl.secret.SecretBox(key).encrypt(text.encode("utf-8"), nonce or rand(24))))
+
+
+def fresh(text):
+    return seal(CURRENT, text)
+
+
+# ---------------------------------------------------------------- schema
+
+def schema(email_encrypted):
+    def field(kind, encrypted, **extra):
+        definition = {"display_name": extra.pop("display", None), "type": kind, "required": False, "owned_by": "user"}
+        definition = {k: v for k, v in definition.items() if v is not None}
+        if encrypted is not None:
+            definition["encryption"] = {"state": "enabled" if encrypted else "disabled"}
+        return definition
+    fields = {
+        "user_id": field("string", False),
+        "email": field("string", email_encrypted),
+        "phone_number": field("string", None),
+        "first_name": field("string", False),
+        "ssn": field("string", True),
+        "date_of_birth": field("string", True),
+        "credit_score": field("number", True),
+        "notes": field("string", True),
+        "tax~id/last4": field("string", True),
+    }
+    return {"app": {"id": "app_audit_fixtures", "name": "SealKit audit fixtures", "schema": fields}}
+
+
+ENCRYPTED = {"ssn", "date_of_birth", "credit_score", "notes", "tax~id/last4"}
+
+# ---------------------------------------------------------------- planted values
+# A value is plain JSON, or a (tag, ciphertext) pair naming what was planted.
+
+DUP = seal(CURRENT, "1984-02-29")                       # copied into two places
+N1, N2 = rand(24), rand(24)
+REUSE_X1 = seal(CURRENT, "1990-01-01", N1)              # N1 with two different plaintexts
+REUSE_X2 = seal(CURRENT, "987-65-4320", N1)
+REUSE_Y1 = seal(CURRENT, "call after 5pm", N2)          # N2: Y1 twice (a copy) and Y2 once
+REUSE_Y2 = seal(CURRENT, "555-12-3456", N2)
+good = bytearray(base64.b64decode(fresh("tamper me")))
+good[45] ^= 0x01
+TAMPERED = b64(bytes(good))
+MALFORMED = b64(base64.b64decode(fresh("cut short"))[:30])
+SECRET = "SSN-123-45-6789"                              # a plaintext that must never appear in a report
+
+P = "plaintext-field"
+users = [
+    [("user_id", "user-0"), ("email", "ada@example.com"), ("first_name", "Ada"), ("ssn", fresh("078-05-1120")),
+     ("date_of_birth", ("dup", DUP)), ("credit_score", fresh("712")), ("notes", None)],
+    [("user_id", "user-1"), ("email", "bob@example.com"), ("ssn", (P, SECRET)), ("date_of_birth", ("reuse-x", REUSE_X1)),
+     ("credit_score", (P, 640)), ("tax~id/last4", (P, "67-89"))],
+    [("user_id", "user-2"), ("ssn", ("malformed-ciphertext", MALFORMED)), ("date_of_birth", ("retired-key", seal(RETIRED, "1970-07-07"))),
+     ("notes", ("undecryptable", seal(FOREIGN, "made with another key")))],
+    [("user_id", "user-3"), ("ssn", ("undecryptable", TAMPERED)), ("notes", ("reuse-y", REUSE_Y1)),
+     ("date_of_birth", fresh("2001-09-09"))],
+]
+export_lines = [
+    [("user_id", "user-4"), ("ssn", fresh("111-22-3333")), ("date_of_birth", ("dup", DUP))],
+    [("user_id", "user-5"), ("ssn", ("reuse-x", REUSE_X2)), ("first_name", "Eve")],
+    None,  # a blank line
+    [("user_id", "user-6"), ("ssn", ("reuse-y", REUSE_Y2)), ("notes", ("reuse-y", REUSE_Y1)), ("credit_score", fresh("805"))],
+    [("user_id", "user-7"), ("ssn", None), ("credit_score", fresh("700"))],
+]
+jsonl_lines = [
+    [("user_id", "user-8"), ("ssn", fresh("222-33-4444")), ("notes", fresh("likes tea"))],
+    '{"user_id": "user-9", "ssn": ',  # broken
+    [("user_id", "user-10"), ("ssn", ("retired-key", seal(RETIRED, "333-44-5555")))],
+]
+
+
+def plain(profile):
+    return {field: (value[1] if isinstance(value, tuple) else value) for field, value in profile}
+
+
+def pointer(*tokens):
+    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+# ---------------------------------------------------------------- writing
+
+def write(relative, text):
+    path = os.path.join(ROOT, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def json_array(profiles):
+    """One element per line, so element i starts on line i + 2."""
+    return "[\n" + ",\n".join(json.dumps(p, ensure_ascii=False) for p in profiles) + "\n]\n"
+
+
+write("keys/current.key", b64(CURRENT) + "\n")
+write("keys/retired.key", b64(RETIRED) + "\n")
+write("keys/foreign.key", b64(FOREIGN) + "\n")
+write("schema.json", json.dumps(schema(False), indent=2) + "\n")
+write("schema-planted.json", json.dumps(schema(True), indent=2) + "\n")
+
+write("planted/users.json", json_array([{"id": p[0][1], "state": "enabled", "data": plain(p)} for p in users]))
+write("planted/export.ndjson", "".join((json.dumps(plain(p)) if p else "") + "\n" for p in export_lines))
+write("planted/more/profiles.jsonl",
+      "".join((json.dumps(plain(p)) if isinstance(p, list) else p) + "\n" for p in jsonl_lines))
+write("planted/not-profiles.json", json_array([{"ssn": fresh("444-55-6666")}, 42]))
+write("planted/broken.json", '{"data": {"ssn": "abc"')  # no newline: the error is on line 1
+
+clean_users = [[("user_id", f"clean-{i}"), ("email", f"u{i}@example.com"), ("ssn", fresh(f"100-00-{i:04d}")),
+                ("date_of_birth", fresh(f"19{50 + i}-01-01")), ("credit_score", fresh(str(600 + i))),
+                ("notes", None if i % 2 else fresh("note " * i)), ("tax~id/last4", fresh(f"{i:04d}"))]
+               for i in range(6)]
+write("clean/users.json", json_array([{"id": p[0][1], "data": plain(p)} for p in clean_users[:3]]))
+write("clean/export.ndjson", "".join(json.dumps(plain(p)) + "\n" for p in clean_users[3:5]))
+write("clean/nested/one.json", json.dumps(plain(clean_users[5]), indent=2) + "\n")
+
+# ---------------------------------------------------------------- expected findings
+
+# Every audited value: (file, location, field, line, order, tag, ciphertext or value).
+values = []
+for index, profile in enumerate(users):
+    for order, (field, value) in enumerate(profile):
+        values.append(("planted/users.json", pointer(index, "data", field), field, index + 2, order, value))
+for number, profile in enumerate(export_lines, start=1):
+    for order, (field, value) in enumerate(profile or []):
+        values.append(("planted/export.ndjson", number, field, number, order, value))
+for number, profile in enumerate(jsonl_lines, start=1):
+    if isinstance(profile, list):
+        for order, (field, value) in enumerate(profile):
+            values.append(("planted/more/profiles.jsonl", number, field, number, order, value))
+
+BIG = 1 << 62
+
+
+def expected_run(with_schema, with_key):
+    findings = []
+
+    def add(kind, places):
+        findings.append({"kind": kind, "severity": SEVERITY[kind], "places": places})
+
+    def place(v):
+        return {"file": v[0], "location": v[1], "field": v[2], "line": v[3], "order": v[4]}
+
+    audited = [v for v in values if (v[2] in ENCRYPTED) or not with_schema]
+    for v in audited:
+        tag = v[5][0] if isinstance(v[5], tuple) else None
+        if tag in (P, "malformed-ciphertext") and with_schema:
+            add(tag, [place(v)])
+        if tag in ("undecryptable", "retired-key") and with_key:
+            add(tag, [place(v)])
+    # Shared nonces, over every ciphertext audited (all planted ones sit in encrypted fields).
+    by_nonce = {}
+    for v in audited:
+        text = v[5][1] if isinstance(v[5], tuple) else v[5]
+        if not isinstance(text, str):
+            continue
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except Exception:
+            continue
+        if len(raw) < 40 or b64(raw) != text:
+            continue
+        by_nonce.setdefault(raw[:24], []).append((v, text))
+    for group in by_nonce.values():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda g: (g[0][0].encode(), g[0][3], g[0][4]))
+        texts = []
+        for _, text in group:
+            if text not in texts:
+                texts.append(text)
+        if len(texts) > 1:
+            add("nonce-reuse", [place(v) for v, _ in group])
+        for text in texts:
+            same = [place(v) for v, t in group if t == text]
+            if len(same) > 1:
+                add("duplicate-ciphertext", same)
+    unreadable = [
+        {"file": "planted/broken.json", "location": "", "field": None, "line": 1, "order": BIG},
+        {"file": "planted/more/profiles.jsonl", "location": 2, "field": None, "line": 2, "order": BIG},
+        {"file": "planted/not-profiles.json", "location": "/1", "field": None, "line": 3, "order": 0},
+    ]
+    for u in unreadable:
+        add("unreadable-file", [u])
+    if with_schema:
+        add("identifier-encrypted",
+            [{"file": "schema-planted.json", "location": "/app/schema/email/encryption/state", "field": "email",
+              "line": 1, "order": 0}])
+
+    findings.sort(key=lambda f: (f["places"][0]["file"].encode(), f["places"][0]["line"], f["places"][0]["order"],
+                                 KIND_ORDER.index(f["kind"])))
+    result = []
+    for f in findings:
+        first = f["places"][0]
+        entry = {"kind": f["kind"], "severity": f["severity"], "file": first["file"], "location": first["location"],
+                 "field": first["field"], "line": first["line"]}
+        if f["kind"] in ("nonce-reuse", "duplicate-ciphertext"):
+            entry["places"] = [{k: p[k] for k in ("file", "location", "field", "line")} for p in f["places"]]
+        result.append(entry)
+    return result
+
+
+runs = []
+for with_schema in (False, True):
+    for with_key in (False, True):
+        runs.append({
+            "schema": "schema-planted.json" if with_schema else None,
+            "key": with_key,
+            "findings": expected_run(with_schema, with_key),
+        })
+
+expected = {
+    "about": "Findings the planted set yields, per run, in report order. Files are relative to Fixtures/audit/. "
+             "'key': true means --key for an id whose keystore holds keys/retired.key rotated to keys/current.key. "
+             "'line' is the line a place starts on (SARIF startLine).",
+    "generator": f"PyNaCl {nacl.__version__}",
+    "secret": SECRET,
+    "runs": runs,
+}
+write("expected.json", json.dumps(expected, indent=2) + "\n")
+print(f"wrote {ROOT}", file=sys.stderr)

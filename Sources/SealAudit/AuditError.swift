@@ -1,0 +1,29 @@
+/// Why an audit could not run. Problems inside the files are findings, not errors;
+/// these are problems with the request or the file system.
+public enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A path given does not exist.
+    case missingPath(String)
+    /// A file named directly is not `.json`, `.ndjson` or `.jsonl`.
+    case unsupportedFile(String)
+    /// No paths were given.
+    case noPaths
+    /// A file or folder exists but could not be opened, listed or read.
+    case unreadable(path: String, reason: String)
+    /// The schema file could not be used.
+    case invalidSchema(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .missingPath(let path):
+            return "\(path): no such file or folder; give the files or folders to audit"
+        case .unsupportedFile(let path):
+            return "\(path): cannot tell its format; audit reads .json, .ndjson and .jsonl files"
+        case .noPaths:
+            return "give at least one file or folder to audit"
+        case .unreadable(let path, let reason):
+            return "cannot read \(path): \(reason)"
+        case .invalidSchema(let path, let reason):
+            return "\(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import SealJSON
+import SealProfile
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What an audit needs from a profile schema: which fields must hold ciphertexts.
+///
+/// Unlike `ProfileSchema`, which refuses a schema that flags `email` or `phone_number`
+/// for encryption, an audit reads such a schema, reports each as `identifier-encrypted`,
+/// and audits the other fields.
+public struct AuditSchema: Sendable {
+    /// The schema file, as given.
+    public let path: String
+    /// The fields flagged `encryption.state == "enabled"`, apart from identifying ones.
+    public let encryptedFields: Set<String>
+    /// Whether the schema defines a field called `data`, in which case no profile is taken
+    /// for Rownd's user-state shape.
+    let definesDataField: Bool
+    /// `identifier-encrypted` findings about the schema itself.
+    let findings: [Finding]
+
+    /// Uses a parsed schema.
+    /// - Parameters:
+    ///   - schema: the schema.
+    ///   - path: the file it came from, for findings.
+    public init(_ schema: ProfileSchema, path: String) {
+        self.init(schema, path: path, findings: [])
+    }
+
+    private init(_ schema: ProfileSchema, path: String, findings: [Finding]) {
+        self.path = path
+        encryptedFields = Set(schema.encryptedFields.map(\.name))
+        definesDataField = schema.field(named: "data") != nil
+        self.findings = findings
+    }
+
+    /// Reads a schema file in Rownd's app-config shape (bare, under `"schema"`, or under `"app": {"schema": ...}`).
+    /// - Parameter path: the schema file.
+    /// - Returns: the schema, with an `identifier-encrypted` finding for each identifying field flagged encrypted.
+    /// - Throws: `AuditError.missingPath`, `.unreadable`, or `.invalidSchema` when it is not a valid schema.
+    public static func load(path: String) throws(AuditError) -> AuditSchema {
+        let bytes = try readFile(path)
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch {
+            throw .invalidSchema(path: path, reason: "the schema is \(error)")
+        }
+        // An encrypted identifying field is a finding here, not a reason to stop.
+        let inspected: (schema: ProfileSchema, encryptedIdentifiers: [(field: String, route: [String])])
+        do {
+            inspected = try ProfileSchema.inspecting(json)
+        } catch {
+            throw .invalidSchema(path: path, reason: error.description)
+        }
+        let findings = inspected.encryptedIdentifiers.enumerated().map { order, flagged in
+            Finding(
+                kind: .identifierEncrypted,
+                places: [Place(
+                    file: path, location: .pointer(JSONPointer.make(flagged.route + ["encryption", "state"])),
+                    field: flagged.field, line: 1, order: order)],
+                message: "the schema flags \(flagged.field) for encryption, but Rownd looks users up by it; "
+                    + "its values were not audited as ciphertexts")
+        }
+        return AuditSchema(inspected.schema, path: path, findings: findings)
+    }
+
+    private static func readFile(_ path: String) throws(AuditError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw .missingPath(path) }
+            throw .unreadable(path: path, reason: lastError())
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw .unreadable(path: path, reason: lastError()) }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: block[0..<count])
+            // Schemas are small; a huge file is a wrong argument, not a schema.
+            guard bytes.count <= 16 << 20 else { throw .invalidSchema(path: path, reason: "larger than 16 MiB: not a schema") }
+        }
+    }
+}
+
+/// RFC 6901 JSON pointers.
+enum JSONPointer {
+    /// Escapes one reference token: `~` as `~0`, `/` as `~1`.
+    static func escape(_ token: String) -> String {
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
+        var escaped = ""
+        for character in token.unicodeScalars {
+            switch character {
+            case "~": escaped += "~0"
+            case "/": escaped += "~1"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// The pointer for a path of tokens.
+    static func make(_ tokens: [String]) -> String {
+        tokens.map { "/" + escape($0) }.joined()
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The formats audit reads, by file name extension.
+enum FileFormat {
+    /// One profile, or an array of profiles (`.json`).
+    case json
+    /// One profile per line (`.ndjson`, `.jsonl`).
+    case lines
+
+    init?(path: String) {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "json": self = .json
+        case "ndjson", "jsonl": self = .lines
+        default: return nil
+        }
+    }
+}
+
+/// A file to audit.
+struct AuditFile {
+    /// The path as reached from the paths given.
+    let path: String
+    let format: FileFormat
+    let byteCount: Int
+}
+
+/// Expands the paths given into the files to audit: files as named, folders walked
+/// recursively for `.json`, `.ndjson` and `.jsonl`, skipping hidden entries and not
+/// following symbolic links to folders (so no walk can loop). Sorted by path, each once.
+enum FileWalker {
+    static func files(in paths: [String], excluding excluded: Set<String> = []) throws(AuditError) -> [AuditFile] {
+        guard !paths.isEmpty else { throw .noPaths }
+        var found: [String: AuditFile] = [:]
+        for path in paths {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { throw .missingPath(path) }
+                throw .unreadable(path: path, reason: lastError())
+            }
+            if isDirectory(info) {
+                try walk(folder: path, into: &found, excluding: excluded)
+            } else {
+                guard let format = FileFormat(path: path) else { throw .unsupportedFile(path) }
+                if !excluded.contains(canonicalPath(path)) {
+                    found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
+                }
+            }
+        }
+        return found.values.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    }
+
+    /// The resolved absolute path, for recognising one file reached by two routes.
+    static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func walk(
+        folder root: String, into found: inout [String: AuditFile], excluding excluded: Set<String>
+    ) throws(AuditError) {
+        // An explicit stack, so folder depth costs memory, not call stack.
+        var pending = [root]
+        while let folder = pending.popLast() {
+            guard let directory = opendir(folder) else { throw .unreadable(path: folder, reason: lastError()) }
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name.hasPrefix(".") { continue }
+                let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+                var info = stat()
+                guard lstat(path, &info) == 0 else { continue }
+                if isDirectory(info) {
+                    pending.append(path)
+                    continue
+                }
+                if (info.st_mode & S_IFMT) == S_IFLNK {
+                    // Links to files count; links to folders are not followed.
+                    guard stat(path, &info) == 0, !isDirectory(info) else { continue }
+                }
+                guard (info.st_mode & S_IFMT) == S_IFREG, let format = FileFormat(path: path) else { continue }
+                if excluded.contains(canonicalPath(path)) { continue }
+                found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
+            }
+        }
+    }
+
+    private static func isDirectory(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFDIR }
+}
+
+func lastError() -> String { String(cString: strerror(errno)) }

@@ -1,0 +1,203 @@
+/// The kinds of problem an audit reports. The raw values are a contract: reports,
+/// CI rules and SARIF rule ids use them as they are.
+public enum FindingKind: String, CaseIterable, Sendable, Comparable {
+    /// A field the schema flags as encrypted holds a non-string, or a string that is not base64.
+    case plaintextField = "plaintext-field"
+    /// Valid base64, but too short to hold a nonce and a tag (under 40 bytes).
+    case malformedCiphertext = "malformed-ciphertext"
+    /// Different ciphertexts share a nonce, which reuses the key stream.
+    case nonceReuse = "nonce-reuse"
+    /// The same ciphertext stands in more than one place.
+    case duplicateCiphertext = "duplicate-ciphertext"
+    /// Authenticates under none of the given keys: tampered, or made with another key.
+    case undecryptable = "undecryptable"
+    /// Opens only under a retired key: rotation is pending.
+    case retiredKey = "retired-key"
+    /// The schema flags `email` or `phone_number`, which Rownd looks users up by, as encrypted.
+    case identifierEncrypted = "identifier-encrypted"
+    /// A file that is not valid JSON or NDJSON, or holds no profiles.
+    case unreadableFile = "unreadable-file"
+
+    /// How serious the kind is.
+    public var severity: Severity {
+        switch self {
+        case .duplicateCiphertext, .retiredKey: return .warning
+        default: return .error
+        }
+    }
+
+    /// One sentence on what the kind means, for rule descriptions.
+    public var summary: String {
+        switch self {
+        case .plaintextField:
+            return "A field the schema marks encrypted holds a value that is not a ciphertext."
+        case .malformedCiphertext:
+            return "A base64 value too short to hold a nonce and a tag (40 bytes)."
+        case .nonceReuse:
+            return "Different ciphertexts share a nonce, which reuses the key stream."
+        case .duplicateCiphertext:
+            return "The same ciphertext stands in more than one place."
+        case .undecryptable:
+            return "A ciphertext that none of the given keys authenticates."
+        case .retiredKey:
+            return "A ciphertext that opens only under a retired key."
+        case .identifierEncrypted:
+            return "The schema marks email or phone_number encrypted; Rownd looks users up by them."
+        case .unreadableFile:
+            return "A file that is not valid JSON or NDJSON profiles."
+        }
+    }
+
+    /// What to do about a finding of this kind.
+    public var remedy: String {
+        switch self {
+        case .plaintextField:
+            return "Encrypt the field (sealkit profile encrypt) and check how the value was written unencrypted."
+        case .malformedCiphertext:
+            return "The value was truncated or is not a ciphertext; restore it from a source that has it whole."
+        case .nonceReuse:
+            return "Re-encrypt every value involved with fresh random nonces and find the code that reused one."
+        case .duplicateCiphertext:
+            return "Copied data reveals that the values are equal; re-encrypt the copies so each has its own nonce."
+        case .undecryptable:
+            return "Check that the right key id was given; otherwise the value was tampered with or its key is lost."
+        case .retiredKey:
+            return "Rotate the value to the current key (sealkit profile rotate)."
+        case .identifierEncrypted:
+            return "Set the field's encryption state to \"disabled\" in the schema."
+        case .unreadableFile:
+            return "Fix or remove the file; nothing in it past the problem was audited."
+        }
+    }
+
+    public static func < (lhs: FindingKind, rhs: FindingKind) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// How serious a finding is. Maps to SARIF's `level`.
+public enum Severity: String, Sendable, Comparable {
+    case error, warning, note
+
+    public static func < (lhs: Severity, rhs: Severity) -> Bool {
+        let order: [Severity] = [.note, .warning, .error]
+        return order.firstIndex(of: lhs)! < order.firstIndex(of: rhs)!
+    }
+}
+
+/// Where a value sits in a file.
+public enum Location: Hashable, Sendable, CustomStringConvertible {
+    /// The 1-based line of an NDJSON file.
+    case line(Int)
+    /// An RFC 6901 JSON pointer into a JSON file, such as `/3/data/ssn`; `""` is the whole document.
+    case pointer(String)
+
+    public var description: String {
+        switch self {
+        case .line(let number): return String(number)
+        case .pointer(let pointer): return pointer
+        }
+    }
+}
+
+/// One place a finding points at.
+public struct Place: Sendable, Hashable {
+    /// The file, as it was reached from the paths given.
+    public let file: String
+    /// Where in the file.
+    public let location: Location
+    /// The profile field the value belongs to; nil for findings about a whole file.
+    public let field: String?
+    /// The 1-based line the place starts on, as near as is known: the line itself for
+    /// NDJSON, the line its profile starts on for JSON. For SARIF regions.
+    public let line: Int
+    /// Document order within the file, for sorting.
+    let order: Int
+
+    /// Describes a place.
+    public init(file: String, location: Location, field: String?, line: Int) {
+        self.init(file: file, location: location, field: field, line: line, order: 0)
+    }
+
+    init(file: String, location: Location, field: String?, line: Int, order: Int) {
+        self.file = file
+        self.location = location
+        self.field = field
+        self.line = line
+        self.order = order
+    }
+
+    public static func == (lhs: Place, rhs: Place) -> Bool {
+        lhs.file == rhs.file && lhs.location == rhs.location && lhs.field == rhs.field && lhs.line == rhs.line
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(file)
+        hasher.combine(location)
+        hasher.combine(field)
+    }
+}
+
+/// One problem an audit found. Messages say what is wrong and never quote a value,
+/// so reports are safe to keep in CI logs.
+public struct Finding: Sendable, Equatable {
+    /// What kind of problem.
+    public let kind: FindingKind
+    /// Every place the problem occurs, in file and document order; at least one.
+    /// Only `nonce-reuse` and `duplicate-ciphertext` span several.
+    public let places: [Place]
+    /// What is wrong, in one line.
+    public let message: String
+
+    /// Describes a finding.
+    /// - Parameters:
+    ///   - kind: the kind of problem.
+    ///   - places: where it occurs; the first is the finding's own place.
+    ///   - message: one line, without any value from the data.
+    public init(kind: FindingKind, places: [Place], message: String) {
+        precondition(!places.isEmpty, "a finding needs a place")
+        self.kind = kind
+        self.places = places
+        self.message = message
+    }
+
+    /// How serious it is.
+    public var severity: Severity { kind.severity }
+    /// The first place's file.
+    public var file: String { places[0].file }
+    /// The first place's location.
+    public var location: Location { places[0].location }
+    /// The first place's field.
+    public var field: String? { places[0].field }
+    /// Whether the finding lists several places.
+    public var spansPlaces: Bool { kind == .nonceReuse || kind == .duplicateCiphertext }
+}
+
+/// The result of an audit: findings in file and document order, and counts.
+public struct AuditReport: Sendable, Equatable {
+    /// Every finding, sorted by file, then position in the file, then kind.
+    public let findings: [Finding]
+    /// How many files were read.
+    public let fileCount: Int
+    /// How many values were audited: strings that look like ciphertexts, or, with a
+    /// schema, the non-null values of encrypted fields.
+    public let valueCount: Int
+
+    /// Makes a report.
+    public init(findings: [Finding], fileCount: Int, valueCount: Int) {
+        self.findings = findings
+        self.fileCount = fileCount
+        self.valueCount = valueCount
+    }
+
+    /// Whether nothing was found.
+    public var isClean: Bool { findings.isEmpty }
+
+    /// The number of findings of each kind that occurs, in `FindingKind` order.
+    public var countsByKind: [(kind: FindingKind, count: Int)] {
+        FindingKind.allCases.compactMap { kind in
+            let count = findings.count { $0.kind == kind }
+            return count == 0 ? nil : (kind, count)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import SealCore
+
+/// One id's keys with their history, as key transfer and paper backups carry them from
+/// one keystore to another: the current key first, then retired keys, newest first.
+///
+/// Retired keys travel too, so ciphertexts made before a rotation still open on the
+/// receiving side.
+public struct KeyHistory: Sendable, CustomStringConvertible {
+    /// One key and when it was made and retired.
+    public struct Version: Sendable {
+        /// The key.
+        public let key: SymmetricKey
+        /// When the key was made or first stored.
+        public let created: Date
+        /// When it stopped being current; nil for the current key.
+        public let retired: Date?
+
+        /// Makes a version.
+        /// - Parameters:
+        ///   - key: the key.
+        ///   - created: when it was made.
+        ///   - retired: when it stopped being current; nil for the current key.
+        public init(key: SymmetricKey, created: Date, retired: Date?) {
+            self.key = key
+            self.created = created
+            self.retired = retired
+        }
+    }
+
+    /// The id the keys belong to.
+    public let id: KeyID
+    /// The current key first, then retired keys, newest first.
+    public let versions: [Version]
+
+    /// Makes a history, checking its shape.
+    /// - Parameters:
+    ///   - id: the id the keys belong to.
+    ///   - versions: the current key first, then retired keys.
+    /// - Throws: `KeyHistoryError` when there is no key, the first is retired, a later
+    ///   one is not, or a key appears twice.
+    public init(id: KeyID, versions: [Version]) throws(KeyHistoryError) {
+        guard let first = versions.first else { throw .noKey(id) }
+        guard first.retired == nil, versions.dropFirst().allSatisfy({ $0.retired != nil }) else {
+            throw .notOneCurrentKey(id)
+        }
+        for (index, version) in versions.enumerated() where versions[..<index].contains(where: { $0.key == version.key }) {
+            throw .repeatedKey(id)
+        }
+        self.init(unchecked: id, versions: versions)
+    }
+
+    /// For records the keystores read, which their own parsers have already checked.
+    init(unchecked id: KeyID, versions: [Version]) {
+        self.id = id
+        self.versions = versions
+    }
+
+    /// The key new ciphertexts are made with.
+    public var current: SymmetricKey { versions[0].key }
+
+    /// The keys as a ring, for encrypting and decrypting.
+    public var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key)) }
+
+    public var description: String {
+        "KeyHistory(\(id), current: \(current.fingerprint), retired: \(versions.count - 1))"
+    }
+}
+
+/// Why a key history was refused.
+public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noKey(KeyID)
+    case notOneCurrentKey(KeyID)
+    case repeatedKey(KeyID)
+
+    public var description: String {
+        switch self {
+        case .noKey(let id): return "the keys for '\(id)' are empty: there must be a current key"
+        case .notOneCurrentKey(let id):
+            return "the keys for '\(id)' must hold exactly one current key, listed first, then retired keys"
+        case .repeatedKey(let id): return "the keys for '\(id)' hold the same key twice"
+        }
+    }
+}
+
+extension KeyRecord {
+    init(_ history: KeyHistory) {
+        self.init(
+            id: history.id,
+            versions: history.versions.map {
+                Version(key: $0.key, created: unixTime($0.created), retired: $0.retired.map(unixTime))
+            })
+    }
+
+    var history: KeyHistory {
+        KeyHistory(
+            unchecked: id,
+            versions: versions.map {
+                KeyHistory.Version(
+                    key: $0.key, created: Date(timeIntervalSince1970: TimeInterval($0.created)),
+                    retired: $0.retired.map { Date(timeIntervalSince1970: TimeInterval($0)) })
+            })
+    }
+
+    /// Applies the import rule to an id that already holds keys: the identical current
+    /// key is fine, a different one is refused. Retired keys the record lacks are added,
+    /// since a key that only decrypts orphans nothing.
+    /// - Returns: the record to write, or nil when nothing changes.
+    func merging(_ history: KeyHistory) throws(KeystoreError) -> KeyRecord? {
+        guard versions[0].key == history.current else { throw .conflictingKey(id) }
+        let missing = KeyRecord(history).versions.dropFirst().filter { incoming in
+            !versions.contains { $0.key == incoming.key }
+        }
+        if missing.isEmpty { return nil }
+        let retired = (versions.dropFirst() + missing).sorted { ($0.retired ?? 0) > ($1.retired ?? 0) }
+        return KeyRecord(id: id, versions: [versions[0]] + retired)
+    }
+}
+
+private func unixTime(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
+
+extension Keystore {
+    /// Stores several ids' keys, or none of them: every id is checked against the import
+    /// rule before anything is written, so one conflict leaves the keystore untouched.
+    ///
+    /// Another process changing the same ids between the check and the writes can still
+    /// make a later write fail; the error then names that id.
+    /// - Parameters:
+    ///   - histories: the ids and their keys; each id at most once.
+    ///   - passphrase: protects new entries at rest and unlocks existing protected ones.
+    /// - Returns: what happened to each id, in the order given.
+    /// - Throws: `.conflictingKey` naming the first id whose stored key differs (nothing
+    ///   written), `.locked`, `.wrongPassphrase`, or a file problem.
+    @discardableResult
+    public func storeAll(_ histories: [KeyHistory], passphrase: Passphrase?) throws(KeystoreError) -> [StoreOutcome] {
+        for history in histories where try entry(for: history.id) != nil {
+            guard try keyRing(for: history.id, passphrase: passphrase).current == history.current else {
+                throw .conflictingKey(history.id)
+            }
+        }
+        var outcomes: [StoreOutcome] = []
+        for history in histories { outcomes.append(try store(history, passphrase: passphrase)) }
+        return outcomes
+    }
+}

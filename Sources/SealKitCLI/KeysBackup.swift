@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension KeysCommand {
+    struct Backup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print keys sealed under a passphrase (Argon2id), to keep on paper.",
+            discussion: """
+                Prints one line, or numbered parts when long, holding each id's current and retired keys. The backup \
+                passphrase comes from SEALKIT_PASSPHRASE or --passphrase-file (which also unlock protected keys), \
+                else it is asked twice on the terminal. Restore with 'sealkit keys restore ID'.
+                """)
+
+        @Argument(help: "Key ids to back up.") var ids: [String] = []
+        @Flag(help: "Back up every key id in the namespace.") var all = false
+        @Option(help: "text: backup lines alone on stdout; qr: QR codes and text on stderr (default on a terminal).")
+        var format: TransferFormat?
+        @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func validate() throws {
+            if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
+            if !all && ids.isEmpty { throw ValidationError("name a key id to back up, or use --all") }
+        }
+
+        func run() throws {
+            let format = TransferFormat.resolve(format)
+            let keystore = try keystoreOptions.keystore()
+            let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+            let passphrase = try backupPassphrase()
+            let lines = try PaperBackup.seal(histories, passphrase: passphrase)
+            TransferDisplay.describe(histories, "Backed up")
+            if format == .qr {
+                StandardError.write("Print this or write it down, and keep the passphrase apart from it. Restore with 'sealkit keys restore ID'.\n")
+            }
+            try TransferDisplay.show(lines, format: format)
+        }
+
+        private func backupPassphrase() throws -> Passphrase {
+            if let given = try keystoreOptions.givenPassphrase() { return given }
+            guard let first = try TerminalPrompt.passphrase("Backup passphrase: ") else {
+                throw CLIFailure(
+                    "a backup needs a passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
+                    status: .usage)
+            }
+            guard let second = try TerminalPrompt.passphrase("Repeat backup passphrase: "),
+                ConstantTime.equals(first.storage, second.storage)
+            else { throw CLIFailure("the passphrases do not match: no backup was made", status: .usage) }
+            return first
+        }
+    }
+
+    struct Restore: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Store ID's keys from a paper backup read from stdin.",
+            discussion: """
+                Stdin holds the backup: one line, or one line per part in any order. The backup passphrase comes from \
+                SEALKIT_PASSPHRASE or --passphrase-file, else it is asked on the terminal. The key already stored under \
+                ID is fine; a different one is refused, and nothing is stored.
+                """)
+
+        @Argument(help: "The key id to restore.") var id: String
+        @Flag(help: "Protect the key with a passphrase (asked on the terminal unless given).") var protect = false
+        @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func run() throws {
+            let id = try keyID(id)
+            let keystore = try keystoreOptions.keystore()
+            if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
+            let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0))
+            guard let passphrase = try keystoreOptions.givenPassphrase() ?? TerminalPrompt.passphrase("Backup passphrase: ")
+            else {
+                throw CLIFailure(
+                    "restoring needs the backup passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
+                    status: .usage)
+            }
+            let history = try PaperBackup.open(code, passphrase: passphrase).history(for: id)
+            let storing = try keystoreOptions.passphrase(forStoring: [id], protect: protect, in: keystore)
+            let outcome = try keystore.storeAll([history], passphrase: storing)[0]
+            print("\(id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "restored" : "unchanged")")
+        }
+    }
+}

@@ -1,0 +1,261 @@
+import ArgumentParser
+import Foundation
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How transfer codes are shown.
+enum TransferFormat: String, ExpressibleByArgument, CaseIterable {
+    /// Codes alone on stdout, one per line: for pipes and scripts.
+    case text
+    /// QR codes, the codes' text and instructions on stderr, for people at a terminal.
+    case qr
+
+    /// `qr` when both stdout and stderr are terminals, else `text`.
+    static func resolve(_ chosen: TransferFormat?) -> TransferFormat {
+        chosen ?? (StandardOutput.isTerminal && StandardError.isTerminal ? .qr : .text)
+    }
+}
+
+/// Shows a code as a QR code on the terminal.
+enum TransferDisplay {
+    /// Draws `text` as a QR code on stderr when stderr is a terminal; otherwise shows nothing.
+    static func showQR(_ text: String) {
+        guard StandardError.isTerminal else { return }
+        do {
+            // ansi: explicit black on white, so it scans whatever the terminal's theme.
+            let code = try QRCode(text)
+            StandardError.write(String(decoding: try code.rendered(as: .ansi), as: UTF8.self))
+            if let needed = code.terminalWidth(for: .ansi), let columns = Terminal.columns(fd: 2), needed > columns {
+                StandardError.write(
+                    "this QR code is \(needed) columns wide but the terminal has \(columns): widen the window, or copy the text below\n")
+            }
+        } catch {
+            StandardError.write("(no QR code: \(error); use the text below)\n")
+        }
+    }
+
+    /// Shows payload lines: on stdout for `text`, else as QR codes with their text on stderr.
+    static func show(_ lines: [String], format: TransferFormat) throws {
+        switch format {
+        case .text:
+            let output = StandardOutput()
+            for line in lines { try output.write(line + "\n") }
+            try output.flush()
+        case .qr:
+            for (index, line) in lines.enumerated() {
+                if lines.count > 1 { StandardError.write("\nPart \(index + 1) of \(lines.count):\n") }
+                showQR(line)
+                StandardError.write(line + "\n")
+            }
+        }
+    }
+
+    /// One line per id: what was received, sent or backed up, for people to compare.
+    static func describe(_ keys: [KeyHistory], _ verb: String) {
+        for history in keys {
+            let retired = history.versions.count - 1
+            StandardError.write(
+                "\(verb) '\(history.id)' key \(history.current.fingerprint)\(retired > 0 ? " (+\(retired) retired)" : "")\n")
+        }
+    }
+}
+
+/// Reads one whole code from stdin: one line, or one line per part in any order.
+func readTransferCode(expecting kind: TransferTextKind, from reader: LineReader) throws -> String {
+    var assembler = PartAssembler()
+    var whole: String?
+    while whole == nil, try reader.nextLine({ line in
+        whole = try assembler.add(String(decoding: line, as: UTF8.self))
+    }) {}
+    guard let whole else { throw assembler.incompleteError(expecting: kind) }
+    return whole
+}
+
+extension KeystoreOptions {
+    /// The ids named, or with `all` every id in the namespace.
+    func keyIDs(_ names: [String], all: Bool, in keystore: some Keystore) throws -> [KeyID] {
+        let ids = all ? try keystore.entries().map(\.id) : try names.map(keyID)
+        guard !ids.isEmpty else { throw TransferError.nothingToSend }
+        guard Set(ids).count == ids.count else { throw ValidationError("each key id may be given once") }
+        return ids
+    }
+
+    /// The ids' keys with their history, unlocked with one passphrase (given, or asked once).
+    func histories(_ ids: [KeyID], in keystore: some Keystore) throws -> [KeyHistory] {
+        let protected = try ids.filter { try keystore.entry(for: $0)?.isProtected == true }
+        var passphrase: Passphrase?
+        if let first = protected.first {
+            passphrase = try givenPassphrase()
+                ?? TerminalPrompt.passphrase(protected.count == 1 ? "Passphrase for key '\(first)': " : "Passphrase for the protected keys: ")
+            guard passphrase != nil else { throw KeystoreError.locked(first) }
+        }
+        return try ids.map { try keystore.history(for: $0, passphrase: passphrase) }
+    }
+
+    /// One passphrase for storing received keys: it unlocks ids already stored and
+    /// protected, and protects new ids (as `keys import` does).
+    func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: some Keystore) throws -> Passphrase? {
+        if let locked = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == true }) {
+            return try passphrase(toUnlock: locked, in: keystore)
+        }
+        return try passphrase(toProtect: protect)
+    }
+}
+
+struct TransferCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transfer",
+        abstract: "Move keys to another keystore: sealed to a one-time offer, or as Rownd's QR text.",
+        discussion: """
+            Sealed (default): run 'sealkit transfer receive' on the receiving side; it shows an offer. \
+            Run 'sealkit transfer send ID --to OFFER' on the sending side and give its reply to the receiver. \
+            Both sides show the same verification code, and the key fingerprints: compare them. \
+            See docs/transfer.md.
+            """,
+        subcommands: [Send.self, Receive.self])
+
+    struct Send: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Seal keys to a receiver's offer (--to), or show one key as Rownd's QR text (--rownd).",
+            discussion: """
+                With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
+                retired keys, sealed so only that receiver can open it, and expires (default 600 seconds). \
+                With --rownd, prints {"data":"<link>#<base64 key>"}, which Rownd-based apps scan: it holds the raw key.
+                """)
+
+        @Argument(help: "Key ids to send.") var ids: [String] = []
+        @Flag(help: "Send every key id in the namespace.") var all = false
+        @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...).", valueName: "offer")) var to: String?
+        @Flag(help: "Show Rownd's key QR text instead: holds the raw key.") var rownd = false
+        @Option(help: ArgumentHelp("The sign-in link before the key in Rownd's QR text (default: none).", valueName: "url"))
+        var link: String?
+        @Option(help: ArgumentHelp("Seconds until the reply expires (1 to 86400, default 600).", valueName: "seconds"))
+        var expiresIn: Int?
+        @Option(help: "text: codes alone on stdout; qr: QR codes and text on stderr (default on a terminal).")
+        var format: TransferFormat?
+        @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func validate() throws {
+            guard rownd != (to != nil) else {
+                throw ValidationError("give --to OFFER for a sealed transfer, or --rownd for Rownd's QR text")
+            }
+            if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
+            if !all && ids.isEmpty { throw ValidationError("name a key id to send, or use --all") }
+            if rownd {
+                guard ids.count == 1, !all else { throw ValidationError("Rownd's QR text holds one key: name exactly one id") }
+                guard expiresIn == nil else { throw ValidationError("--expires-in is for sealed transfers; Rownd's QR text never expires") }
+            }
+            if link != nil && !rownd { throw ValidationError("--link is only for --rownd") }
+            if let expiresIn, !(1...86_400).contains(expiresIn) {
+                throw ValidationError("--expires-in must be 1 to 86400 seconds")
+            }
+        }
+
+        func run() throws {
+            let format = TransferFormat.resolve(format)
+            let keystore = try keystoreOptions.keystore()
+            if rownd { return try sendRownd(format: format, keystore: keystore) }
+            // Read the offer before unlocking anything, so a bad paste fails fast.
+            let offer = try TransferOffer(to ?? "")
+            let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+            let lines = try offer.reply(
+                sending: histories, expiresIn: TimeInterval(expiresIn ?? Int(TransferOffer.defaultLifetime)))
+            StandardError.write("Verification code: \(offer.verificationCode) (the receiver must show the same)\n")
+            TransferDisplay.describe(histories, "Sending")
+            if format == .qr {
+                StandardError.write("Give the receiver this reply: scan it, or paste its line\(lines.count > 1 ? "s" : "").\n")
+            }
+            try TransferDisplay.show(lines, format: format)
+        }
+
+        private func sendRownd(format: TransferFormat, keystore: FileKeystore) throws {
+            let id = try keyID(ids[0])
+            let ring = try keystore.keyRing(for: id, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore))
+            let text = KeyText.rowndQRText(for: ring.current, link: link ?? "")
+            StandardError.write(
+                "sealkit: warning: this code holds the raw key of '\(id)' (\(ring.current.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
+            switch format {
+            case .text:
+                // Straight from guarded memory to the descriptor: no copy in an ordinary buffer.
+                try text.withUnsafeBytes { try writeAll($0, to: 1) }
+                try Array("\n".utf8).withUnsafeBytes { try writeAll($0, to: 1) }
+            case .qr:
+                let shown = text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                TransferDisplay.showQR(shown)
+                StandardError.write(shown + "\n")
+            }
+        }
+    }
+
+    struct Receive: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a one-time offer, read the sender's reply from stdin, and store its keys.",
+            discussion: """
+                With --format text, the offer is the first line of stdout; the reply is read from stdin (one line, or \
+                one line per part, in any order); then one line per stored id: id, fingerprint, imported|unchanged. \
+                A different key already stored under an id refuses the whole reply; nothing is stored.
+                """)
+
+        @Flag(help: "Protect new keys with a passphrase (asked on the terminal unless given).") var protect = false
+        @Option(help: "text: offer on stdout's first line; qr: QR code, text and instructions on stderr (default on a terminal).")
+        var format: TransferFormat?
+        @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func run() throws {
+            let format = TransferFormat.resolve(format)
+            let keystore = try keystoreOptions.keystore()
+            let receiver = TransferReceiver()
+            let offer = receiver.offer
+            switch format {
+            case .text:
+                let output = StandardOutput()
+                try output.write(offer.text + "\n")
+                try output.flush()
+            case .qr:
+                StandardError.write("On the sending side, scan this offer or run: sealkit transfer send ID --to <offer>\n")
+                TransferDisplay.showQR(offer.text)
+                StandardError.write(offer.text + "\n")
+            }
+            StandardError.write("Verification code: \(offer.verificationCode) (the sender must show the same)\n")
+            let interactive = isatty(0) == 1
+            if interactive { StandardError.write("Paste the reply (one line per part), then press Enter:\n") }
+
+            let reader = LineReader(fd: 0)
+            let reply = try receiver.accept(readTransferCode(expecting: .reply, from: reader))
+            TransferDisplay.describe(reply.keys, "Received")
+            StandardError.write("Check that the sender shows the same fingerprints.\n")
+            if format == .qr && interactive {
+                StandardError.write("Store these keys? [y/N] ")
+                var answer = ""
+                _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
+                guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                    throw CLIFailure("nothing was stored", status: .negative)
+                }
+            }
+            let ids = reply.keys.map(\.id)
+            let passphrase = try keystoreOptions.passphrase(forStoring: ids, protect: protect, in: keystore)
+            let outcomes = try keystore.storeAll(reply.keys, passphrase: passphrase)
+            let output = StandardOutput()
+            for (history, outcome) in zip(reply.keys, outcomes) {
+                try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
+            }
+            try output.flush()
+        }
+    }
+}
+
+/// Writes every byte to a descriptor, retrying after interruptions.
+func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) throws {
+    var offset = 0
+    while offset < bytes.count {
+        let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else {
+            throw CLIFailure("cannot write the output: \(String(cString: strerror(errno)))", status: .ioError)
+        }
+        offset += count
+    }
+}

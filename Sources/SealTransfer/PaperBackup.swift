@@ -1,0 +1,107 @@
+import Foundation
+import SealCore
+import SealKeystore
+
+/// Keys sealed under a passphrase, to print or write down and restore later:
+/// `sealkit-backup-v1:<base64url>`, split into parts when long.
+///
+/// The passphrase goes through Argon2id (libsodium's moderate limits: 3 passes,
+/// 256 MiB) with a random salt; the keys are sealed with XSalsa20-Poly1305 under the
+/// result. The limits and salt travel in the backup, so it opens wherever SealKit runs.
+public enum PaperBackup {
+    /// What an opened backup holds.
+    public struct Contents: Sendable {
+        /// When the backup was made.
+        public let created: Date
+        /// Each id's keys, current first, in the order backed up.
+        public let keys: [KeyHistory]
+
+        /// The keys stored under `id`.
+        /// - Throws: `.notInBackup` naming the ids the backup does hold.
+        public func history(for id: KeyID) throws(TransferError) -> KeyHistory {
+            guard let found = keys.first(where: { $0.id == id }) else { throw .notInBackup(id, holds: keys.map(\.id)) }
+            return found
+        }
+    }
+
+    static let formatVersion: UInt8 = 1
+    static let headerByteCount = 8 + 8 + PassphraseKDF.saltByteCount
+
+    /// Seals keys under a passphrase.
+    /// - Parameters:
+    ///   - keys: the ids and keys to back up, each id once.
+    ///   - passphrase: the backup passphrase; it alone opens the backup.
+    ///   - now: the time the backup counts as made.
+    /// - Returns: the backup's lines: one, or numbered parts when it is too long for one QR code.
+    /// - Throws: `TransferError` for no keys, too many keys, or when Argon2id cannot run.
+    public static func seal(_ keys: [KeyHistory], passphrase: Passphrase, now: Date = Date()) throws(TransferError) -> [String] {
+        try seal(keys, passphrase: passphrase, kdf: .moderate, now: now)
+    }
+
+    /// `seal` with other Argon2id limits: tests and format vectors use `.interactive` to stay fast.
+    static func seal(
+        _ keys: [KeyHistory], passphrase: Passphrase, kdf: PassphraseKDF, now: Date
+    ) throws(TransferError) -> [String] {
+        try KeyBundle.validate(keys)
+        let salt = PassphraseKDF.makeSalt()
+        let key: SymmetricKey
+        do {
+            key = try kdf.deriveKey(from: passphrase, salt: salt)
+        } catch {
+            throw .passphraseKDF(error)
+        }
+        let plaintext = SecureBytes(count: 1 + 8 + KeyBundle.byteCount(of: keys)) { buffer in
+            var writer = ByteWriter(buffer)
+            writer.write(formatVersion)
+            writer.write(unixTime(now))
+            KeyBundle.write(keys, into: &writer)
+        }
+        var header = [UInt8]()
+        header.reserveCapacity(headerByteCount)
+        for value in [kdf.opsLimit, kdf.memLimit] { header += (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
+        header += salt
+        let sealed = SecretWrap.seal(plaintext, using: key)
+        return try TransferParts.split(TransferKind.backup.prefix + TransferText.encode(header + sealed))
+    }
+
+    /// Opens a backup.
+    /// - Parameters:
+    ///   - text: the backup's line (join parts first with `TransferParts` or `PartAssembler`).
+    ///   - passphrase: the backup passphrase.
+    /// - Returns: the backup's keys.
+    /// - Throws: `.wrongPassphrase` when the passphrase is wrong or the backup was
+    ///   altered (the two cannot be told apart), else `TransferError` for damaged text.
+    public static func open(_ text: String, passphrase: Passphrase) throws(TransferError) -> Contents {
+        let body = try TransferText.body(of: TransferText.trimmed(text), as: .backup)
+        guard body.count > headerByteCount + FieldCipher.minimumByteCount else {
+            throw .malformed(.backup, reason: "truncated")
+        }
+        let field = { (offset: Int) in body[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        let kdf = PassphraseKDF(opsLimit: field(0), memLimit: field(8))
+        guard kdf.isAcceptable else { throw .unsupportedKDF }
+        let salt = Array(body[16..<headerByteCount])
+        let key: SymmetricKey
+        do {
+            key = try kdf.deriveKey(from: passphrase, salt: salt)
+        } catch {
+            throw .passphraseKDF(error)
+        }
+        let plaintext: SecureBytes
+        do {
+            plaintext = try SecretWrap.open(Array(body[headerByteCount...]), using: key)
+        } catch {
+            throw .wrongPassphrase
+        }
+        return try plaintext.reading { (raw) throws(TransferError) -> Contents in
+            var reader = ByteReader(raw, kind: .backup)
+            let version = try reader.byte()
+            guard version == formatVersion else {
+                throw .malformed(.backup, reason: "inner format \(version) does not match its prefix")
+            }
+            let created = try reader.int64()
+            let keys = try KeyBundle.read(from: &reader, as: .backup)
+            try reader.finish()
+            return Contents(created: Date(timeIntervalSince1970: TimeInterval(created)), keys: keys)
+        }
+    }
+}

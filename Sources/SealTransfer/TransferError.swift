@@ -1,0 +1,138 @@
+import Foundation
+import SealCore
+import SealKeystore
+
+/// The kinds of text key transfer and backups exchange.
+public enum TransferTextKind: String, Sendable, Equatable {
+    case offer, reply, part, backup
+
+    /// The text every code of this kind starts with, such as `sealkit-offer-v1:`.
+    public var prefix: String { "sealkit-\(rawValue)-v1:" }
+
+    var name: String {
+        switch self {
+        case .offer: return "transfer offer"
+        case .reply: return "transfer reply"
+        case .part: return "part"
+        case .backup: return "paper backup"
+        }
+    }
+}
+
+/// Why an offer, reply, part or backup was refused. Each description is one line that
+/// says what went wrong and what to do; none repeats key material or passphrases.
+public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The text is not a SealKit code of the expected kind.
+    case notTransferText(expected: TransferTextKind)
+    /// A SealKit code of another kind where this one was expected (a backup pasted into `receive`).
+    case wrongKind(found: TransferTextKind, expected: TransferTextKind)
+    /// A SealKit code of a format version this SealKit does not read.
+    case unsupportedVersion(TransferTextKind, version: String)
+    /// The code has the right prefix but its contents are damaged.
+    case malformed(TransferTextKind, reason: String)
+    /// The reply was sealed to another receiver's offer.
+    case sealedForAnotherReceiver
+    /// The reply does not authenticate: it was changed on the way.
+    case altered
+    /// The reply's sender did not see this receiver's offer (its proof is wrong).
+    case offerNotSeen
+    /// The reply is past its expiry time.
+    case expired(at: Date, now: Date)
+    /// The reply claims a lifetime longer than receivers accept.
+    case expiresTooLate(Date)
+    /// The reply was made later than this machine's clock allows.
+    case madeInTheFuture(Date)
+    /// This reply was already accepted.
+    case replayed
+    /// The offer already served a reply.
+    case offerUsed
+    /// `expiresIn` is outside what a reply may ask for.
+    case badLifetime(seconds: Int)
+    /// No keys were given to send or back up.
+    case nothingToSend
+    /// The payload needs more parts than a transfer allows.
+    case tooLarge(parts: Int)
+    /// Parts whose transfer ids differ.
+    case partsFromTwoTransfers
+    /// The same part number was given twice.
+    case duplicatePart(index: Int, count: Int)
+    /// A whole code arrived while parts were being collected, or a part after a whole code.
+    case partsMixedWithWhole
+    /// The input ended before every part arrived.
+    case missingParts([Int], count: Int)
+    /// Every part arrived but together they are not the payload their transfer id names.
+    case partsDoNotFit
+    /// Nothing arrived at all.
+    case noInput(TransferTextKind)
+    /// The backup passphrase is wrong, or the backup was altered.
+    case wrongPassphrase
+    /// The backup's Argon2id limits are outside what SealKit runs.
+    case unsupportedKDF
+    /// Argon2id could not run (for example, not enough memory).
+    case passphraseKDF(PassphraseKDFError)
+    /// The backup holds no key for the id asked for.
+    case notInBackup(KeyID, holds: [KeyID])
+
+    public var description: String {
+        switch self {
+        case .notTransferText(let expected):
+            return "not a SealKit \(expected.name): expected one line starting with '\(expected.prefix)'"
+        case .wrongKind(let found, let expected):
+            switch (found, expected) {
+            case (.backup, _):
+                return "this is a paper backup, not a \(expected.name): restore it with 'sealkit keys restore ID'"
+            case (.offer, .reply):
+                return "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER'"
+            default:
+                return "this is a SealKit \(found.name), not a \(expected.name): check what was pasted"
+            }
+        case .unsupportedVersion(let kind, let version):
+            return "this \(kind.name) is format \(version), which this SealKit does not read: update sealkit, or make it with a matching version"
+        case .malformed(let kind, let reason):
+            return "the \(kind.name) is damaged (\(reason)): copy it again in full"
+        case .sealedForAnotherReceiver:
+            return "this reply was sealed for another receiver: the sender must reply to the offer this receiver shows; nothing was stored"
+        case .altered:
+            return "this reply was altered on the way (it does not authenticate): ask the sender to send again; nothing was stored"
+        case .offerNotSeen:
+            return "this reply was made without seeing this receiver's offer (its proof is wrong): nothing was stored; send again to the offer shown here"
+        case .expired(let at, let now):
+            return "this reply expired at \(at.formatted(.iso8601)) (\(Int(now.timeIntervalSince(at))) seconds ago): ask the sender to send again; nothing was stored"
+        case .expiresTooLate(let date):
+            return "this reply says it stays valid until \(date.formatted(.iso8601)), more than 24 hours ahead: refused; check both clocks and send again"
+        case .madeInTheFuture(let date):
+            return "this reply was made at \(date.formatted(.iso8601)), ahead of this machine's clock: check both clocks and send again"
+        case .replayed:
+            return "this reply was already accepted: a reply works once; nothing more was stored"
+        case .offerUsed:
+            return "this offer was already used: start a new 'sealkit transfer receive' for another transfer"
+        case .badLifetime(let seconds):
+            return "a reply must expire within 1 to 86400 seconds, not \(seconds): choose --expires-in in that range"
+        case .nothingToSend:
+            return "no keys to send: name key ids, or use --all"
+        case .tooLarge(let parts):
+            return "too many keys for one transfer (it would take \(parts) parts, the limit is \(TransferParts.maximumPartCount)): send fewer ids at a time"
+        case .partsFromTwoTransfers:
+            return "these parts come from two different transfers: give only the parts of one, all of them"
+        case .duplicatePart(let index, let count):
+            return "part \(index)/\(count) was given twice: give each part once"
+        case .partsMixedWithWhole:
+            return "a whole code and parts were mixed: give either one whole line, or every part of one transfer"
+        case .missingParts(let missing, let count):
+            return "the input ended before every part arrived (missing \(missing.map(String.init).joined(separator: ", ")) of \(count)): give all \(count) parts"
+        case .partsDoNotFit:
+            return "the parts do not fit together (one was altered, or copied wrongly): copy them again"
+        case .noInput(let kind):
+            return "no \(kind.name) on stdin: give it as one line, or one line per part"
+        case .wrongPassphrase:
+            return "wrong passphrase for this backup, or the backup was altered: nothing was stored"
+        case .unsupportedKDF:
+            return "the backup asks for Argon2id limits SealKit does not run: it is damaged or from an incompatible tool"
+        case .passphraseKDF(let error):
+            return error.description
+        case .notInBackup(let id, let holds):
+            let listed = holds.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (holds.count > 10 ? ", ..." : "")
+            return "the backup holds no key for '\(id)' (it holds \(listed)): give an id it holds"
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import SealCore
+
+/// The text form of every transfer code: a prefix naming kind and version, then
+/// unpadded base64url (RFC 4648 §5). Only `A-Z a-z 0-9 - _ :` occur, so codes survive
+/// copy and paste, URLs and QR byte mode unchanged.
+enum TransferText {
+    /// Encodes public bytes (ciphertexts, public keys) as unpadded base64url.
+    static func encode(_ bytes: [UInt8]) -> String {
+        var text = Base64.encode(bytes)
+        while text.last == "=" { text.removeLast() }
+        return String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+    }
+
+    /// Decodes strict, canonical, unpadded base64url.
+    /// - Returns: nil for any other character, padding, or a non-canonical ending.
+    static func decode(_ text: Substring) -> [UInt8]? {
+        guard text.utf8.count % 4 != 1 else { return nil }
+        var standard = ""
+        standard.reserveCapacity(text.utf8.count + 2)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                standard.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "-"): standard.append("+")
+            case UInt8(ascii: "_"): standard.append("/")
+            default: return nil
+            }
+        }
+        while standard.utf8.count % 4 != 0 { standard.append("=") }
+        return Base64.decode(standard)
+    }
+
+    /// Which kind of code `text` is, checking only its `sealkit-<kind>-v<n>:` prefix.
+    /// - Returns: nil when it is no SealKit code at all.
+    /// - Throws: `.unsupportedVersion` for a known kind in a version other than 1.
+    static func kind(of text: Substring) throws(TransferError) -> TransferTextKind? {
+        for kind in [TransferTextKind.offer, .reply, .part, .backup] {
+            let stem = "sealkit-\(kind.rawValue)-v"
+            guard text.hasPrefix(stem) else { continue }
+            if text.hasPrefix(kind.prefix) { return kind }
+            let version = text.dropFirst(stem.count).prefix { $0 != ":" }.prefix(12)
+            throw .unsupportedVersion(kind, version: "v" + version)
+        }
+        return nil
+    }
+
+    /// The base64url body of a code expected to be of `kind`, decoded.
+    static func body(of text: Substring, as kind: TransferTextKind) throws(TransferError) -> [UInt8] {
+        guard let found = try self.kind(of: text) else { throw .notTransferText(expected: kind) }
+        guard found == kind else { throw .wrongKind(found: found, expected: kind) }
+        guard let bytes = decode(text.dropFirst(kind.prefix.count)) else {
+            throw .malformed(kind, reason: "not base64url after the prefix")
+        }
+        return bytes
+    }
+
+    /// Removes the spaces, tabs and line ends that copying and pasting add around a code.
+    static func trimmed(_ text: some StringProtocol) -> Substring {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace }
+        let start = text.firstIndex { !isSpace($0) } ?? text.endIndex
+        let end = text.lastIndex { !isSpace($0) }.map { text.index(after: $0) } ?? start
+        return Substring(text[start..<end])
+    }
+}
+
+/// Writes big-endian fields into a buffer sized in advance.
+struct ByteWriter {
+    private let buffer: UnsafeMutableRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
+        offset += bytes.count
+    }
+
+    mutating func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0) } }
+
+    mutating func write(_ byte: UInt8) { write([byte]) }
+
+    mutating func write(_ value: UInt16) { write([UInt8(value >> 8), UInt8(value & 0xFF)]) }
+
+    mutating func write(_ value: Int64) {
+        let bits = UInt64(bitPattern: value)
+        write((0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * $0)) })
+    }
+
+    mutating func write(_ value: UInt64) { write(Int64(bitPattern: value)) }
+}
+
+/// Reads big-endian fields with bounds checks; every read past the end throws.
+struct ByteReader {
+    private let buffer: UnsafeRawBufferPointer
+    private(set) var offset = 0
+    private let kind: TransferTextKind
+
+    init(_ buffer: UnsafeRawBufferPointer, kind: TransferTextKind) {
+        self.buffer = buffer
+        self.kind = kind
+    }
+
+    var remaining: Int { buffer.count - offset }
+
+    /// The next `count` bytes, borrowed from the buffer.
+    mutating func bytes(_ count: Int) throws(TransferError) -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else { throw .malformed(kind, reason: "truncated") }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+
+    mutating func array(_ count: Int) throws(TransferError) -> [UInt8] { Array(try bytes(count)) }
+
+    mutating func byte() throws(TransferError) -> UInt8 { try bytes(1)[0] }
+
+    mutating func uint16() throws(TransferError) -> UInt16 {
+        let raw = try bytes(2)
+        return UInt16(raw[0]) << 8 | UInt16(raw[1])
+    }
+
+    mutating func uint64() throws(TransferError) -> UInt64 {
+        try bytes(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func int64() throws(TransferError) -> Int64 { Int64(bitPattern: try uint64()) }
+
+    /// Throws unless every byte was read.
+    func finish() throws(TransferError) {
+        guard remaining == 0 else { throw .malformed(kind, reason: "\(remaining) unexpected bytes at the end") }
+    }
+}
+
+extension SecureBytes {
+    /// `withUnsafeBytes` for bodies that throw `TransferError`, keeping the error's type.
+    func reading<R>(_ body: (UnsafeRawBufferPointer) throws(TransferError) -> R) throws(TransferError) -> R {
+        let result: Result<R, TransferError> = withUnsafeBytes { raw in
+            do throws(TransferError) {
+                return .success(try body(raw))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}

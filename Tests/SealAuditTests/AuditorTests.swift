@@ -1,0 +1,192 @@
+import Foundation
+import SealAudit
+import SealCore
+import SealJSON
+import SealProfile
+import Testing
+
+@Suite("Auditor over the fixture sets")
+struct FixtureAuditTests {
+    static let base = auditFixtures.path
+
+    func keyRing() throws -> KeyRing {
+        KeyRing(current: try fixtureKey("current"), retired: [try fixtureKey("retired")])
+    }
+
+    @Test func plantedSetYieldsExactlyThePlantedFindingsInEveryRun() throws {
+        let runs = try ExpectedRun.all()
+        #expect(runs.count == 4)
+        for run in runs {
+            let schema = try run.schema.map { try AuditSchema.load(path: Self.base + "/" + $0) }
+            let auditor = Auditor(schema: schema, keys: run.key ? [try keyRing()] : [])
+            let report = try auditor.audit(paths: [Self.base + "/planted"])
+            let found = report.findings.map { ExpectedFinding($0, base: Self.base) }
+            #expect(found == run.findings, "schema: \(run.schema ?? "none"), key: \(run.key)")
+            #expect(report.fileCount == 5)
+        }
+    }
+
+    @Test func everyKindIsPlanted() throws {
+        let kinds = Set(try ExpectedRun.all().flatMap { $0.findings.map(\.kind) })
+        #expect(kinds == Set(FindingKind.allCases.map(\.rawValue)))
+    }
+
+    @Test func cleanSetHasNoFindingsWithSchemaAndKeys() throws {
+        for schemaFile in [nil, "schema.json"] {
+            for keys in [[], [try keyRing()]] {
+                let schema = try schemaFile.map { try AuditSchema.load(path: Self.base + "/" + $0) }
+                let report = try Auditor(schema: schema, keys: keys).audit(paths: [Self.base + "/clean"])
+                #expect(report.findings.isEmpty, "\(report.findings.map(\.message))")
+                #expect(report.fileCount == 3)
+                #expect(report.valueCount > 10)
+            }
+        }
+    }
+
+    @Test func aKeyThatOpensNothingMakesEveryCiphertextUndecryptable() throws {
+        let ring = KeyRing(current: try fixtureKey("foreign"))
+        let report = try Auditor(keys: [ring]).audit(paths: [Self.base + "/clean"])
+        #expect(report.findings.count == report.valueCount)
+        #expect(report.findings.allSatisfy { $0.kind == .undecryptable })
+    }
+
+    @Test func missingPathIsAnErrorNotAFinding() {
+        #expect(throws: AuditError.missingPath(Self.base + "/nope")) {
+            try Auditor().audit(paths: [Self.base + "/clean", Self.base + "/nope"])
+        }
+        #expect(throws: AuditError.unsupportedFile(Self.base + "/keys/current.key")) {
+            try Auditor().audit(paths: [Self.base + "/keys/current.key"])
+        }
+    }
+}
+
+@Suite("Reading JSON and NDJSON")
+struct ReadingTests {
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealaudit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    func write(_ name: String, _ text: String) throws -> String {
+        let url = folder.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    static let key = SymmetricKey.generate()
+    static func sealed(_ text: String) -> String { FieldCipher.encrypt(text, using: key) }
+
+    @Test func arrayElementsSplitAroundTrickyStrings() throws {
+        let copy = Self.sealed("x")
+        // Brackets, commas and escaped quotes inside strings must not split elements.
+        let text = "[ {\"a\": \"],[{\\\"\", \"c\": \"\(copy)\"} ,\n {\"b\": [1, {\"x\": \"}\"}], \"c\": \"\(copy)\"}\n]\n"
+        let path = try write("tricky.json", text)
+        let report = try Auditor().audit(paths: [path])
+        let finding = try #require(report.findings.first)
+        #expect(report.findings.count == 1 && finding.kind == .duplicateCiphertext)
+        #expect(finding.places.map(\.location) == [.pointer("/0/c"), .pointer("/1/c")])
+        #expect(finding.places.map(\.line) == [1, 2])
+    }
+
+    @Test func errorsInLaterElementsKeepFilePositions() throws {
+        var elements = (0..<50).map { "{\"n\": \($0), \"s\": \"\(Self.sealed("v\($0)"))\"}" }
+        elements[40] = "{\"n\": 40, \"s\": tru}"
+        let text = "[\n" + elements.joined(separator: ",\n") + "\n]"
+        let path = try write("late-error.json", text)
+        let report = try Auditor().audit(paths: [path])
+        let finding = try #require(report.findings.first)
+        #expect(report.findings.count == 1 && finding.kind == .unreadableFile)
+        // The same position SealJSON gives for the whole document.
+        do {
+            _ = try JSONValue.parse(text)
+            Issue.record("the document should not parse")
+        } catch {
+            #expect(finding.message.contains("line \(error.line), column \(error.column)"), "\(finding.message) vs \(error)")
+            #expect(finding.places[0].line == error.line)
+        }
+        #expect(report.valueCount == 40)
+    }
+
+    @Test(arguments: ["", "   \n", "[", "[1,]", "[{}] x", "{\"a\": 1", "[{}]]"])
+    func malformedJSONIsAnUnreadableFile(_ text: String) throws {
+        let path = try write("bad.json", text)
+        let report = try Auditor().audit(paths: [path])
+        #expect(report.findings.map(\.kind) == [.unreadableFile], "\(text.debugDescription)")
+    }
+
+    @Test func wellFormedEdgeCasesAreFine() throws {
+        for (index, text) in ["[]", " [ ] ", "{}", "[{}, {\"data\": {}}]", "\n[\n{\"a\":\"b\"}\n]\n"].enumerated() {
+            let path = try write("fine-\(index).json", text)
+            #expect(try Auditor().audit(paths: [path]).findings.isEmpty, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func ndjsonHandlesCRLFBlankLinesAndNoFinalNewline() throws {
+        let a = Self.sealed("a")
+        let text = "{\"s\": \"\(a)\"}\r\n\r\n   \n{\"t\": \"\(a)\"}"
+        let path = try write("lines.ndjson", text)
+        let report = try Auditor().audit(paths: [path])
+        let finding = try #require(report.findings.first)
+        #expect(finding.kind == .duplicateCiphertext)
+        #expect(finding.places.map(\.location) == [.line(1), .line(4)])
+        #expect(finding.places.map(\.field) == ["s", "t"])
+    }
+
+    @Test func everyBadNDJSONLineIsCountedAndTheRestAudited() throws {
+        let text = "{\"a\": 1}\nnot json\n{\"b\": \"\(Self.sealed("q"))\"}\n[1\n"
+        let path = try write("mixed.jsonl", text)
+        let report = try Auditor(keys: [KeyRing(current: SymmetricKey.generate())]).audit(paths: [path])
+        #expect(report.findings.map(\.kind) == [.unreadableFile, .undecryptable])
+        #expect(report.findings[0].location == .line(2))
+        #expect(report.findings[0].message.contains("2 bad lines"))
+        #expect(report.findings[1].location == .line(3))
+    }
+
+    @Test func nestingBeyondTheParserLimitIsAFindingNotACrash() throws {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        let json = try write("deep.json", "{\"a\": " + deep + "}")
+        let lines = try write("deep.ndjson", "{\"a\": " + deep + "}\n")
+        let report = try Auditor().audit(paths: [json, lines])
+        #expect(report.findings.map(\.kind) == [.unreadableFile, .unreadableFile])
+        // Within the limit, the recursive walk over values is fine.
+        let allowed = String(repeating: "[", count: 500) + "\"\(Self.sealed("deep"))\"" + String(repeating: "]", count: 500)
+        let ok = try write("allowed.json", "{\"a\": " + allowed + "}")
+        let fine = try Auditor().audit(paths: [ok])
+        #expect(fine.findings.isEmpty && fine.valueCount == 1)
+    }
+
+    @Test func withoutSchemaShortBase64AndWordsAreNotCiphertexts() throws {
+        let path = try write("words.json", #"{"name": "abcd", "token": "QUJDREVGR0g=", "hex": "deadbeef", "n": 5}"#)
+        let report = try Auditor(keys: [KeyRing(current: SymmetricKey.generate())]).audit(paths: [path])
+        #expect(report.findings.isEmpty && report.valueCount == 0)
+    }
+
+    @Test func pointersEscapeTildeAndSlash() throws {
+        let value = Self.sealed("x")
+        let path = try write("escape.json", "[{\"data\": {\"a/b~c\": \"\(value)\", \"d\": \"\(value)\"}}]")
+        let report = try Auditor().audit(paths: [path])
+        #expect(report.findings.first?.places.map(\.location) == [.pointer("/0/data/a~1b~0c"), .pointer("/0/data/d")])
+    }
+
+    @Test func schemaFlaggingIdentifiersIsReportedNotRefused() throws {
+        let schemaPath = try write(
+            "schema.json",
+            #"{"schema": {"email": {"type": "string", "encryption": {"state": "enabled"}}, "phone_number": {"encryption": {"state": "enabled"}}, "ssn": {"type": "string", "encryption": {"state": "enabled"}}}}"#)
+        let schema = try AuditSchema.load(path: schemaPath)
+        #expect(schema.encryptedFields == ["ssn"])
+        let data = try write("p/one.json", #"{"email": "a@example.com", "ssn": "123"}"#)
+        let report = try Auditor(schema: schema).audit(paths: [folder.path])
+        #expect(report.findings.map(\.kind) == [.plaintextField, .identifierEncrypted, .identifierEncrypted])
+        #expect(report.findings[0].file == data)
+        #expect(report.findings[1...].map(\.location) == [.pointer("/schema/email/encryption/state"), .pointer("/schema/phone_number/encryption/state")])
+        #expect(report.fileCount == 1, "the schema file itself is not audited as a profile")
+    }
+
+    @Test func invalidSchemaIsAnError() throws {
+        let path = try write("bad-schema.json", #"{"ssn": {"encryption": {"state": "maybe"}}}"#)
+        #expect(throws: AuditError.self) { try AuditSchema.load(path: path) }
+    }
+}

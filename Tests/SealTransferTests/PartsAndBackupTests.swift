@@ -1,0 +1,171 @@
+import Foundation
+import SealCore
+import SealKeystore
+import Testing
+
+@testable import SealTransfer
+
+@Suite("Parts")
+struct PartsTests {
+    static let payload = "sealkit-reply-v1:" + TransferText.encode(SecureRandom.bytes(count: 3000))
+
+    @Test func shortCodesStayWholeLongOnesSplitEvenly() throws {
+        #expect(try TransferParts.split("sealkit-reply-v1:AAAA") == ["sealkit-reply-v1:AAAA"])
+        let parts = try TransferParts.split(Self.payload)
+        #expect(parts.count == 4)
+        #expect(parts.allSatisfy { $0.count <= TransferParts.maximumLineLength })
+        #expect(parts.enumerated().allSatisfy { $1.contains(":\($0 + 1)/4:") })
+        #expect(try TransferParts.join(parts) == Self.payload)
+        #expect(try TransferParts.join([parts[2], "", parts[0], " \(parts[3])\r", parts[1]]) == Self.payload)
+    }
+
+    @Test func missingDuplicatedAndForeignPartsAreRefused() throws {
+        let parts = try TransferParts.split(Self.payload)
+        let other = try TransferParts.split("sealkit-reply-v1:" + TransferText.encode(SecureRandom.bytes(count: 3000)))
+        #expect(throws: TransferError.missingParts([2, 4], count: 4)) { try TransferParts.join([parts[0], parts[2]]) }
+        #expect(throws: TransferError.duplicatePart(index: 1, count: 4)) { try TransferParts.join([parts[0], parts[0]]) }
+        #expect(throws: TransferError.partsFromTwoTransfers) { try TransferParts.join([parts[0], other[1]]) }
+        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join([parts[0], "sealkit-reply-v1:AAAA"]) }
+        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join(["sealkit-reply-v1:AAAA", parts[0]]) }
+        #expect(throws: TransferError.noInput(.reply)) { try TransferParts.join(["", " "]) }
+
+        // A piece changed but renumbered consistently: the transfer id catches it.
+        var changed = parts
+        changed[1] = String(parts[1].dropLast()) + (parts[1].last == "A" ? "B" : "A")
+        #expect(throws: TransferError.partsDoNotFit) { try TransferParts.join(changed) }
+    }
+
+    @Test(arguments: [
+        "sealkit-part-v1:short:1/2:AAAA", "sealkit-part-v1:AAAAAAAAAAAA:3/2:AAAA", "sealkit-part-v1:AAAAAAAAAAAA:01/2:AAAA",
+        "sealkit-part-v1:AAAAAAAAAAAA:1/1:AAAA", "sealkit-part-v1:AAAAAAAAAAAA:1/100:AAAA", "sealkit-part-v1:AAAAAAAAAAAA:1/2:",
+        "sealkit-part-v1:AAAAAAAAAAAA:1/2:AA AA", "sealkit-part-v1:AAAAAAAAAAAA:1-2:AAAA", "sealkit-part-v1:AAAAAAAAAAAA",
+    ])
+    func malformedPartsAreRefused(_ line: String) {
+        var assembler = PartAssembler()
+        #expect(throws: TransferError.self) { try assembler.add(line) }
+    }
+
+    @Test func tooLargeIsRefused() {
+        let huge = "sealkit-reply-v1:" + String(repeating: "A", count: 1165 * 100)
+        #expect(throws: TransferError.tooLarge(parts: 101)) { try TransferParts.split(huge) }
+    }
+}
+
+@Suite("Paper backup")
+struct PaperBackupTests {
+    @Test func roundTripAndRefusals() throws {
+        let keys = [try history("alice", retired: true), try history("bob")]
+        let passphrase = try Passphrase("correct horse battery staple")
+        let made = Date(timeIntervalSince1970: 1_750_000_000)
+        let lines = try PaperBackup.seal(keys, passphrase: passphrase, kdf: .interactive, now: made)
+        #expect(lines.count == 1 && lines[0].hasPrefix("sealkit-backup-v1:"))
+        let contents = try PaperBackup.open(lines[0], passphrase: passphrase)
+        #expect(contents.created == made)
+        expectSameKeys(contents.keys, keys)
+        expectSameKeys([try contents.history(for: KeyID("bob"))], [keys[1]])
+        #expect(throws: TransferError.notInBackup(try KeyID("carol"), holds: keys.map(\.id))) {
+            try contents.history(for: KeyID("carol"))
+        }
+        #expect(throws: TransferError.wrongPassphrase) { try PaperBackup.open(lines[0], passphrase: Passphrase("wrong")) }
+
+        // Altered salt or body: the passphrase-derived key no longer opens it.
+        let body = try #require(TransferText.decode(lines[0].dropFirst("sealkit-backup-v1:".count)))
+        for position in [20, body.count - 1] {
+            var changed = body
+            changed[position] ^= 0x80
+            #expect(throws: TransferError.wrongPassphrase) {
+                try PaperBackup.open("sealkit-backup-v1:" + TransferText.encode(changed), passphrase: passphrase)
+            }
+        }
+        // Limits beyond libsodium's sensitive preset are refused before any work.
+        var greedy = body
+        greedy[8] = 0x7F
+        #expect(throws: TransferError.unsupportedKDF) {
+            try PaperBackup.open("sealkit-backup-v1:" + TransferText.encode(greedy), passphrase: passphrase)
+        }
+        #expect(throws: TransferError.malformed(.backup, reason: "truncated")) {
+            try PaperBackup.open("sealkit-backup-v1:AAAA", passphrase: passphrase)
+        }
+    }
+}
+
+@Suite("Format vectors in Fixtures/transfer")
+struct TransferVectorTests {
+    struct Vector: Decodable {
+        let name: String
+        let kind: String
+        let lines: [String]
+        let passphrase: String?
+        let expect: String
+        let keys: [VectorKey]?
+    }
+    struct VectorKey: Decodable {
+        let id: String
+        let versions: [VectorVersion]
+    }
+    struct VectorVersion: Decodable {
+        let key: String
+        let fingerprint: String
+        let created: Int64
+        let retired: Int64?
+    }
+
+    static let vectors: [Vector] = {
+        var folder = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { folder.deleteLastPathComponent() }
+        let url = folder.appendingPathComponent("Fixtures/transfer/vectors.json")
+        guard let data = try? Data(contentsOf: url) else { return [] }
+        return (try? JSONDecoder().decode([Vector].self, from: data)) ?? []
+    }()
+
+    @Test func vectorsAreThere() {
+        #expect(Self.vectors.count >= 6, "Fixtures/transfer/vectors.json is missing or unreadable")
+    }
+
+    @Test(arguments: vectors.map(\.name))
+    func vector(_ name: String) throws {
+        let vector = try #require(Self.vectors.first { $0.name == name })
+        let outcome: String
+        var opened: [KeyHistory] = []
+        do {
+            let joined = try TransferParts.join(vector.lines)
+            switch vector.kind {
+            case "backup":
+                opened = try PaperBackup.open(joined, passphrase: Passphrase(vector.passphrase ?? "-")).keys
+            case "parts":
+                #expect(joined.hasPrefix("sealkit-"))
+            default:
+                Issue.record("unknown kind \(vector.kind)")
+            }
+            outcome = "ok"
+        } catch let error as TransferError {
+            outcome = Self.name(of: error)
+        }
+        #expect(outcome == vector.expect, "\(name)")
+        if outcome == "ok", let keys = vector.keys {
+            #expect(opened.map(\.id.rawValue) == keys.map(\.id))
+            for (history, expected) in zip(opened, keys) {
+                #expect(history.versions.count == expected.versions.count)
+                for (version, wanted) in zip(history.versions, expected.versions) {
+                    #expect(version.key == (try SymmetricKey(base64Encoded: wanted.key)))
+                    #expect(version.key.fingerprint.description == wanted.fingerprint)
+                    #expect(unixTime(version.created) == wanted.created)
+                    #expect(version.retired.map(unixTime) == wanted.retired)
+                }
+            }
+        }
+    }
+
+    static func name(of error: TransferError) -> String {
+        switch error {
+        case .wrongPassphrase: return "wrong-passphrase"
+        case .missingParts: return "missing-parts"
+        case .duplicatePart: return "duplicate-part"
+        case .partsFromTwoTransfers: return "parts-from-two-transfers"
+        case .partsDoNotFit: return "parts-do-not-fit"
+        case .unsupportedVersion: return "unsupported-version"
+        case .malformed: return "malformed"
+        default: return "other: \(error)"
+        }
+    }
+}
