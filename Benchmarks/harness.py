@@ -7,6 +7,9 @@
       repetition and the largest peak RSS seen.
   harness.py lines SIZE COUNT OUT       COUNT lines of SIZE printable ASCII bytes
   harness.py profiles PROFILE COUNT OUT COUNT copies of PROFILE as ndjson, each with its own user_id
+  harness.py audit-ndjson CIPHERTEXTS OUT
+                                        profiles of four encrypted fields each, from a file of one
+                                        ciphertext per line (made by `sealkit encrypt --lines`)
   harness.py report RESULTS [--json PATH]
       Medians and ratios (peer time / SealKit time: above 1 means SealKit is faster),
       checked against the targets of issue 6.
@@ -63,6 +66,14 @@ def generate_profiles(profile_path, count, out_path):
         for index in range(count):
             profile["user_id"] = f"user_{index:026d}"
             out.write(json.dumps(profile, separators=(",", ":")) + "\n")
+
+
+def generate_audit_ndjson(ciphertexts_path, out_path):
+    with open(ciphertexts_path) as f, open(out_path, "w") as out:
+        values = (line.rstrip("\n") for line in f)
+        for index, (ssn, dob, notes, card) in enumerate(zip(values, values, values, values)):
+            out.write(f'{{"user_id":"user_{index}","ssn":"{ssn}","date_of_birth":"{dob}",'
+                      f'"notes":"{notes}","card":"{card}"}}\n')
 
 
 # ---------------------------------------------------------------- report
@@ -186,6 +197,8 @@ if __name__ == "__main__":
         generate_lines(int(args[1]), int(args[2]), args[3])
     elif len(args) == 4 and args[0] == "profiles":
         generate_profiles(args[1], int(args[2]), args[3])
+    elif len(args) == 3 and args[0] == "audit-ndjson":
+        generate_audit_ndjson(args[1], args[2])
     elif len(args) in (2, 4) and args[0] == "report":
         report(args[1], args[3] if len(args) == 4 and args[2] == "--json" else None)
     else:
