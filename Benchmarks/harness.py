@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-REPS = int(os.environ.get("BENCH_REPS", "5"))
+REPS = int(os.environ.get("BENCH_REPS", "3"))
 
 
 def time_process(peer, bench, size, count, stdin_path, command):
@@ -115,11 +115,14 @@ def ratio_target(bench, size, peer):
 
 def report(results_path, json_path):
     records = [json.loads(line) for line in open(results_path) if line.strip()]
-    medians = {}
+    # A peer may run in several rounds, alternating with the others so that a burst of load
+    # on the machine does not fall on one peer only: its samples are pooled.
+    samples = {}
     for r in records:
-        medians[(r["bench"], r["size"], r["peer"])] = {
-            "median_ns": statistics.median(r["ns_per_op"]), "samples": r["ns_per_op"],
-            "iterations": r["iterations"], "peak_rss_kib": r.get("peak_rss_kib")}
+        entry = samples.setdefault((r["bench"], r["size"], r["peer"]), {"samples": [], "peak_rss_kib": 0})
+        entry["samples"].extend(r["ns_per_op"])
+        entry["peak_rss_kib"] = max(entry["peak_rss_kib"], r.get("peak_rss_kib") or 0)
+    medians = {key: {"median_ns": statistics.median(entry["samples"]), **entry} for key, entry in samples.items()}
     rows, verdicts = [], []
     seen = []
     for r in records:
@@ -179,9 +182,9 @@ def report(results_path, json_path):
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     print("\n".join(lines))
     load = os.getloadavg()
-    print(f"\nTimes are medians per operation (per profile, per line, per value) over {REPS}+ repetitions after"
-          f" a warm-up; ratios above 1 mean SealKit is faster. Load average at the end: {load[0]:.2f}"
-          f" on {os.cpu_count()} cores. Targets met: {sum(verdicts)} of {len(verdicts)}.")
+    print(f"\nTimes are medians per operation (per profile, per line, per value) of every repetition, peers"
+          f" alternating over rounds, each after a warm-up; ratios above 1 mean SealKit is faster. Load average"
+          f" at the end: {load[0]:.2f} on {os.cpu_count()} cores. Targets met: {sum(verdicts)} of {len(verdicts)}.")
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"rows": rows, "raw": records, "load_average": load, "cores": os.cpu_count(),

@@ -271,6 +271,14 @@ struct JSONParser {
     private mutating func parseString() throws(JSONError) -> String {
         let start = index
         var i = index
+        // Plain ASCII needs no per-byte work: skip it eight bytes at a time.
+        if let base = bytes.baseAddress {
+            while i &+ 8 <= bytes.count,
+                !SWAR.mayEndPlainString(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+            {
+                i &+= 8
+            }
+        }
         // Fast path: no escapes, so the bytes are the string once validated.
         while i < bytes.count {
             let byte = bytes[i]

@@ -75,3 +75,24 @@ struct FastDecryptTests {
         }
     }
 }
+
+@Suite("Nonces drawn per operation")
+struct NonceSupplyTests {
+    /// Nonces from one supply, and beyond what it drew, are all distinct and every
+    /// ciphertext opens; PyNaCl reads the layout the same way (see FieldCipherTests).
+    @Test func everyNonceIsFreshAndCiphertextsOpen() throws {
+        let key = SymmetricKey.generate()
+        var nonces = Set<[UInt8]>()
+        for planned in [0, 1, 6] {
+            let supply = NonceSupply(count: planned)
+            for index in 0..<(planned + 3) {
+                let sealed = FieldCipher.encrypt("value \(index)", using: key, nonces: supply)
+                #expect(try FieldCipher.decrypt(sealed, using: key) == "value \(index)")
+                let nonce = Array(try #require(Base64.decode(sealed)).prefix(FieldCipher.nonceByteCount))
+                #expect(nonce != [UInt8](repeating: 0, count: FieldCipher.nonceByteCount))
+                #expect(nonces.insert(nonce).inserted, "a nonce repeated")
+            }
+        }
+        #expect(nonces.count == 3 + 4 + 9)
+    }
+}
