@@ -6,7 +6,7 @@ import Testing
 /// line-by-line loop writes: every line, in order, and the first failing line stops it.
 @Suite("sealkit profile --ndjson across cores")
 struct ProfileNDJSONParallelTests {
-    /// More lines than one batch (1024), so several batches and every worker take part.
+    /// Many batches (of 128 lines), so every worker takes part and order must be restored.
     static let count = 2600
 
     static func profiles() -> [JSONValue] {
@@ -34,8 +34,9 @@ struct ProfileNDJSONParallelTests {
     @Test func theFirstFailingLineStopsTheRunAndIsNamed() throws {
         let cli = try ProfileCLITests.cliWithKey()
         var lines = Self.profiles().map { $0.serialized() }
-        // Two bad lines in one batch, and another in a later one: the earliest is reported.
+        // Two bad lines in one batch, and others in later ones: the earliest is reported.
         lines[1500] = #"{"id": "bad", "data": {"credit_score": "not a number"}}"#
+        lines[1510] = "not json"
         lines[1800] = "not json"
         lines[2500] = ""
         let result = try cli.run(
