@@ -39,9 +39,12 @@ struct ProfileNDJSONParallelTests {
         lines[1510] = "not json"
         lines[1800] = "not json"
         lines[2500] = ""
+        // From a file, not stdin: the command stops reading at the failure, and a test process
+        // still writing to its stdin would die of SIGPIPE.
+        let file = cli.home.appendingPathComponent("profiles.ndjson")
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
         let result = try cli.run(
-            ["profile", "encrypt", "--ndjson", "--schema", ProfileCLITests.schema, "--key", "ada"],
-            stdin: lines.joined(separator: "\n") + "\n")
+            ["profile", "encrypt", "--ndjson", "--schema", ProfileCLITests.schema, "--key", "ada", file.path])
         #expect(result.status == 65)
         #expect(result.stderr.hasPrefix("sealkit: line 1501: "), "\(result.stderr)")
         // Lines before it that reached stdout are whole lines, in order, and none after it.
