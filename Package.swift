@@ -56,17 +56,19 @@ let package = Package(
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
 
-        .testTarget(name: "SealCoreTests", dependencies: ["SealCore"]),
-        .testTarget(name: "SealJSONTests", dependencies: ["SealJSON"]),
+        // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
+        .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
+        .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
+        .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
         .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore"]),
         .testTarget(
             name: "SealProfileTests",
-            dependencies: ["SealProfile", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "SealQRTests", dependencies: ["SealQR"]),
+            dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
-        .testTarget(name: "SealKitCLITests", dependencies: ["SealKitCLI", "SealKit"]),
+        .testTarget(name: "SealKitCLITests", dependencies: ["SealKitCLI", "SealKit", "SealTestSupport"]),
     ]
 )

@@ -259,7 +259,7 @@ final class AuditRun {
         default:
             countValue()
             report(.plaintextField, field: field,
-                "\(field) is flagged encrypted but holds \(Self.kindName(value)), not a ciphertext string: it is stored in plaintext")
+                "\(field) is flagged encrypted but holds \(value.kindName), not a ciphertext string: it is stored in plaintext")
         }
     }
 
@@ -400,17 +400,6 @@ final class AuditRun {
         switch location {
         case .line(let number): return "line \(number)"
         case .pointer(let pointer): return pointer.isEmpty ? "the top level" : pointer
-        }
-    }
-
-    private static func kindName(_ value: JSONValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .number: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
         }
     }
 }

@@ -41,16 +41,8 @@ extension KeysCommand {
         }
 
         private func backupPassphrase() throws -> Passphrase {
-            if let given = try keystoreOptions.givenPassphrase() { return given }
-            guard let first = try TerminalPrompt.passphrase("Backup passphrase: ") else {
-                throw CLIFailure(
-                    "a backup needs a passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
-                    status: .usage)
-            }
-            guard let second = try TerminalPrompt.passphrase("Repeat backup passphrase: "),
-                ConstantTime.equals(first.storage, second.storage)
-            else { throw CLIFailure("the passphrases do not match: no backup was made", status: .usage) }
-            return first
+            try keystoreOptions.newPassphrase(
+                prompt: "Backup passphrase: ", missing: "a backup needs a passphrase", abandoned: "no backup was made")
         }
     }
 

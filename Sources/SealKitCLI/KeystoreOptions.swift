@@ -54,16 +54,26 @@ struct KeystoreOptions: ParsableArguments {
 
     /// The passphrase for protecting new keys: the given one, else (with `ask`) one typed twice.
     func passphrase(toProtect ask: Bool) throws -> Passphrase? {
+        if !ask, try givenPassphrase() == nil { return nil }
+        return try newPassphrase(
+            prompt: "New passphrase: ", missing: "--protect needs a passphrase", abandoned: "nothing was stored")
+    }
+
+    /// A passphrase for something new (a protected key, a backup): the given one, else one
+    /// typed twice on the terminal, so a typo cannot lock the owner out.
+    /// - Parameters:
+    ///   - prompt: what to ask, such as "Backup passphrase: ".
+    ///   - missing: the start of the error when there is no passphrase and no terminal.
+    ///   - abandoned: what the mismatch error says was not done.
+    func newPassphrase(prompt: String, missing: String, abandoned: String) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
-        guard ask else { return nil }
-        guard let first = try TerminalPrompt.passphrase("New passphrase: ") else {
+        guard let first = try TerminalPrompt.passphrase(prompt) else {
             throw CLIFailure(
-                "--protect needs a passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
-                status: .usage)
+                "\(missing): set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal", status: .usage)
         }
-        guard let second = try TerminalPrompt.passphrase("Repeat passphrase: "),
+        guard let second = try TerminalPrompt.passphrase("Repeat " + prompt.prefix(1).lowercased() + prompt.dropFirst()),
             ConstantTime.equals(first.storage, second.storage)
-        else { throw CLIFailure("the passphrases do not match: nothing was stored", status: .usage) }
+        else { throw CLIFailure("the passphrases do not match: \(abandoned)", status: .usage) }
         return first
     }
 }

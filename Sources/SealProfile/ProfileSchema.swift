@@ -236,18 +236,6 @@ enum SchemaPath {
 }
 
 extension JSONValue {
-    /// The kind of value, for messages: never the value itself.
-    var kindName: String {
-        switch self {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .number: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
-    }
-
     /// A short quote of a schema value (schemas hold no secrets), or its kind.
     var briefDescription: String {
         guard case .string(let text) = self else { return kindName }

@@ -1,5 +1,6 @@
 import Foundation
 import SealCore
+import SealTestSupport
 import Testing
 
 /// The decrypt fast path (decode to scratch, open straight into the string, UTF-8 checked on
@@ -20,9 +21,9 @@ struct FastDecryptTests {
             for plain in cases:
                 print(base64.b64encode(plain).decode(), base64.b64encode(box.encrypt(plain)).decode())
             """
-        let result = try runPython(script, stdin: keyText + "\n")
-        #expect(result.status == 0, "\(result.stderr)")
-        let rows = result.stdout.split(separator: "\n").map {
+        let result = try Python.run(script, stdin: Array((keyText + "\n").utf8))
+        #expect(result.status == 0, "\(result.stderrText)")
+        let rows = result.stdoutText.split(separator: "\n").map {
             $0.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         }
         #expect(rows.count == 15)

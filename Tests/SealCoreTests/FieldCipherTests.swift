@@ -1,5 +1,6 @@
 import Foundation
 import SealCore
+import SealTestSupport
 import Testing
 
 @Suite("Field encryption")
@@ -65,42 +66,10 @@ struct FieldCipherTests {
             for c in lines[1:]:
                 print(base64.b64encode(box.decrypt(base64.b64decode(c))).decode())
             """
-        let result = try runPython(script, stdin: input)
-        #expect(result.status == 0, "\(result.stderr)")
-        let decoded = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        let result = try Python.run(script, stdin: Array((input).utf8))
+        #expect(result.status == 0, "\(result.stderrText)")
+        let decoded = result.stdoutText.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             .map { String(decoding: Base64.decode(String($0)) ?? [0xFF], as: UTF8.self) }
         #expect(decoded == texts)
-    }
-}
-
-func runPython(_ script: String, stdin: String) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let input = Pipe(), output = Pipe(), errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let writer = Thread {
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try? input.fileHandleForWriting.close()
-    }
-    writer.start()
-    let errData = LockedBox<Data>()
-    let reader = Thread { errData.value = errors.fileHandleForReading.readDataToEndOfFile() }
-    reader.start()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while errData.value == nil { usleep(1000) }
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: errData.value ?? Data(), as: UTF8.self))
-}
-
-final class LockedBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T?
-    var value: T? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

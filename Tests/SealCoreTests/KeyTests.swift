@@ -1,5 +1,6 @@
 import Foundation
 import SealCore
+import SealTestSupport
 import Testing
 
 @Suite("Keys, passphrases and sealed boxes")
@@ -67,8 +68,8 @@ struct KeyTests {
             key = nacl.pwhash.argon2id.kdf(32, b"correct horse", bytes([7]*16), opslimit=2, memlimit=8192*1024)
             print(nacl.secret.SecretBox(key).decrypt(base64.b64decode(sys.stdin.read())).decode())
             """
-        let result = try runPython(script, stdin: sealed)
-        #expect(result.stdout == "kdf agrees\n", "\(result.stderr)")
+        let result = try Python.run(script, stdin: Array((sealed).utf8))
+        #expect(result.stdoutText == "kdf agrees\n", "\(result.stderrText)")
     }
 
     @Test func secretWrapOpensOnlyWithTheRightKey() throws {
@@ -98,8 +99,8 @@ struct KeyTests {
             pk = nacl.public.PublicKey(base64.b64decode(sys.stdin.read()))
             print(base64.b64encode(nacl.public.SealedBox(pk).encrypt(b"from python")).decode())
             """
-        let result = try runPython(script, stdin: Base64.encode(recipient.publicKey))
-        let fromPython = try #require(Base64.decode(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let result = try Python.run(script, stdin: Array(Base64.encode(recipient.publicKey).utf8))
+        let fromPython = try #require(Base64.decode(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
         let plain = try SealedBox.open(fromPython, with: recipient)
         #expect(plain.withUnsafeBytes { Array($0) } == Array("from python".utf8))
     }

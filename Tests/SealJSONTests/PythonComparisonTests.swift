@@ -1,35 +1,8 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 @testable import SealJSON
-
-/// Runs `python3 -c script` with `input` on stdin and returns its stdout.
-/// Fails the test (rather than skipping) when python3 is missing or the script fails.
-func runPython(_ script: String, input: [UInt8] = []) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    // Write on another thread so a large output cannot deadlock against a full input pipe.
-    let writer = Thread {
-        stdin.fileHandleForWriting.write(Data(input))
-        try? stdin.fileHandleForWriting.close()
-    }
-    writer.start()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try #require(
-        process.terminationStatus == 0,
-        "python3 failed (\(process.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
-    return [UInt8](output)
-}
 
 private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
     try String(decoding: output, as: UTF8.self).split(separator: "\n").map { line in
@@ -79,7 +52,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
                      json.dumps(v, ensure_ascii=True)]
             print(' '.join(base64.b64encode(f.encode('utf-8')).decode() for f in forms))
         """#
-        let rows = try base64Lines(try runPython(script))
+        let rows = try base64Lines(try Python.output(of: script))
         #expect(rows.count == 300)
         for row in rows {
             let compact = row[0], pretty = row[1], ascii = row[2]
@@ -108,7 +81,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
             print(json.dumps(v, ensure_ascii=True, sort_keys=False, separators=(',', ':')))
         """#
         let input = value.serialized() + "\n" + value.serialized(pretty: true).replacingOccurrences(of: "\n", with: " ")
-        let lines = String(decoding: try runPython(script, input: Array(input.utf8)), as: UTF8.self)
+        let lines = String(decoding: try Python.output(of: script, stdin: Array(input.utf8)), as: UTF8.self)
             .split(separator: "\n")
         #expect(lines.count == 2)
         let expected: JSONValue = [
@@ -151,7 +124,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
                 print('error')
         """#
         let input = corpus.map { ">" + Data($0).base64EncodedString() }.joined(separator: "\n")
-        let verdicts = String(decoding: try runPython(script, input: Array(input.utf8)), as: UTF8.self)
+        let verdicts = String(decoding: try Python.output(of: script, stdin: Array(input.utf8)), as: UTF8.self)
             .split(separator: "\n").map(String.init)
         #expect(verdicts.count == corpus.count)
         for (document, verdict) in zip(corpus, verdicts) {

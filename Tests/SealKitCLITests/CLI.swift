@@ -1,4 +1,5 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 /// Runs the built `sealkit` binary as a separate process, the way scripts use it.
@@ -47,47 +48,9 @@ struct CLI {
 
     @discardableResult
     func run(_ arguments: [String], stdinBytes: [UInt8], environment extra: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        process.environment = environment.merging(extra) { $1 }
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Feed stdin and drain both outputs concurrently so large data cannot deadlock.
-        let writer = Thread {
-            input.fileHandleForWriting.write(Data(stdinBytes))
-            try? input.fileHandleForWriting.close()
-        }
-        writer.start()
-        let errorData = LockedData()
-        let reader = Thread { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errorData.isSet { usleep(1000) }
-        let err = errorData.get()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self), stdoutBytes: Array(out))
-    }
-}
-
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data: Data?
-    func set(_ value: Data) { lock.withLock { data = value } }
-    var isSet: Bool { lock.withLock { data != nil } }
-    func get() -> Data { lock.withLock { data ?? Data() } }
-}
-
-enum TemporaryFolder {
-    static func make() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        let result = try Subprocess.run(
+            Self.executable.path, arguments, stdin: stdinBytes, environment: environment.merging(extra) { $1 })
+        return Result(status: result.status, stdout: result.stdoutText, stderr: result.stderrText, stdoutBytes: result.stdout)
     }
 }
 
@@ -108,18 +71,6 @@ func expectCleanFailure(
 
 /// Runs a Python snippet (PyNaCl for interop), passing secrets through stdin, never argv.
 func python(_ script: String, stdin: String = "") throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let input = Pipe(), output = Pipe(), errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    let result = try Python.run(script, stdin: Array(stdin.utf8))
+    return (result.status, result.stdoutText, result.stderrText)
 }

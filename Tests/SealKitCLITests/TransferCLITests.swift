@@ -1,4 +1,5 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 /// A `sealkit` process kept running, for driving `transfer receive` through its pipes.

@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 import SealJSON
+import SealTestSupport
 import Testing
 
 @testable import SealProfile
@@ -31,7 +32,7 @@ import Testing
         input += Array(JSONValue.array(flagged.map { .string($0) }).serialized().utf8) + [0x0A]
         input += Array(encrypted.serialized().utf8)
         defer { ConstantTime.wipe(&input) }
-        let output = try JSONValue.parse(try runPython(script, input: input))
+        let output = try JSONValue.parse(try Python.output(of: script, stdin: input))
 
         for name in flagged {
             let original = try #require(profile.data[name])
@@ -59,7 +60,7 @@ import Testing
         data["email"] = "ada@example.com"
         print(json.dumps({"id": "u", "data": data}))
         """#
-        let encrypted = try JSONValue.parse(try runPython(script, input: keyText + [0x0A]))
+        let encrypted = try JSONValue.parse(try Python.output(of: script, stdin: keyText + [0x0A]))
         let decrypted = try ProfileEncryptor(schema: schema).decrypt(encrypted, with: keys)
         #expect(
             decrypted.profile.data

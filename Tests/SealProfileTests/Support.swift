@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 import SealJSON
+import SealTestSupport
 import Testing
 
 @testable import SealProfile
@@ -13,33 +14,6 @@ enum Fixture {
     static func json(_ name: String) throws -> JSONValue {
         try JSONValue.parse([UInt8](Data(contentsOf: directory.appendingPathComponent(name))))
     }
-}
-
-/// Runs `python3 -c script` with `input` on stdin and returns its stdout.
-/// Fails the test (rather than skipping) when python3 is missing or the script fails.
-func runPython(_ script: String, input: [UInt8]) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let writer = Thread {
-        stdin.fileHandleForWriting.write(Data(input))
-        try? stdin.fileHandleForWriting.close()
-    }
-    writer.start()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try #require(
-        process.terminationStatus == 0,
-        "python3 failed (\(process.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
-    return [UInt8](output)
 }
 
 /// Catches the typed error of `body`, failing the test when nothing is thrown.

@@ -1,4 +1,5 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 /// Decodes QR codes with zbarimg (Debian's zbar-tools), a reader independent of libqrencode.
@@ -11,20 +12,12 @@ enum Zbar {
         try #require(
             FileManager.default.isExecutableFile(atPath: path),
             "zbarimg is missing: install zbar-tools (apt-get install zbar-tools)", sourceLocation: sourceLocation)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--nodbus", "--raw", "-q", "-Sbinary", url.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let result = try Subprocess.run(path, ["--nodbus", "--raw", "-q", "-Sbinary", url.path])
         try #require(
-            process.terminationStatus == 0,
-            "zbarimg found no QR code in \(url.lastPathComponent) (exit \(process.terminationStatus))",
+            result.status == 0,
+            "zbarimg found no QR code in \(url.lastPathComponent) (exit \(result.status))",
             sourceLocation: sourceLocation)
-        return [UInt8](bytes)
+        return result.stdout
     }
 
     /// Writes `image` to a scratch file, scans it, and removes the file.

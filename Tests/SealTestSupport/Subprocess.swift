@@ -1,0 +1,128 @@
+import Foundation
+
+/// What a finished child process left behind.
+public struct ProcessResult: Sendable {
+    /// The exit status (or the terminating signal's number).
+    public let status: Int32
+    /// Everything it wrote to stdout.
+    public let stdout: [UInt8]
+    /// Everything it wrote to stderr.
+    public let stderr: [UInt8]
+
+    /// stdout as UTF-8 text (invalid bytes replaced).
+    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    /// stderr as UTF-8 text (invalid bytes replaced).
+    public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+}
+
+/// Runs other programs for tests: the `sealkit` binary, PyNaCl, zbarimg.
+public enum Subprocess {
+    /// Runs `executable` with `arguments`, feeding `stdin`, and waits for it to exit.
+    ///
+    /// stdin is written and both outputs drained on their own threads, so a child that
+    /// writes a lot before reading everything cannot deadlock against a full pipe.
+    /// - Parameters:
+    ///   - executable: a path, or a name looked up on `PATH`.
+    ///   - environment: the child's whole environment; nil inherits ours.
+    public static func run(
+        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil
+    ) throws -> ProcessResult {
+        let process = Process()
+        if executable.contains("/") {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [executable] + arguments
+        }
+        if let environment { process.environment = environment }
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+
+        let collected = Collected()
+        let group = DispatchGroup()
+        group.enter()
+        Thread {
+            input.fileHandleForWriting.write(Data(stdin))
+            try? input.fileHandleForWriting.close()
+            group.leave()
+        }.start()
+        group.enter()
+        Thread {
+            collected.setErrors(errors.fileHandleForReading.readDataToEndOfFile())
+            group.leave()
+        }.start()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        group.wait()
+        return ProcessResult(status: process.terminationStatus, stdout: Array(out), stderr: Array(collected.errors))
+    }
+
+    private final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored = Data()
+        func setErrors(_ data: Data) { lock.withLock { stored = data } }
+        var errors: Data { lock.withLock { stored } }
+    }
+}
+
+/// PyNaCl and Python's json: the independent implementations SealKit is checked against.
+public enum Python {
+    /// Runs `python3 -c script`. Secrets go through stdin, never the command line.
+    public static func run(_ script: String, stdin: [UInt8] = []) throws -> ProcessResult {
+        try Subprocess.run("python3", ["-c", script], stdin: stdin)
+    }
+
+    /// Runs `python3 -c script` and returns its stdout, throwing when it fails (the test
+    /// fails with Python's message rather than skipping).
+    public static func output(of script: String, stdin: [UInt8] = []) throws -> [UInt8] {
+        let result = try run(script, stdin: stdin)
+        guard result.status == 0 else { throw Failure(status: result.status, stderr: result.stderrText) }
+        return result.stdout
+    }
+
+    /// A Python script that failed.
+    public struct Failure: Error, CustomStringConvertible {
+        public let status: Int32
+        public let stderr: String
+        public var description: String { "python3 failed (\(status)): \(stderr)" }
+    }
+}
+
+/// Files of this repository, found from this source file's place in it.
+public enum Repository {
+    /// The repository's root folder.
+    public static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A file or folder under `Fixtures/`.
+    public static func fixture(_ path: String) -> URL { root.appendingPathComponent("Fixtures").appendingPathComponent(path) }
+}
+
+/// Fresh folders for tests.
+public enum TemporaryFolder {
+    /// Makes a new, empty folder under the system's temporary folder.
+    public static func make() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Bytes one thread collects for another to read, such as a running child's stderr.
+public final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+
+    public init() {}
+
+    /// Stores the collected bytes.
+    public func set(_ value: Data) { lock.withLock { data = value } }
+    /// Whether `set` has run.
+    public var isSet: Bool { lock.withLock { data != nil } }
+    /// The bytes, or none yet.
+    public func get() -> Data { lock.withLock { data ?? Data() } }
+}
