@@ -52,6 +52,11 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
+        // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
+        .executableTarget(
+            name: "SealKitFuzz",
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),

@@ -70,3 +70,8 @@ ensure_bench_deps() {
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
 }
+
+# Scripts/stress measures peak memory with GNU time.
+ensure_stress_deps() {
+  [ -x /usr/bin/time ] || apt_install time
+}

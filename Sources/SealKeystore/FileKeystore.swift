@@ -111,7 +111,8 @@ public struct FileKeystore: Keystore {
 
     @discardableResult
     public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
-        try withLock { () throws(KeystoreError) -> KeyEntry in
+        try requireExisting(id)
+        return try withLock { () throws(KeystoreError) -> KeyEntry in
             guard let file = try readKeyFile(named: id.fileName) else { throw .notFound(id, namespace: namespace.name) }
             let unlocked = try unlock(file, passphrase: passphrase)
             let rotated = unlocked.record.rotated(to: newKey, now: currentUnixTime())
@@ -121,12 +122,19 @@ public struct FileKeystore: Keystore {
     }
 
     public func delete(_ id: KeyID) throws(KeystoreError) {
+        try requireExisting(id)
         try withLock { () throws(KeystoreError) in
             let path = folder + "/" + id.fileName
             guard try readKeyFile(named: id.fileName) != nil else { throw .notFound(id, namespace: namespace.name) }
             guard unlink(path) == 0 else { throw .fileSystem(operation: "delete", path: path, errno: .current) }
             try syncFolder()
         }
+    }
+
+    /// Fails before the lock is taken, so asking to change a missing id creates no folders
+    /// or lock file; the caller checks again under the lock.
+    private func requireExisting(_ id: KeyID) throws(KeystoreError) {
+        guard try readKeyFile(named: id.fileName) != nil else { throw .notFound(id, namespace: namespace.name) }
     }
 
     // MARK: Unlocking

@@ -29,6 +29,8 @@ struct SealKitCommand: ParsableCommand {
     static func main() {
         // A closed pipe should end us with a message and a code, not a signal.
         signal(SIGPIPE, SIG_IGN)
+        // Likewise a file-size limit (ulimit -f): write then fails with EFBIG, reported as one line.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             var command = try parseAsRoot()
             try command.run()

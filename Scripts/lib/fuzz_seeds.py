@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Writes a seed corpus for each fuzz target into OUT/<target>/, from the files in Fixtures/.
+
+    fuzz_seeds.py FIXTURES OUT
+"""
+import base64
+import glob
+import hashlib
+import json
+import os
+import sys
+import urllib.parse
+
+import nacl.public
+import nacl.secret
+import nacl.utils
+
+# The fuzz targets' fixed keys (Sources/SealKitFuzz/FuzzTargets.swift), so seeds can authenticate.
+FUZZ_KEYS = ["AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=", "+RCiJFwwS1QhC87mwjLZVopVCPERtT2rcjVAZm7MYno="]
+
+
+def write(out, target, data):
+    folder = os.path.join(out, target)
+    os.makedirs(folder, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(folder, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def key_file(key_id, entries, protection="protection none"):
+    lines = ["sealkit-keyfile 1", "id " + base64.b64encode(key_id.encode()).decode(), protection]
+    for fingerprint, created, retired, material in entries:
+        lines.append(f"key {fingerprint} {created} {retired} {material}")
+    return "\n".join(lines) + "\n"
+
+
+def main(fixtures, out):
+    vectors = json.load(open(os.path.join(fixtures, "secretbox", "vectors.json")))["vectors"]
+    keys = sorted({v["key"] for v in vectors if "key" in v})
+    for vector in vectors:
+        if "ciphertext" in vector:
+            write(out, "ciphertext", vector["ciphertext"])
+            write(out, "base64", vector["ciphertext"])
+    for key in FUZZ_KEYS:
+        box = nacl.secret.SecretBox(base64.b64decode(key))
+        for plaintext in [b"", b"a", "héllo ✓".encode(), b"x" * 100]:
+            write(out, "ciphertext", base64.b64encode(bytes(box.encrypt(plaintext))).decode())
+    for key in keys + FUZZ_KEYS:
+        write(out, "base64", key)
+        write(out, "keytext", key + "\n")
+        link = "https://example.rownd.link/s/abc#"
+        write(out, "keytext", json.dumps({"data": link + key}))
+        write(out, "keytext", '{"data": "' + (link + key).replace("/", "\\/") + '"}')
+        write(out, "keytext", link + urllib.parse.quote(key, safe=""))
+    for material in FUZZ_KEYS:
+        write(out, "keyfile", key_file("user@example.com", [("0123456789abcdef", 1700000000, "-", material)]))
+        write(out, "keyfile", key_file("ユーザー", [
+            ("0123456789abcdef", 1700000300, "-", material),
+            ("fedcba9876543210", 1700000000, 1700000300, FUZZ_KEYS[0])]))
+    salt = base64.b64encode(bytes(range(16))).decode()
+    sealed = base64.b64encode(bytes(72)).decode()
+    write(out, "keyfile", key_file("p", [("00112233445566ff", 1700000000, "-", sealed)],
+                                   f"protection argon2id 2 67108864 {salt}"))
+    # Transfer codes: offers, replies, parts and backups, from the transfer vectors and made here.
+    def b64url(data):
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+    for _ in range(3):
+        write(out, "offer", "sealkit-offer-v1:" + b64url(os.urandom(64)))
+        public = nacl.public.PrivateKey.generate().public_key
+        sealed = nacl.public.SealedBox(public).encrypt(bytes([1]) + os.urandom(32 + 16) + bytes(16) + bytes(10))
+        write(out, "reply", "sealkit-reply-v1:" + b64url(os.urandom(8) + bytes(sealed)))
+    transfer = os.path.join(fixtures, "transfer", "vectors.json")
+    if os.path.exists(transfer):
+        for vector in json.load(open(transfer)):
+            lines = vector.get("lines", [])
+            for line in lines:
+                kind = line.split(":", 1)[0].split("-")[1] if line.startswith("sealkit-") else None
+                if kind in ("offer", "reply", "backup"):
+                    write(out, kind, line)
+            write(out, "parts", "\n".join(lines))
+            write(out, "reply", "\n".join(lines))
+    # JSON documents: profiles, schemas and audit exports.
+    documents = glob.glob(os.path.join(fixtures, "profile", "*.json")) + glob.glob(
+        os.path.join(fixtures, "audit", "**", "*.*json*"), recursive=True)
+    for path in documents:
+        data = open(path, "rb").read()
+        if len(data) > 65536:
+            continue
+        write(out, "audit", data)
+        if path.endswith(".json"):
+            write(out, "json", data)
+            write(out, "schema" if "schema" in os.path.basename(path) else "profile", data)
+    # Other parsers' fixtures join as their targets appear.
+    for path in glob.glob(os.path.join(fixtures, "fuzz", "*", "*")):
+        write(out, os.path.basename(os.path.dirname(path)), open(path, "rb").read())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
