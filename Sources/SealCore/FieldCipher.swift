@@ -26,23 +26,62 @@ public enum FieldCipher {
     /// Encrypts raw bytes under `key` with a fresh random nonce.
     /// - Returns: the ciphertext as base64 text.
     public static func encrypt(bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey) -> String {
+        let textCount = ciphertextLength(forPlaintextByteCount: plaintext.count)
+        return String(unsafeUninitializedCapacity: textCount) { output in
+            encrypt(bytes: plaintext, using: key, into: UnsafeMutableRawBufferPointer(output))
+            return textCount
+        }
+    }
+
+    /// The length of the base64 text of a ciphertext for `byteCount` plaintext bytes.
+    public static func ciphertextLength(forPlaintextByteCount byteCount: Int) -> Int {
+        Base64.encodedLength(of: minimumByteCount + byteCount)
+    }
+
+    /// Encrypts raw bytes and writes the ciphertext's base64 text into `output`, for
+    /// bulk paths that build their output in place (`--lines`, profiles).
+    /// - Parameters:
+    ///   - plaintext: the bytes to protect.
+    ///   - key: the key to encrypt with.
+    ///   - output: exactly `ciphertextLength(forPlaintextByteCount: plaintext.count)` bytes.
+    package static func encrypt(
+        bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, into output: UnsafeMutableRawBufferPointer
+    ) {
+        encrypt(bytes: plaintext, using: key, nonces: nil, into: output)
+    }
+
+    /// Encrypts a string like `encrypt(_:using:)`, taking its nonce from `nonces`: for
+    /// operations that make several ciphertexts at once (see `NonceSupply`).
+    /// - Returns: the ciphertext as base64 text.
+    package static func encrypt(_ plaintext: String, using key: SymmetricKey, nonces: NonceSupply) -> String {
+        var plaintext = plaintext
+        return plaintext.withUTF8 { bytes in
+            let textCount = ciphertextLength(forPlaintextByteCount: bytes.count)
+            return String(unsafeUninitializedCapacity: textCount) { output in
+                encrypt(bytes: UnsafeRawBufferPointer(bytes), using: key, nonces: nonces, into: UnsafeMutableRawBufferPointer(output))
+                return textCount
+            }
+        }
+    }
+
+    private static func encrypt(
+        bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, nonces: NonceSupply?,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
         Sodium.ready
         let sealedCount = minimumByteCount + plaintext.count
-        let textCount = Base64.encodedLength(of: sealedCount)
-        // One scratch buffer for the binary box, then encode straight into the string.
-        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: sealedCount, alignment: 16)
-        defer { sealed.deallocate() }
-        let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        randombytes_buf(base, nonceByteCount)
-        key.storage.withUnsafeBytes { keyBytes in
-            _ = crypto_secretbox_easy(
-                base + nonceByteCount,
-                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(base), UInt64(plaintext.count),
-                base, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        }
-        return String(unsafeUninitializedCapacity: textCount) { output in
-            Base64.encode(UnsafeRawBufferPointer(sealed), into: UnsafeMutableRawBufferPointer(output))
-            return textCount
+        precondition(output.count == Base64.encodedLength(of: sealedCount))
+        // The binary box goes to scratch space (on the stack when small), then straight to base64.
+        withUnsafeTemporaryAllocation(byteCount: sealedCount, alignment: 16) { sealed in
+            let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            if let nonces { nonces.take(into: base) } else { randombytes_buf(base, nonceByteCount) }
+            key.storage.withUnsafeBytes { keyBytes in
+                _ = crypto_secretbox_easy(
+                    base + nonceByteCount,
+                    plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(base),
+                    UInt64(plaintext.count), base, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+            Base64.encode(UnsafeRawBufferPointer(sealed), into: output)
         }
     }
 
@@ -54,7 +93,7 @@ public enum FieldCipher {
     /// - Throws: `CiphertextError` naming what is wrong: not base64, too short,
     ///   failed authentication, or a plaintext that is not UTF-8.
     public static func decrypt(_ ciphertext: String, using key: SymmetricKey) throws(CiphertextError) -> String {
-        try decrypt(ciphertext, usingAnyOf: [key]).plaintext
+        try decrypt(ciphertext, usingAnyOf: CollectionOfOne(key)).plaintext
     }
 
     /// Decrypts a ciphertext with the first of `keys` that authenticates it.
@@ -65,9 +104,57 @@ public enum FieldCipher {
     public static func decrypt(
         _ ciphertext: String, usingAnyOf keys: [SymmetricKey]
     ) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
-        let (bytes, index) = try decryptBytes(ciphertext, usingAnyOf: keys)
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
-        return (text, index)
+        try decrypt(ciphertext, usingAnyOf: keys[...])
+    }
+
+    /// Decrypts with the first key of any collection, so callers with a key ring need
+    /// not build an array per call.
+    static func decrypt(
+        _ ciphertext: String, usingAnyOf keys: some Collection<SymmetricKey>
+    ) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
+        var ciphertext = ciphertext
+        // `withUTF8` rethrows untyped errors, so the typed one travels in a Result.
+        return try ciphertext.withUTF8 { text in
+            Result { () throws(CiphertextError) in try decrypt(utf8: UnsafeRawBufferPointer(text), usingAnyOf: keys) }
+        }.get()
+    }
+
+    /// Decrypts the UTF-8 bytes of a ciphertext's text with the first of `keys` that
+    /// authenticates it, for bulk paths that read text without making a `String`.
+    /// - Returns: the plaintext and the index in `keys` of the key that opened it.
+    /// - Throws: `CiphertextError`, as `decrypt(_:usingAnyOf:)`.
+    package static func decrypt(
+        utf8 text: UnsafeRawBufferPointer, usingAnyOf keys: some Collection<SymmetricKey>
+    ) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
+        Sodium.ready
+        guard let sealedCount = Base64.decodedLength(of: text) else { throw .notBase64 }
+        // Decode to scratch space (on the stack when small), then open straight into the
+        // result's storage, checking UTF-8 before the string exists.
+        return try withUnsafeTemporaryAllocation(byteCount: Swift.max(sealedCount, 1), alignment: 16) {
+            (scratch) throws(CiphertextError) in
+            let sealed = UnsafeMutableRawBufferPointer(rebasing: scratch[..<sealedCount])
+            guard Base64.decode(text, into: sealed) else { throw .notBase64 }
+            guard sealedCount >= minimumByteCount else { throw .tooShort(byteCount: sealedCount) }
+            let box = UnsafeRawBufferPointer(sealed)
+            let plainCount = sealedCount - minimumByteCount
+            var opened: Int?
+            var isText = true
+            if plainCount == 0 {
+                var empty: UInt8 = 0
+                opened = open(box, usingAnyOf: keys, into: &empty)
+                guard let opened else { throw .authenticationFailed }
+                return ("", opened)
+            }
+            let plaintext = String(unsafeUninitializedCapacity: plainCount) { output in
+                opened = open(box, usingAnyOf: keys, into: output.baseAddress!)
+                guard opened != nil else { return 0 }
+                isText = UTF8Validation.isValid(UnsafeRawBufferPointer(output))
+                return isText ? plainCount : 0
+            }
+            guard let opened else { throw .authenticationFailed }
+            guard isText else { throw .notUTF8 }
+            return (plaintext, opened)
+        }
     }
 
     /// Decrypts a ciphertext to bytes with the first of `keys` that authenticates it.
@@ -97,24 +184,49 @@ public enum FieldCipher {
         let plainCount = sealed.count - minimumByteCount
         var opened: Int?
         let plaintext = [UInt8](unsafeUninitializedCapacity: Swift.max(plainCount, 1)) { out, initialized in
-            sealed.withUnsafeBufferPointer { box in
-                let nonce = box.baseAddress!
-                for (index, key) in keys.enumerated() {
-                    let status = key.storage.withUnsafeBytes { keyBytes in
-                        crypto_secretbox_open_easy(
-                            out.baseAddress!, nonce + nonceByteCount, UInt64(box.count - nonceByteCount),
-                            nonce, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                    }
-                    if status == 0 {
-                        opened = index
-                        break
-                    }
-                }
-            }
+            opened = sealed.withUnsafeBytes { open($0, usingAnyOf: keys, into: out.baseAddress!) }
             initialized = opened == nil ? 0 : plainCount
         }
         guard let opened else { throw .authenticationFailed }
         return (plaintext, opened)
+    }
+
+    /// Opens `box` (nonce ‖ tag ‖ body, at least `minimumByteCount` bytes) into `output`,
+    /// which holds `box.count - minimumByteCount` bytes.
+    /// - Returns: the offset in `keys` of the key that authenticated it, or nil.
+    private static func open(
+        _ box: UnsafeRawBufferPointer, usingAnyOf keys: some Collection<SymmetricKey>, into output: UnsafeMutablePointer<UInt8>
+    ) -> Int? {
+        let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        for (index, key) in keys.enumerated() {
+            let status = key.storage.withUnsafeBytes { keyBytes in
+                crypto_secretbox_open_easy(
+                    output, nonce + nonceByteCount, UInt64(box.count - nonceByteCount),
+                    nonce, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+            if status == 0 { return index }
+        }
+        return nil
+    }
+}
+
+/// UTF-8 validation for bytes that are about to become text.
+package enum UTF8Validation {
+    /// Whether `bytes` are well-formed UTF-8. ASCII, the common case, is checked a word
+    /// at a time; anything else goes through the standard library's validator.
+    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var i = 0
+        while i &+ 8 <= count {
+            if base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            i &+= 8
+        }
+        while i < count, base.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i &+= 1 }
+        if i == count { return true }
+        // Everything before `i` is ASCII, so `i` starts a scalar.
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[i...]).assumingMemoryBound(to: UInt8.self)
+        return String(validating: rest, as: UTF8.self) != nil
     }
 }
 

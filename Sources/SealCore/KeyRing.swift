@@ -25,7 +25,10 @@ public struct KeyRing: Sendable {
     /// - Returns: the plaintext, and whether only a retired key opened it (so it should be re-encrypted).
     /// - Throws: `CiphertextError` when no key opens it or it is malformed.
     public func decrypt(_ ciphertext: String) throws(CiphertextError) -> (plaintext: String, needsRotation: Bool) {
-        let (plaintext, index) = try FieldCipher.decrypt(ciphertext, usingAnyOf: all)
+        let (plaintext, index) =
+            retired.isEmpty
+            ? try FieldCipher.decrypt(ciphertext, usingAnyOf: CollectionOfOne(current))
+            : try FieldCipher.decrypt(ciphertext, usingAnyOf: all)
         return (plaintext, index > 0)
     }
 }

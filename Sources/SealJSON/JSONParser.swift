@@ -176,6 +176,11 @@ struct JSONParser {
         }
     }
 
+    /// Up to this many members, a new key is compared with each earlier one; beyond it, keys go
+    /// into a set. Comparing short keys is cheaper than hashing them, so typical objects (a
+    /// profile's 20-odd fields) never pay for the set, and large ones stay linear overall.
+    private static let linearKeyCheckLimit = 32
+
     /// Reads `"key" :` and checks the key is new to the object.
     private mutating func readKey(into container: inout Container) throws(JSONError) {
         skipWhitespace()
@@ -187,7 +192,7 @@ struct JSONParser {
         let keyStart = index
         index += 1
         let key = try parseString()
-        if container.keyIndex == nil, container.members.count >= 16 {
+        if container.keyIndex == nil, container.members.count >= Self.linearKeyCheckLimit {
             container.keyIndex = Set(container.members.map(\.key))
         }
         let isDuplicate: Bool
@@ -271,6 +276,14 @@ struct JSONParser {
     private mutating func parseString() throws(JSONError) -> String {
         let start = index
         var i = index
+        // Plain ASCII needs no per-byte work: skip it eight bytes at a time.
+        if let base = bytes.baseAddress {
+            while i &+ 8 <= bytes.count,
+                !SWAR.mayEndPlainString(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+            {
+                i &+= 8
+            }
+        }
         // Fast path: no escapes, so the bytes are the string once validated.
         while i < bytes.count {
             let byte = bytes[i]

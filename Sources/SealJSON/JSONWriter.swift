@@ -78,8 +78,20 @@ struct JSONWriter {
     }
 
     private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        // Most strings need no escape at all: skip to the first word that might hold a byte
+        // that does, eight bytes at a time, then look byte by byte from there.
+        var clean = 0
+        if let base = utf8.baseAddress {
+            while clean &+ 8 <= utf8.count,
+                !SWAR.mayNeedEscape(UnsafeRawPointer(base + clean).loadUnaligned(as: UInt64.self))
+            {
+                clean &+= 8
+            }
+        }
         var runStart = 0
-        for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+        for i in clean..<utf8.count {
+            let byte = utf8[i]
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
             runStart = i + 1
             output.append(UInt8(ascii: "\\"))
@@ -97,5 +109,36 @@ struct JSONWriter {
             }
         }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+    }
+}
+
+/// Byte tests on eight bytes at once. Each says whether *some* byte of the word may match;
+/// callers then check byte by byte, so a false alarm costs time, never correctness.
+enum SWAR {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether some byte is below `limit` (at most 0x80).
+    @inline(__always)
+    static func hasByte(below limit: UInt64, in word: UInt64) -> Bool {
+        (word &- ones &* limit) & ~word & highBits != 0
+    }
+
+    /// Whether some byte equals `byte`.
+    @inline(__always)
+    static func hasByte(_ byte: UInt64, in word: UInt64) -> Bool {
+        hasByte(below: 1, in: word ^ (ones &* byte))
+    }
+
+    /// A control character, `"` or `\`: what a JSON string must escape.
+    @inline(__always)
+    static func mayNeedEscape(_ word: UInt64) -> Bool {
+        hasByte(below: 0x20, in: word) || hasByte(0x22, in: word) || hasByte(0x5C, in: word)
+    }
+
+    /// Anything but plain ASCII string content: also bytes of 0x80 and above.
+    @inline(__always)
+    static func mayEndPlainString(_ word: UInt64) -> Bool {
+        word & highBits != 0 || mayNeedEscape(word)
     }
 }

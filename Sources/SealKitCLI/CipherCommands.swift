@@ -39,12 +39,18 @@ struct EncryptCommand: ParsableCommand {
         let output = StandardOutput()
         if options.lines {
             let reader = LineReader(fd: 0)
+            let key = ring.current
             while try reader.nextLine({ line in
-                guard String(validating: line, as: UTF8.self) != nil else {
+                guard UTF8Validation.isValid(line) else {
                     throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
                 }
-                try output.write(FieldCipher.encrypt(bytes: line, using: ring.current))
-                try output.write("\n")
+                // Straight from the line's bytes to base64 in the output buffer: no String per line.
+                let length = FieldCipher.ciphertextLength(forPlaintextByteCount: line.count)
+                try output.append(capacity: length + 1) { out in
+                    FieldCipher.encrypt(bytes: line, using: key, into: UnsafeMutableRawBufferPointer(rebasing: out[..<length]))
+                    out[length] = UInt8(ascii: "\n")
+                    return length + 1
+                }
             }) {}
         } else {
             let plaintext = try text ?? StandardInput.readText(what: "text")

@@ -112,9 +112,6 @@ final class LineReader {
     private var start = 0
     private var end = 0
     private var finished = false
-    /// Where the search for the next newline resumes: the bytes before it hold none, so a
-    /// long line arriving in many reads is scanned once, not once per read.
-    private var searched = 0
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
 
@@ -143,27 +140,23 @@ final class LineReader {
         }
     }
 
-    /// The index of the first newline in `block[from..<end]`, found with memchr: lines can be
-    /// megabytes long, and a byte-by-byte scan is slow in debug and sanitizer builds.
-    private func newlineIndex(from: Int) -> Int? {
-        guard from < end else { return nil }
-        return block.withUnsafeBytes { raw in
-            memchr(raw.baseAddress! + from, Int32(UInt8(ascii: "\n")), end - from)
-                .map { UnsafeRawPointer($0) - raw.baseAddress! }
-        }
-    }
-
     /// Calls `body` with the next line's bytes (without its newline).
     /// - Returns: false at the end of input.
     func nextLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        // Where the search for the newline resumes, so a long line arriving in many reads is
+        // scanned once, not once per read.
+        var scanned = start
         while true {
-            if let newline = newlineIndex(from: max(start, searched)) {
+            let found = block.withUnsafeBytes { raw -> Int? in
+                guard scanned < end, let hit = memchr(raw.baseAddress! + scanned, 0x0A, end - scanned) else { return nil }
+                return UnsafeRawPointer(hit) - raw.baseAddress!
+            }
+            if let newline = found {
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
                 return true
             }
-            searched = end
             if finished {
                 guard start < end else { return false }
                 lineNumber += 1
@@ -177,10 +170,10 @@ final class LineReader {
                     raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: end - start)
                 }
                 end -= start
-                searched -= start
                 start = 0
             }
-            if end == block.count { block += [UInt8](repeating: 0, count: block.count) }
+            scanned = end
+            if end == block.count { block.append(contentsOf: repeatElement(0, count: block.count)) }
             let count = try fill(at: end)
             if count == 0 { finished = true } else { end += count }
         }

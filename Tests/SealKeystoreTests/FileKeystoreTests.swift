@@ -90,7 +90,7 @@ struct FileKeystoreTests {
     @Test func abandonedTemporaryFilesAreIgnoredAndCleanedUp() throws {
         try store.store(SymmetricKey.generate(), as: KeyID("a"), mode: .create, passphrase: nil)
         let stale = store.folder + "/.tmp-deadbeef"
-        FileManager.default.createFile(atPath: stale, contents: Data("half a key".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: stale, contents: Data("half a key".utf8), attributes: [.posixPermissions: 0o600])
         #expect(try store.entries().count == 1)
         try store.store(SymmetricKey.generate(), as: KeyID("b"), mode: .create, passphrase: nil)
         #expect(!FileManager.default.fileExists(atPath: stale))
@@ -109,7 +109,7 @@ struct FileKeystoreTests {
         let id = try KeyID("A")
         try FileManager.default.createDirectory(atPath: store.folder, withIntermediateDirectories: true)
         let path = store.folder + "/" + id.fileName
-        FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
         do {
             _ = try store.keyRing(for: id, passphrase: nil)
             Issue.record("a damaged key file was accepted")
@@ -127,13 +127,13 @@ struct FileKeystoreTests {
         let id = try KeyID("A")
         try FileManager.default.createDirectory(atPath: store.folder, withIntermediateDirectories: true)
         let contents = "sealkit-keyfile 1\nid QQ==\nprotection none\nkey 0011223344556677 0 - 4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=\n"
-        FileManager.default.createFile(atPath: store.folder + "/" + id.fileName, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: store.folder + "/" + id.fileName, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
         #expect(throws: KeystoreError.self) { try store.keyRing(for: id, passphrase: nil) }
     }
 
     @Test func unwritableRootFailsCleanly() throws {
         let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-file-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: blocker, contents: Data())
+        _ = FileManager.default.createFile(atPath: blocker, contents: Data())
         let broken = FileKeystore(root: blocker + "/keys")
         #expect(throws: KeystoreError.self) { try broken.store(SymmetricKey.generate(), as: KeyID("x"), mode: .create, passphrase: nil) }
         do {

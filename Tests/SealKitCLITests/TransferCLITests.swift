@@ -40,7 +40,7 @@ final class RunningCLI {
     }
 
     func write(_ lines: [String]) {
-        input.fileHandleForWriting.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
     }
 
     /// Closes stdin, waits for the end, and returns the rest of stdout and all of stderr.

@@ -36,6 +36,7 @@ public enum Subprocess {
             process.arguments = [executable] + arguments
         }
         if let environment { process.environment = environment }
+        ignoreBrokenPipes
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -46,7 +47,9 @@ public enum Subprocess {
         let group = DispatchGroup()
         group.enter()
         Thread {
-            input.fileHandleForWriting.write(Data(stdin))
+            // A child may exit without reading all its input (as a refusing command should);
+            // that is its answer, not a test failure.
+            try? input.fileHandleForWriting.write(contentsOf: Data(stdin))
             try? input.fileHandleForWriting.close()
             group.leave()
         }.start()
@@ -60,6 +63,9 @@ public enum Subprocess {
         group.wait()
         return ProcessResult(status: process.terminationStatus, stdout: Array(out), stderr: Array(collected.errors))
     }
+
+    /// Writing to a child that stopped reading must fail the write, not kill the test process.
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
     private final class Collected: @unchecked Sendable {
         private let lock = NSLock()

@@ -1,0 +1,114 @@
+// The SealKit peer for Scripts/bench: times the library in-process with the same
+// warm-up and repetitions as the C and Python peers, and prints one JSON line per
+// benchmark with every repetition's ns/op (Scripts/bench takes the medians).
+//
+//   SealKitBench ops SIZE KEYFILE                  Vault.encrypt(plaintext:) / decrypt(ciphertext:)
+//   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile: parse, Vault.encryptProfile, serialize
+//
+// KEYFILE holds the key as standard base64 on its first line.
+import Foundation
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let warmupNanoseconds = 200_000_000.0
+let repetitionNanoseconds = 250_000_000.0
+let repetitions = 7
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("SealKitBench: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Writes one line to stdout at once, so Scripts/bench sees each result as it comes.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func nowNanoseconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
+}
+
+/// Keeps results alive so the optimizer cannot drop the work.
+nonisolated(unsafe) var sink = 0
+
+/// Warms up, sizes each repetition to about `repetitionNanoseconds`, prints ns/op per repetition.
+func measure(_ name: String, size: Int, extra: String = "", _ body: (Int) throws -> Void) rethrows {
+    var warm = 0
+    var spent = 0.0
+    while spent < warmupNanoseconds {
+        let start = nowNanoseconds()
+        try body(1)
+        spent += nowNanoseconds() - start
+        warm += 1
+    }
+    let iterations = max(3, Int(Double(warm) * repetitionNanoseconds / spent))
+    var samples: [String] = []
+    for _ in 0..<repetitions {
+        let start = nowNanoseconds()
+        try body(iterations)
+        samples.append(String(format: "%.1f", (nowNanoseconds() - start) / Double(iterations)))
+    }
+    emit(#"{"peer":"sealkit","bench":"\#(name)","size":\#(size),\#(extra)"iterations":\#(iterations),"ns_per_op":[\#(samples.joined(separator: ","))]}"#)
+}
+
+func readKey(_ path: String) -> SymmetricKey {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+        let line = text.split(separator: "\n").first,
+        let key = try? SymmetricKey(base64Encoded: String(line))
+    else { fail("the key file does not hold a base64 32-byte key") }
+    return key
+}
+
+func vault(with key: SymmetricKey) throws -> Vault {
+    let keystore = InMemoryKeystore()
+    let id = try KeyID("bench")
+    try keystore.store(key, as: id, mode: .create, passphrase: nil)
+    return Vault(keystore: keystore, userID: id)
+}
+
+/// `Vault.encrypt(plaintext:)` and `decrypt(ciphertext:)`: Rownd's surface, as an app calls it.
+func ops(size: Int, key: SymmetricKey) throws {
+    let vault = try vault(with: key)
+    let plaintext = String(decoding: (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }, as: UTF8.self)
+    let ciphertext = try vault.encrypt(plaintext: plaintext)
+    try measure("encrypt", size: size) { iterations in
+        for _ in 0..<iterations { sink &+= try vault.encrypt(plaintext: plaintext).utf8.count }
+    }
+    try measure("decrypt", size: size) { iterations in
+        for _ in 0..<iterations { sink &+= try vault.decrypt(ciphertext: ciphertext).utf8.count }
+    }
+}
+
+/// One profile at a time, JSON text in and out, as an app or backend would handle it.
+func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws {
+    let vault = try vault(with: key)
+    guard let schemaBytes = FileManager.default.contents(atPath: schemaPath),
+        let profileBytes = FileManager.default.contents(atPath: profilePath)
+    else { fail("cannot read the schema or profile file") }
+    let schema = try ProfileSchema(parsing: Array(schemaBytes))
+    let text = Array(try JSONValue.parse(Array(profileBytes)).serialized().utf8)
+    try measure("profile encrypt", size: 0) { iterations in
+        for _ in 0..<iterations {
+            let encrypted = try vault.encryptProfile(try JSONValue.parse(text), schema: schema)
+            sink &+= encrypted.serialized().utf8.count
+        }
+    }
+}
+
+let arguments = CommandLine.arguments
+do {
+    if arguments.count == 4, arguments[1] == "ops", let size = Int(arguments[2]) {
+        try ops(size: size, key: readKey(arguments[3]))
+    } else if arguments.count == 5, arguments[1] == "profile" {
+        try profile(schemaPath: arguments[2], profilePath: arguments[3], key: readKey(arguments[4]))
+    } else {
+        fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE")
+    }
+} catch {
+    fail("\(error)")
+}
