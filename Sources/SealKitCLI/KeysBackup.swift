@@ -71,8 +71,20 @@ extension KeysCommand {
                     status: .usage)
             }
             let history = try PaperBackup.open(code, passphrase: passphrase).history(for: id)
-            let storing = try keystoreOptions.passphrase(forStoring: [id], protect: protect, in: keystore)
+            // The passphrase given here is the backup's. It protects the restored key at rest
+            // only with --protect, so a restore yields a usable key rather than quietly
+            // locking it; an existing protected id still needs unlocking to compare.
+            let existing = try keystore.entry(for: id)
+            let storing: Passphrase?
+            if existing?.isProtected == true {
+                storing = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+            } else {
+                storing = protect ? try keystoreOptions.passphrase(toProtect: true) : nil
+            }
             let outcome = try keystore.storeAll([history], passphrase: storing)[0]
+            if outcome == .stored && storing == nil {
+                StandardError.write("'\(id)' is stored without passphrase protection; restore with --protect to protect it at rest\n")
+            }
             print("\(id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "restored" : "unchanged")")
         }
     }

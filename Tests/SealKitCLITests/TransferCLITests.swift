@@ -239,9 +239,19 @@ struct TransferCLITests {
         let restored = try receiving.run(
             ["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
         #expect(restored.status == 0 && restored.output.hasSuffix("\trestored"), "\(restored.stderr)")
-        // With SEALKIT_PASSPHRASE set, new keys are protected with it, as with `keys import`.
-        #expect(try receiving.run(["decrypt", "--key", "bob", "--", ciphertext], environment: ["SEALKIT_PASSPHRASE": "paper pass"]).stdout == "from paper\n")
+        // The passphrase opened the backup; without --protect the restored key is usable as it was.
+        #expect(restored.stderr.contains("without passphrase protection"))
+        #expect(try receiving.run(["decrypt", "--key", "bob", "--", ciphertext]).stdout == "from paper\n")
         #expect(try Self.ids(receiving) == ["bob"])
+
+        // With --protect, the same passphrase also protects it at rest.
+        let protectedHome = try CLI()
+        let protected = try protectedHome.run(
+            ["keys", "restore", "bob", "--protect"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
+        #expect(protected.status == 0, "\(protected.stderr)")
+        #expect(try protectedHome.run(["keys", "list"]).stdout.contains("protected"))
+        expectCleanFailure(try protectedHome.run(["decrypt", "--key", "bob", "--", ciphertext]), containing: "passphrase-protected")
+        #expect(try protectedHome.run(["decrypt", "--key", "bob", "--", ciphertext], environment: ["SEALKIT_PASSPHRASE": "paper pass"]).stdout == "from paper\n")
 
         let missing = try receiving.run(
             ["keys", "restore", "carol"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
