@@ -173,7 +173,8 @@ final class LineReader {
                 start = 0
             }
             scanned = end
-            if end == block.count { block.append(contentsOf: repeatElement(0, count: block.count)) }
+            // One allocation per doubling: appending element by element is slow in debug and sanitizer builds.
+            if end == block.count { block += [UInt8](repeating: 0, count: block.count) }
             let count = try fill(at: end)
             if count == 0 { finished = true } else { end += count }
         }
