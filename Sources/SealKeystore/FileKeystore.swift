@@ -122,10 +122,12 @@ public struct FileKeystore: Keystore {
     }
 
     public func delete(_ id: KeyID) throws(KeystoreError) {
-        try requireExisting(id)
+        // Deleting needs only the file to be there: a damaged or too-open key file is exactly
+        // what someone may want to delete, and its error message tells them to.
+        guard keyFileExists(id) else { throw .notFound(id, namespace: namespace.name) }
         try withLock { () throws(KeystoreError) in
             let path = folder + "/" + id.fileName
-            guard try readKeyFile(named: id.fileName) != nil else { throw .notFound(id, namespace: namespace.name) }
+            guard keyFileExists(id) else { throw .notFound(id, namespace: namespace.name) }
             guard unlink(path) == 0 else { throw .fileSystem(operation: "delete", path: path, errno: .current) }
             try syncFolder()
         }
@@ -133,6 +135,11 @@ public struct FileKeystore: Keystore {
 
     /// Fails before the lock is taken, so asking to change a missing id creates no folders
     /// or lock file; the caller checks again under the lock.
+    private func keyFileExists(_ id: KeyID) -> Bool {
+        var info = stat()
+        return lstat(folder + "/" + id.fileName, &info) == 0
+    }
+
     private func requireExisting(_ id: KeyID) throws(KeystoreError) {
         guard try readKeyFile(named: id.fileName) != nil else { throw .notFound(id, namespace: namespace.name) }
     }

@@ -143,6 +143,18 @@ struct FileKeystoreTests {
         }
     }
 
+    @Test func deleteRemovesDamagedAndTooOpenKeyFiles() throws {
+        let damaged = try KeyID("damaged"), open = try KeyID("open")
+        try store.store(SymmetricKey.generate(), as: open, mode: .create, passphrase: nil)
+        chmod(store.folder + "/" + open.fileName, 0o644)
+        _ = FileManager.default.createFile(
+            atPath: store.folder + "/" + damaged.fileName, contents: Data("garbage".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(throws: KeystoreError.self) { try store.keyRing(for: damaged, passphrase: nil) }
+        try store.delete(damaged)
+        try store.delete(open)
+        #expect(files().filter { $0.hasSuffix(".key") }.isEmpty)
+    }
+
     @Test func deleteRemovesOnlyThatID() throws {
         try store.store(SymmetricKey.generate(), as: KeyID("a"), mode: .create, passphrase: nil)
         try store.store(SymmetricKey.generate(), as: KeyID("b"), mode: .create, passphrase: nil)

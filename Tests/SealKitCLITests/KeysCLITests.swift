@@ -117,6 +117,18 @@ struct KeysCLITests {
         #expect(try cli.run(["keys", "list"]).stdout.contains("1 retired"))
     }
 
+    @Test func damagedKeyFileSaysToDeleteItAndDeleteWorks() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "d"]).status == 0)
+        let folder = cli.home.appendingPathComponent("keys/default").path
+        let keyFile = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".key") })
+        try "not a key file\n".write(toFile: folder + "/" + keyFile, atomically: false, encoding: .utf8)
+        expectCleanFailure(try cli.run(["encrypt", "--key", "d", "--", "x"]), containing: "restore it from a backup or delete it")
+        #expect(try cli.run(["keys", "delete", "d"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/" + keyFile))
+        #expect(try cli.run(["keys", "generate", "d"]).status == 0)
+    }
+
     @Test func deleteRemovesKeyAndMissingDeleteFails() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "d"]).status == 0)
