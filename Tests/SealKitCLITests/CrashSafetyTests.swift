@@ -11,39 +11,8 @@ import Glibc
 /// processes importing different keys under one id.
 @Suite("Crash safety and races")
 struct CrashSafetyTests {
-    /// One keystore, driven through the binary.
-    struct Store {
-        let home: String
-        var environment: [String: String]
-
-        init() throws {
-            home = try TemporaryFolder.make().path
-            environment = ProcessInfo.processInfo.environment
-            environment["SEALKIT_HOME"] = home + "/keys"
-            environment["SWIFT_BACKTRACE"] = "enable=no"
-            environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
-            environment.removeValue(forKey: "SEALKIT_NAMESPACE")
-        }
-
-        func run(_ arguments: [String], stdin: String = "") throws -> TimedProcess.Outcome {
-            try TimedProcess.run(CLI.executable.path, arguments, environment: environment, stdin: Array(stdin.utf8))
-        }
-
-        /// id → (fingerprint, line) from `keys list`, or nil when the keystore does not open.
-        func listing() throws -> [String: String]? {
-            let result = try run(["keys", "list"])
-            guard result.status == 0 else { return nil }
-            var entries: [String: String] = [:]
-            for line in result.stdoutText.split(separator: "\n") {
-                let fields = line.split(separator: "\t")
-                entries[String(fields[0])] = String(fields[1])
-            }
-            return entries
-        }
-    }
-
     @Test func killedWritesLeaveEachIDWholeOrAbsentAndNeverBlocked() throws {
-        let store = try Store()
+        let store = try TimedStore()
         var known: [String: String] = [:]
         var generator = SystemRandomNumberGenerator()
         // How long a run takes, so the kills land across it, the final write included.
@@ -90,7 +59,7 @@ struct CrashSafetyTests {
     }
 
     @Test func eightProcessesRacingForOneIDWithDifferentKeys() throws {
-        let store = try Store()
+        let store = try TimedStore()
         let keys = (0..<8).map { _ in SymmetricKey.generate() }
         let processes = try keys.map { _ in
             try TimedProcess.start(CLI.executable.path, ["keys", "import", "raced"], environment: store.environment)

@@ -24,27 +24,8 @@ struct SecretHygieneTests {
         ]
     }
 
-    struct Store {
-        let home: String
-        var environment: [String: String]
-
-        init() throws {
-            home = try TemporaryFolder.make().path
-            environment = ProcessInfo.processInfo.environment
-            environment["SEALKIT_HOME"] = home + "/keys"
-            environment["SWIFT_BACKTRACE"] = "enable=no"
-            environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
-            environment.removeValue(forKey: "SEALKIT_NAMESPACE")
-        }
-
-        func run(_ arguments: [String], stdin: String = "", environment extra: [String: String] = [:]) throws -> TimedProcess.Outcome {
-            try TimedProcess.run(
-                CLI.executable.path, arguments, environment: environment.merging(extra) { $1 }, stdin: Array(stdin.utf8))
-        }
-    }
-
     @Test func keysPassphrasesAndPlaintextsNeverReachOutputOrMessages() throws {
-        let store = try Store()
+        let store = try TimedStore()
         let passphraseFile = store.home + "/passphrase"
         try Data((Self.passphrase + "\n").utf8).write(to: URL(fileURLWithPath: passphraseFile))
         let protected = ["--passphrase-file", passphraseFile]
@@ -94,7 +75,7 @@ struct SecretHygieneTests {
     }
 
     @Test func secretsNeverAppearOnAnyCommandLine() throws {
-        let store = try Store()
+        let store = try TimedStore()
         let passphraseFile = store.home + "/passphrase"
         try Data((Self.passphrase + "\n").utf8).write(to: URL(fileURLWithPath: passphraseFile))
         #expect(try store.run(["keys", "import", "k", "--protect", "--passphrase-file", passphraseFile], stdin: Self.key).status == 0)
@@ -128,7 +109,7 @@ struct SecretHygieneTests {
     }
 
     @Test func keyFilesAre0600InFolders0700EvenUnderAPermissiveUmask() throws {
-        let store = try Store()
+        let store = try TimedStore()
         // A shell sets umask 000 and execs sealkit, which must not rely on the umask.
         func permissive(_ command: String, stdin: String = "") throws -> TimedProcess.Outcome {
             try TimedProcess.run(

@@ -1,4 +1,5 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -223,4 +224,37 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
     }
 
     var description: String { items.keys.sorted().joined(separator: ", ") }
+}
+
+/// A fresh keystore driven through the binary with a deadline on every run, for the suites
+/// that must notice hangs and crashes (crash safety, secret hygiene).
+struct TimedStore {
+    let home: String
+    var environment: [String: String]
+
+    init() throws {
+        home = try TemporaryFolder.make().path
+        environment = ProcessInfo.processInfo.environment
+        environment["SEALKIT_HOME"] = home + "/keys"
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
+        environment.removeValue(forKey: "SEALKIT_NAMESPACE")
+    }
+
+    func run(_ arguments: [String], stdin: String = "", environment extra: [String: String] = [:]) throws -> TimedProcess.Outcome {
+        try TimedProcess.run(
+            CLI.executable.path, arguments, environment: environment.merging(extra) { $1 }, stdin: Array(stdin.utf8))
+    }
+
+    /// id → (fingerprint, line) from `keys list`, or nil when the keystore does not open.
+    func listing() throws -> [String: String]? {
+        let result = try run(["keys", "list"])
+        guard result.status == 0 else { return nil }
+        var entries: [String: String] = [:]
+        for line in result.stdoutText.split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            entries[String(fields[0])] = String(fields[1])
+        }
+        return entries
+    }
 }
