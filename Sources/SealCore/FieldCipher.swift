@@ -47,34 +47,13 @@ public enum FieldCipher {
     package static func encrypt(
         bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, into output: UnsafeMutableRawBufferPointer
     ) {
-        encrypt(bytes: plaintext, using: key, nonces: nil, into: output)
-    }
-
-    /// Encrypts a string like `encrypt(_:using:)`, taking its nonce from `nonces`: for
-    /// operations that make several ciphertexts at once (see `NonceSupply`).
-    /// - Returns: the ciphertext as base64 text.
-    package static func encrypt(_ plaintext: String, using key: SymmetricKey, nonces: NonceSupply) -> String {
-        var plaintext = plaintext
-        return plaintext.withUTF8 { bytes in
-            let textCount = ciphertextLength(forPlaintextByteCount: bytes.count)
-            return String(unsafeUninitializedCapacity: textCount) { output in
-                encrypt(bytes: UnsafeRawBufferPointer(bytes), using: key, nonces: nonces, into: UnsafeMutableRawBufferPointer(output))
-                return textCount
-            }
-        }
-    }
-
-    private static func encrypt(
-        bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, nonces: NonceSupply?,
-        into output: UnsafeMutableRawBufferPointer
-    ) {
         Sodium.ready
         let sealedCount = minimumByteCount + plaintext.count
         precondition(output.count == Base64.encodedLength(of: sealedCount))
         // The binary box goes to scratch space (on the stack when small), then straight to base64.
         withUnsafeTemporaryAllocation(byteCount: sealedCount, alignment: 16) { sealed in
             let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            if let nonces { nonces.take(into: base) } else { randombytes_buf(base, nonceByteCount) }
+            NoncePool.take(into: base)
             key.storage.withUnsafeBytes { keyBytes in
                 _ = crypto_secretbox_easy(
                     base + nonceByteCount,

@@ -22,11 +22,7 @@ public struct ProfileEncryptor: Sendable {
     /// Makes an encryptor for profiles described by `schema`.
     public init(schema: ProfileSchema) {
         self.schema = schema
-        encryptedFieldCount = schema.fields.count { $0.isEncrypted }
     }
-
-    /// At most this many values are encrypted per profile: the nonces drawn for each one.
-    private let encryptedFieldCount: Int
 
     /// Encrypts every encrypted field under the current key.
     ///
@@ -44,8 +40,6 @@ public struct ProfileEncryptor: Sendable {
     ///   does not match its schema type or holds a non-string value without one. Nothing is
     ///   returned when any field fails.
     public func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> JSONValue {
-        // One call to the system generator for the whole profile's nonces, not one per field.
-        let nonces = NonceSupply(count: encryptedFieldCount)
         return try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
             switch value {
             case .null:
@@ -60,13 +54,13 @@ public struct ProfileEncryptor: Sendable {
                 if let type = field.type, type != .string {
                     return .failed(.typeMismatch(expected: type, found: value.kindName))
                 }
-                return .value(.string(FieldCipher.encrypt(text, using: keys.current, nonces: nonces)))
+                return .value(.string(FieldCipher.encrypt(text, using: keys.current)))
             default:
                 // Only null has no type, and it was handled above.
                 guard let valueType = ProfileSchema.FieldType(of: value) else { return .value(value) }
                 guard let type = field.type else { return .failed(.missingType(found: valueType)) }
                 guard type == valueType else { return .failed(.typeMismatch(expected: type, found: value.kindName)) }
-                return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current, nonces: nonces)))
+                return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current)))
             }
         }.profile
     }
@@ -100,12 +94,11 @@ public struct ProfileEncryptor: Sendable {
     /// - Throws: the same errors as `decrypt`, listing every failing field. Nothing is returned
     ///   when any field fails.
     public func rotate(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RotatedProfile {
-        let nonces = NonceSupply(count: encryptedFieldCount)
         let (rotated, fields) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
             switch Self.open(value, field: field, keys: keys) {
             case .failed(let reason): return .failed(reason)
             case .opened(let plaintext, _, true):
-                return .value(.string(FieldCipher.encrypt(plaintext, using: keys.current, nonces: nonces)), noted: true)
+                return .value(.string(FieldCipher.encrypt(plaintext, using: keys.current)), noted: true)
             case .null, .opened: return .value(value)
             }
         }

@@ -2,6 +2,9 @@ import Foundation
 import SealCore
 import SealTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The decrypt fast path (decode to scratch, open straight into the string, UTF-8 checked on
 /// the bytes) against PyNaCl, and the `into:` encrypt path that `--lines` uses.
@@ -77,23 +80,64 @@ struct FastDecryptTests {
     }
 }
 
-@Suite("Nonces drawn per operation")
-struct NonceSupplyTests {
-    /// Nonces from one supply, and beyond what it drew, are all distinct and every
-    /// ciphertext opens; PyNaCl reads the layout the same way (see FieldCipherTests).
-    @Test func everyNonceIsFreshAndCiphertextsOpen() throws {
+@Suite("Nonce pool")
+struct NoncePoolTests {
+    private static func nonce() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: FieldCipher.nonceByteCount) { buffer, count in
+            NoncePool.take(into: buffer.baseAddress!)
+            count = FieldCipher.nonceByteCount
+        }
+    }
+
+    /// Across several refills of a thread's page, every nonce is new and every ciphertext opens.
+    @Test func noncesNeverRepeatAcrossRefills() throws {
         let key = SymmetricKey.generate()
         var nonces = Set<[UInt8]>()
-        for planned in [0, 1, 6] {
-            let supply = NonceSupply(count: planned)
-            for index in 0..<(planned + 3) {
-                let sealed = FieldCipher.encrypt("value \(index)", using: key, nonces: supply)
-                #expect(try FieldCipher.decrypt(sealed, using: key) == "value \(index)")
-                let nonce = Array(try #require(Base64.decode(sealed)).prefix(FieldCipher.nonceByteCount))
-                #expect(nonce != [UInt8](repeating: 0, count: FieldCipher.nonceByteCount))
-                #expect(nonces.insert(nonce).inserted, "a nonce repeated")
-            }
+        for index in 0..<1_000 {
+            let sealed = FieldCipher.encrypt("value \(index)", using: key)
+            #expect(try FieldCipher.decrypt(sealed, using: key) == "value \(index)")
+            let nonce = Array(try #require(Base64.decode(sealed)).prefix(FieldCipher.nonceByteCount))
+            #expect(nonce != [UInt8](repeating: 0, count: FieldCipher.nonceByteCount))
+            #expect(nonces.insert(nonce).inserted, "a nonce repeated")
         }
-        #expect(nonces.count == 3 + 4 + 9)
     }
+
+    /// Threads draw from their own pages: no nonce is handed to two threads.
+    @Test func threadsNeverShareANonce() async {
+        let perThread = 700
+        let batches = await withTaskGroup(of: [[UInt8]].self) { group in
+            for _ in 0..<4 {
+                group.addTask { (0..<perThread).map { _ in Self.nonce() } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(batches.joined()).count == 4 * perThread)
+    }
+
+    #if os(Linux)
+    /// A forked child must not take the nonces waiting in its parent's page: the page is wiped
+    /// on fork. Without that, the child's first nonce is the parent's next one.
+    @Test func aForkedChildDrawsItsOwnNonces() throws {
+        _ = Self.nonce()  // the parent's page is now full of unused nonces
+        var pipeEnds: [Int32] = [0, 0]
+        #expect(pipe(&pipeEnds) == 0)
+        let child = fork()
+        if child == 0 {
+            var fromChild = Self.nonce()
+            _ = write(pipeEnds[1], &fromChild, fromChild.count)
+            _exit(0)
+        }
+        #expect(child > 0)
+        close(pipeEnds[1])
+        var received = [UInt8](repeating: 0, count: FieldCipher.nonceByteCount)
+        let count = read(pipeEnds[0], &received, received.count)
+        close(pipeEnds[0])
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        #expect(count == FieldCipher.nonceByteCount)
+        let parentNext = (0..<200).map { _ in Self.nonce() }
+        let reused = parentNext.contains(received)
+        #expect(!reused, "the child reused a nonce from its parent's pool")
+    }
+    #endif
 }
