@@ -37,7 +37,7 @@ extension JSONValue {
     }
 }
 
-private enum ASCII {
+enum ASCII {
     static let quote = UInt8(ascii: "\"")
     static let backslash = UInt8(ascii: "\\")
     static let comma = UInt8(ascii: ",")
@@ -70,6 +70,8 @@ private struct Container {
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
+    /// Decoded contents of the last string that held escapes.
+    var scratch: [UInt8] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -179,7 +181,7 @@ struct JSONParser {
     /// Up to this many members, a new key is compared with each earlier one; beyond it, keys go
     /// into a set. Comparing short keys is cheaper than hashing them, so typical objects (a
     /// profile's 20-odd fields) never pay for the set, and large ones stay linear overall.
-    private static let linearKeyCheckLimit = 32
+    static let linearKeyCheckLimit = 32
 
     /// Reads `"key" :` and checks the key is new to the object.
     private mutating func readKey(into container: inout Container) throws(JSONError) {
@@ -209,7 +211,7 @@ struct JSONParser {
         container.pendingKey = key
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -218,7 +220,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
         let count = literal.utf8CodeUnitCount
         let text = literal.utf8Start
         for offset in 0..<count {
@@ -238,6 +240,11 @@ struct JSONParser {
 
     /// Reads `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` and returns it as written.
     private mutating func parseNumber() throws(JSONError) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[try scanNumber()]), as: UTF8.self)
+    }
+
+    /// Reads a number, as `parseNumber`, and returns where it sits in the input.
+    mutating func scanNumber() throws(JSONError) -> Range<Int> {
         let start = index
         var i = index
         if bytes[i] == ASCII.minus { i += 1 }
@@ -262,7 +269,7 @@ struct JSONParser {
             while isDigit(i) { i += 1 }
         }
         index = i
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+        return start..<i
     }
 
     private func requireDigit(at position: Int, after what: String) throws(JSONError) {
@@ -274,6 +281,16 @@ struct JSONParser {
 
     /// Reads a string's contents and closing quote; `index` is just past the opening quote.
     private mutating func parseString() throws(JSONError) -> String {
+        if let plain = try scanString() {
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[plain]), as: UTF8.self)
+        }
+        return String(decoding: scratch, as: UTF8.self)
+    }
+
+    /// Reads a string's contents and closing quote; `index` is just past the opening quote.
+    /// - Returns: where the contents sit in the input when they hold no escape (the common case,
+    ///   whose bytes then are the string); otherwise nil, with the decoded contents in `scratch`.
+    mutating func scanString() throws(JSONError) -> Range<Int>? {
         let start = index
         var i = index
         // Plain ASCII needs no per-byte work: skip it eight bytes at a time.
@@ -284,14 +301,14 @@ struct JSONParser {
                 i &+= 8
             }
         }
-        // Fast path: no escapes, so the bytes are the string once validated.
         while i < bytes.count {
             let byte = bytes[i]
             if byte == ASCII.quote {
                 index = i + 1
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+                return start..<i
             } else if byte == ASCII.backslash {
-                return try parseEscapedString(start: start, firstEscape: i)
+                try decodeEscapedString(start: start, firstEscape: i)
+                return nil
             } else if byte < 0x20 {
                 throw error(.controlCharacter(byte), at: i)
             } else if byte < 0x80 {
@@ -303,26 +320,26 @@ struct JSONParser {
         throw error(.unexpectedEnd(expected: "'\"' to close the string"), at: bytes.count)
     }
 
-    private mutating func parseEscapedString(start: Int, firstEscape: Int) throws(JSONError) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(firstEscape - start + 16)
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<firstEscape]))
+    /// Decodes a string with escapes into `scratch`, through its closing quote.
+    private mutating func decodeEscapedString(start: Int, firstEscape: Int) throws(JSONError) {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<firstEscape]))
         var i = firstEscape
         while i < bytes.count {
             let byte = bytes[i]
             if byte == ASCII.quote {
                 index = i + 1
-                return String(decoding: output, as: UTF8.self)
+                return
             } else if byte == ASCII.backslash {
-                i = try readEscape(at: i, into: &output)
+                i = try readEscape(at: i, into: &scratch)
             } else if byte < 0x20 {
                 throw error(.controlCharacter(byte), at: i)
             } else if byte < 0x80 {
-                output.append(byte)
+                scratch.append(byte)
                 i += 1
             } else {
                 let next = try validateUTF8Sequence(at: i)
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<next]))
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<next]))
                 i = next
             }
         }
@@ -432,11 +449,11 @@ struct JSONParser {
 
     // MARK: Errors
 
-    private func end(expected: String) -> JSONError {
+    func end(expected: String) -> JSONError {
         error(.unexpectedEnd(expected: expected), at: bytes.count)
     }
 
-    private func unexpected(at position: Int, expected: String) -> JSONError {
+    func unexpected(at position: Int, expected: String) -> JSONError {
         error(.unexpectedCharacter(found: describe(at: position), expected: expected), at: position)
     }
 
@@ -454,7 +471,7 @@ struct JSONParser {
     }
 
     /// Builds the error, working out the line and column only now that they are needed.
-    private func error(_ reason: JSONError.Reason, at position: Int) -> JSONError {
+    func error(_ reason: JSONError.Reason, at position: Int) -> JSONError {
         let position = min(position, bytes.count)
         var line = 1
         var column = 1

@@ -20,9 +20,9 @@ struct JSONWriter {
     let pretty: Bool
     var output: [UInt8] = []
 
-    init(pretty: Bool) {
+    init(pretty: Bool, capacity: Int = 256) {
         self.pretty = pretty
-        output.reserveCapacity(256)
+        output.reserveCapacity(capacity)
     }
 
     /// Recursion follows the value's depth, which `parse` bounds at `maximumDepth`.
@@ -77,7 +77,7 @@ struct JSONWriter {
         output.append(UInt8(ascii: "\""))
     }
 
-    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+    mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         // Most strings need no escape at all: skip to the first word that might hold a byte
         // that does, eight bytes at a time, then look byte by byte from there.
         var clean = 0
