@@ -293,12 +293,24 @@ struct JSONParser {
     mutating func scanString() throws(JSONError) -> Range<Int>? {
         let start = index
         var i = index
-        // Plain ASCII needs no per-byte work: skip it eight bytes at a time.
+        // Eight bytes at a time: jump to the first byte that is not plain ASCII content; a quote ends
+        // the string, UTF-8 is checked and skipped, and an escape or a control character goes to the
+        // byte loop below, which decodes or reports it.
         if let base = bytes.baseAddress {
-            while i &+ 8 <= bytes.count,
-                !SWAR.mayEndPlainString(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
-            {
-                i &+= 8
+            while i &+ 8 <= bytes.count {
+                let stops = SWAR.plainStringStops(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                if stops == 0 {
+                    i &+= 8
+                    continue
+                }
+                i &+= stops.trailingZeroBitCount &>> 3
+                let byte = base[i]
+                if byte == ASCII.quote {
+                    index = i + 1
+                    return start..<i
+                }
+                guard byte >= 0x80 else { break }
+                i = try validateUTF8Sequence(at: i)
             }
         }
         while i < bytes.count {

@@ -136,9 +136,17 @@ enum SWAR {
         hasByte(below: 0x20, in: word) || hasByte(0x22, in: word) || hasByte(0x5C, in: word)
     }
 
-    /// Anything but plain ASCII string content: also bytes of 0x80 and above.
+    /// A mask with 0x80 set in bytes that end a run of plain string content (a control character,
+    /// `"`, `\` or a byte of 0x80 and above). Only its lowest set byte is exact, which is all a
+    /// scanner looking for the first such byte needs.
     @inline(__always)
-    static func mayEndPlainString(_ word: UInt64) -> Bool {
-        word & highBits != 0 || mayNeedEscape(word)
+    static func plainStringStops(_ word: UInt64) -> UInt64 {
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let control = (word &- (ones &* 0x20)) & ~word
+        let quote = (quotes &- ones) & ~quotes
+        let backslash = (backslashes &- ones) & ~backslashes
+        return (control | quote | backslash | word) & highBits
     }
 }
+

@@ -1,6 +1,12 @@
 import SealCore
 import SealJSON
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Encrypts, decrypts and rotates the fields of user profiles that a schema marks encrypted.
 ///
 /// A profile is a JSON object of fields, or Rownd's user-state shape
@@ -63,6 +69,137 @@ public struct ProfileEncryptor: Sendable {
                 return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current)))
             }
         }.profile
+    }
+
+    /// Encrypts a profile given as JSON text, returning compact JSON text: byte for byte what
+    /// `encrypt(JSONValue.parse(jsonText), with: keys).serialized()` returns, with the same rules
+    /// and errors, but without building a value tree for a profile whose encrypted fields hold
+    /// plain values, which is several times faster.
+    /// - Parameters:
+    ///   - jsonText: the profile's UTF-8 JSON text, as fields or in Rownd's user-state shape.
+    ///   - keys: the user's keys; new ciphertexts use `keys.current`.
+    /// - Returns: the encrypted profile's compact JSON text.
+    /// - Throws: `ProfileError.invalidJSON` for text that is not strict JSON, else as `encrypt(_:with:)`.
+    public func encrypt(jsonText: [UInt8], with keys: KeyRing) throws(ProfileError) -> [UInt8] {
+        var output: [UInt8] = []
+        try jsonText.withUnsafeBufferPointer { (text) throws(ProfileError) in
+            try encrypt(jsonText: text, with: keys, appendingTo: &output)
+        }
+        return output
+    }
+
+    /// `encrypt(jsonText:with:)` for bulk paths (`--ndjson`), appending to one output buffer.
+    /// On failure `output` is as it was.
+    package func encrypt(
+        jsonText: UnsafeBufferPointer<UInt8>, with keys: KeyRing, appendingTo output: inout [UInt8]
+    ) throws(ProfileError) {
+        let outline: JSONOutline
+        do {
+            outline = try JSONOutline(compacting: jsonText)
+        } catch {
+            throw .invalidJSON(error)
+        }
+        if appendEncrypted(outline, with: keys, to: &output) { return }
+        // Everything the fast path leaves alone takes the value tree, with every rule and message.
+        let profile: JSONValue
+        do {
+            profile = try JSONValue.parse(outline.text)
+        } catch {
+            throw .invalidJSON(error)
+        }
+        output.append(contentsOf: try encrypt(profile, with: keys).serialized().utf8)
+    }
+
+    /// The fast path: copies the outline's compact text, putting each encrypted field's ciphertext in
+    /// place of its value, when every encrypted field holds a value to encrypt now. Anything else
+    /// (a value already encrypted, one the schema refuses, a string with escapes, a key that is not
+    /// plain ASCII) returns false with nothing written, for the value tree to handle.
+    func appendEncrypted(_ outline: JSONOutline, with keys: KeyRing, to output: inout [UInt8]) -> Bool {
+        guard let fieldNames = schema.encryptedNames else { return false }
+        return outline.text.withUnsafeBufferPointer { text in
+            let members = outline.members
+            guard text.first == UInt8(ascii: "{") else { return false }
+            // Keys that are not plain ASCII could equal a field's name as Swift compares strings but not as bytes.
+            for member in members where member.parent == nil {
+                guard Self.isPlainASCII(UnsafeBufferPointer(rebasing: text[member.key])) else { return false }
+            }
+            var fieldLevel: Int?
+            if schema.fieldsMayBeInData,
+                let data = members.firstIndex(where: {
+                    $0.parent == nil && text[$0.key].elementsEqual("data".utf8)
+                }),
+                text[members[data].value.lowerBound] == UInt8(ascii: "{")
+            {
+                fieldLevel = data
+            }
+
+            // Each edit: the value's place in the text, and the bytes to encrypt (in the text too).
+            var edits: [(value: Range<Int>, plaintext: Range<Int>)] = []
+            edits.reserveCapacity(fieldNames.entries.count)
+            for member in members where member.parent == fieldLevel {
+                let key = UnsafeBufferPointer(rebasing: text[member.key])
+                if fieldLevel != nil, !Self.isPlainASCII(key) { return false }
+                guard let fieldIndex = fieldNames.field(named: key) else { continue }
+                let fieldType = schema.fields[fieldIndex].type
+                let value = member.value
+                switch text[value.lowerBound] {
+                case UInt8(ascii: "n"):
+                    continue
+                case UInt8(ascii: "\""):
+                    let contents = (value.lowerBound + 1)..<(value.upperBound - 1)
+                    guard fieldType == nil || fieldType == .string,
+                        Self.isPlainASCII(UnsafeBufferPointer(rebasing: text[contents]), allowingNonASCII: true)
+                    else { return false }
+                    // A string that opens under the user's keys is already encrypted: the tree checks and keeps it.
+                    if contents.count >= 56, contents.count % 4 == 0,
+                        (try? keys.decrypt(String(decoding: text[contents], as: UTF8.self))) != nil
+                    {
+                        return false
+                    }
+                    edits.append((value, contents))
+                case let first:
+                    guard let fieldType, fieldType == ProfileSchema.FieldType(compactTextStartingWith: first) else {
+                        return false
+                    }
+                    edits.append((value, value))
+                }
+            }
+
+            let added = edits.reduce(0) { $0 + FieldCipher.ciphertextLength(forPlaintextByteCount: $1.plaintext.count) + 2 }
+            let start = output.count
+            let total = text.count + added - edits.reduce(0) { $0 + $1.value.count }
+            output.append(contentsOf: repeatElement(0, count: total))
+            output.withUnsafeMutableBytes { out in
+                var written = start
+                var copied = 0
+                func copy(upTo end: Int) {
+                    let count = end - copied
+                    (out.baseAddress! + written).copyMemory(from: text.baseAddress! + copied, byteCount: count)
+                    written += count
+                }
+                for edit in edits {
+                    copy(upTo: edit.value.lowerBound)
+                    let length = FieldCipher.ciphertextLength(forPlaintextByteCount: edit.plaintext.count)
+                    out[written] = UInt8(ascii: "\"")
+                    FieldCipher.encrypt(
+                        bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[edit.plaintext]),
+                        using: keys.current,
+                        into: UnsafeMutableRawBufferPointer(rebasing: out[(written + 1)..<(written + 1 + length)]))
+                    out[written + 1 + length] = UInt8(ascii: "\"")
+                    written += length + 2
+                    copied = edit.value.upperBound
+                }
+                copy(upTo: text.count)
+                precondition(written == out.count)
+            }
+            return true
+        }
+    }
+
+    /// Whether text holds no escape (and, unless allowed, nothing beyond ASCII).
+    private static func isPlainASCII(_ text: UnsafeBufferPointer<UInt8>, allowingNonASCII: Bool = false) -> Bool {
+        for byte in text where byte == UInt8(ascii: "\\") || (byte >= 0x80 && !allowingNonASCII) { return false }
+        return true
     }
 
     /// Decrypts every encrypted field with the current or a retired key.
@@ -211,6 +348,18 @@ public struct RotatedProfile: Sendable, Equatable {
 }
 
 extension ProfileSchema.FieldType {
+    /// The type of a non-null value from the first byte of its compact JSON text.
+    init?(compactTextStartingWith first: UInt8) {
+        switch first {
+        case UInt8(ascii: "{"): self = .object
+        case UInt8(ascii: "["): self = .array
+        case UInt8(ascii: "\""): self = .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): self = .boolean
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): self = .number
+        default: return nil
+        }
+    }
+
     /// The type of a non-null JSON value.
     init?(of value: JSONValue) {
         switch value {

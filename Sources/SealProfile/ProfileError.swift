@@ -1,7 +1,10 @@
 import SealCore
+import SealJSON
 
 /// Why a profile could not be encrypted, decrypted or rotated. Names fields, never values.
 public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The profile's text is not strict JSON.
+    case invalidJSON(JSONError)
     /// The profile is not a JSON object.
     case notAnObject(found: String)
     /// These fields failed, every one of them, in profile order.
@@ -9,6 +12,8 @@ public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .invalidJSON(let error):
+            return "the profile is \(error)"
         case .notAnObject(let found):
             return "a profile must be a JSON object of fields, found \(found)"
         case .fieldsFailed(let failures):

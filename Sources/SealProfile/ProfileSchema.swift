@@ -1,5 +1,11 @@
 import SealJSON
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Which fields of a user profile are encrypted, and what type each holds.
 ///
 /// Read from Rownd's app-config shape: a map from field name to
@@ -50,6 +56,48 @@ public struct ProfileSchema: Sendable, Equatable {
     /// Every field, in schema order.
     public let fields: [Field]
     private let indexByName: [String: Int]
+    /// The encrypted fields' names as UTF-8, for paths that match keys as bytes; nil when a name is
+    /// not ASCII, since only for ASCII is byte equality the same as `field(named:)`'s.
+    let encryptedNames: EncryptedNames?
+    /// Whether the schema has no field called `data`, so that a profile's `data` object can hold its
+    /// fields (Rownd's user state).
+    let fieldsMayBeInData: Bool
+
+    /// Encrypted field names packed for matching against bytes.
+    struct EncryptedNames: Sendable, Equatable {
+        /// Every name's UTF-8, one after another.
+        let bytes: [UInt8]
+        /// Per name: where it sits in `bytes`, and the field's index in `fields`.
+        let entries: [(range: Range<Int>, field: Int)]
+
+        init(_ fields: [Field]) {
+            var bytes: [UInt8] = []
+            var entries: [(range: Range<Int>, field: Int)] = []
+            for (index, field) in fields.enumerated() where field.isEncrypted {
+                let start = bytes.count
+                bytes.append(contentsOf: field.name.utf8)
+                entries.append((start..<bytes.count, index))
+            }
+            self.bytes = bytes
+            self.entries = entries
+        }
+
+        /// The index in `fields` of the encrypted field called `name`, if any.
+        func field(named name: UnsafeBufferPointer<UInt8>) -> Int? {
+            bytes.withUnsafeBufferPointer { bytes in
+                for entry in entries where entry.range.count == name.count {
+                    if name.isEmpty || memcmp(bytes.baseAddress! + entry.range.lowerBound, name.baseAddress!, name.count) == 0 {
+                        return entry.field
+                    }
+                }
+                return nil
+            }
+        }
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.bytes == b.bytes && a.entries.elementsEqual(b.entries) { $0.range == $1.range && $0.field == $1.field }
+        }
+    }
 
     /// The fields whose encryption state is `enabled`, in schema order.
     public var encryptedFields: [Field] { fields.filter(\.isEncrypted) }
@@ -75,6 +123,9 @@ public struct ProfileSchema: Sendable, Equatable {
         }
         self.fields = fields
         self.indexByName = indexByName
+        encryptedNames =
+            fields.allSatisfy { !$0.isEncrypted || $0.name.utf8.allSatisfy { $0 < 0x80 } } ? EncryptedNames(fields) : nil
+        fieldsMayBeInData = indexByName["data"] == nil
     }
 
     /// Reads a schema from parsed JSON.

@@ -200,3 +200,22 @@ extension String {
         self = "\\u" + String([12, 8, 4, 0].map { digits[Int(unit >> UInt16($0) & 0xF)] })
     }
 }
+
+@Suite("Eight bytes at a time")
+struct SWARTests {
+    /// The string scanner jumps to the lowest byte `plainStringStops` marks, so that byte must be
+    /// exactly the first control character, quote, backslash or non-ASCII byte of the word.
+    @Test func lowestStopIsTheFirstByteThatEndsPlainContent() {
+        var random = SplitMix64(seed: 0x57A7)
+        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xFF]
+        for _ in 0..<200_000 {
+            let bytes = (0..<8).map { _ in
+                Bool.random(using: &random) ? interesting.randomElement(using: &random)! : UInt8.random(in: 0...255, using: &random)
+            }
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            let first = bytes.firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x80 }
+            let stops = SWAR.plainStringStops(word)
+            #expect((stops == 0 ? nil : stops.trailingZeroBitCount / 8) == first, "\(bytes)")
+        }
+    }
+}
