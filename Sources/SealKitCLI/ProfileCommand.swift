@@ -27,7 +27,15 @@ struct ProfileCommand: ParsableCommand {
 
         func run() throws {
             let (encryptor, keys) = try options.prepare()
-            try options.process { profile in (try encryptor.encrypt(profile, with: keys), []) }
+            if options.pretty {
+                try options.process(ProfileOptions.tree(pretty: true) { profile throws(ProfileError) in (try encryptor.encrypt(profile, with: keys), []) })
+            } else {
+                // Compact output comes straight from the text, without a value tree.
+                try options.process { text, output throws(ProfileError) in
+                    try encryptor.encrypt(jsonText: text, with: keys, appendingTo: &output)
+                    return []
+                }
+            }
         }
     }
 
@@ -40,10 +48,12 @@ struct ProfileCommand: ParsableCommand {
 
         func run() throws {
             let (encryptor, keys) = try options.prepare()
-            try options.process(retiredWarning: "decrypted only with a retired key") { profile in
-                let decrypted = try encryptor.decrypt(profile, with: keys)
-                return (decrypted.profile, decrypted.fieldsUnderRetiredKeys)
-            }
+            try options.process(
+                ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
+                    let decrypted = try encryptor.decrypt(profile, with: keys)
+                    return (decrypted.profile, decrypted.fieldsUnderRetiredKeys)
+                },
+                retiredWarning: "decrypted only with a retired key")
         }
     }
 
@@ -56,9 +66,7 @@ struct ProfileCommand: ParsableCommand {
 
         func run() throws {
             let (encryptor, keys) = try options.prepare()
-            try options.process { profile in
-                (try encryptor.rotate(profile, with: keys).profile, [])
-            }
+            try options.process(ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in (try encryptor.rotate(profile, with: keys).profile, []) })
         }
     }
 }
@@ -94,11 +102,8 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// Runs `operation` over the profile (or, with --ndjson, each line's profile) and writes the
-    /// results. `operation` returns the new profile and the fields to warn about with `retiredWarning`.
-    func process(
-        retiredWarning: String? = nil,
-        _ operation: @escaping @Sendable (JSONValue) throws -> (profile: JSONValue, warnFields: [String])
-    ) throws {
+    /// results, one per line. `operation` returns the fields to warn about with `retiredWarning`.
+    func process(_ operation: @escaping ProfileTextOperation, retiredWarning: String? = nil) throws {
         let output = StandardOutput()
         let fd = try openInput()
         defer { if fd != 0 { close(fd) } }
@@ -108,71 +113,60 @@ struct ProfileOptions: ParsableArguments {
             var bytes: [UInt8] = []
             let reader = LineReader(fd: fd)
             while let chunk = try reader.readChunk() { bytes.append(contentsOf: chunk) }
-            let result = try bytes.withUnsafeBytes { try Self.run(operation, on: $0, lineNumber: nil) }
-            try output.write(result.profile.serialized(pretty: pretty) + "\n")
+            var result: [UInt8] = []
+            let warnFields = try bytes.withUnsafeBufferPointer { text in
+                try Self.run(operation, on: text, lineNumber: nil, appendingTo: &result)
+            }
+            try result.withUnsafeBytes { try output.write(bytes: $0) }
             try output.flush()
-            if let retiredWarning, !result.warnFields.isEmpty {
+            if let retiredWarning, !warnFields.isEmpty {
                 StandardError.write(
-                    "sealkit: warning: \(result.warnFields.joined(separator: ", ")) \(retiredWarning); "
+                    "sealkit: warning: \(warnFields.joined(separator: ", ")) \(retiredWarning); "
                         + "run 'sealkit profile rotate' to move them to the current key\n")
             }
         }
     }
 
-    /// --ndjson: profiles are independent, so batches of lines are spread over every core and
-    /// their results written back in input order. What reaches stdout, the first failing line
-    /// that stops the run, and the warnings are exactly those of a line-by-line loop.
+    /// --ndjson: profiles are independent, so each batch of lines is cut into chunks spread over
+    /// every core, each chunk writing its lines' results into its own buffer, and the buffers are
+    /// written in input order. While one batch is processed, this thread writes the one before and
+    /// reads the one after. What reaches stdout, the first failing line that stops the run, and the
+    /// warnings are exactly those of a line-by-line loop.
     private func processLines(
-        from fd: Int32, to output: StandardOutput, retiredWarning: String?,
-        _ operation: @escaping @Sendable (JSONValue) throws -> (profile: JSONValue, warnFields: [String])
+        from fd: Int32, to output: StandardOutput, retiredWarning: String?, _ operation: @escaping ProfileTextOperation
     ) throws {
         let reader = LineReader(fd: fd)
-        // Small enough that a batch's text and results stay in cache (1,024 lines took 20% more CPU
-        // per profile), large enough that the hand-off between batches is rare.
-        let batchSize = 128
-        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let chunksPerBatch = max(1, ProcessInfo.processInfo.activeProcessorCount) * 4
         var warnedProfiles = 0
         var firstWarning: (line: Int, fields: [String])?
-        var finished = false
-        while !finished {
-            // Copy a batch of lines out of the reader's block: they outlive the next read.
-            var text: [UInt8] = []
-            var bounds: [Range<Int>] = []
-            var firstLine = 0
-            while bounds.count < batchSize {
-                let more = try reader.nextLine { line in
-                    bounds.append(text.count..<text.count + line.count)
-                    text.append(contentsOf: line)
+        var inFlight: (batch: LineBatch, done: DispatchGroup)?
+        while true {
+            let next = try Self.readBatch(from: reader, chunks: chunksPerBatch)
+            var started: (batch: LineBatch, done: DispatchGroup)?
+            if let next {
+                let done = DispatchGroup()
+                done.enter()
+                DispatchQueue.global().async {
+                    DispatchQueue.concurrentPerform(iterations: next.chunkCount) { next.process(chunk: $0, operation) }
+                    done.leave()
                 }
-                if !more {
-                    finished = true
-                    break
-                }
-                if firstLine == 0 { firstLine = reader.lineNumber }
+                started = (next, done)
             }
-            if bounds.isEmpty { break }
-            let batch = LineBatch(text: text, bounds: bounds, firstLine: firstLine)
-            let count = bounds.count
-            let chunks = min(count, workers * 4)
-            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                let range = (count * chunk / chunks)..<(count * (chunk + 1) / chunks)
-                for index in range { batch.process(index, operation) }
-            }
-            for result in batch.results {
-                switch result {
-                case .failed(let failure):
-                    throw failure
-                case .done(let line, let lineNumber, let warnFields):
-                    if !warnFields.isEmpty {
+            if let (batch, done) = inFlight {
+                done.wait()
+                for chunk in 0..<batch.chunkCount {
+                    let result = batch.result(of: chunk)
+                    // Whole lines only: a chunk's buffer ends after the last line that succeeded.
+                    try result.output.withUnsafeBytes { try output.write(bytes: $0) }
+                    for (lineNumber, fields) in result.warnings {
                         warnedProfiles += 1
-                        if firstWarning == nil { firstWarning = (lineNumber, warnFields) }
+                        if firstWarning == nil { firstWarning = (lineNumber, fields) }
                     }
-                    // One write per line, so whatever reaches stdout is whole lines.
-                    try output.write(line)
-                case nil:
-                    throw CLIFailure("internal error: a line of the batch was not processed", status: .dataError)
+                    if let failure = result.failure { throw failure }
                 }
             }
+            guard let started else { break }
+            inFlight = started
         }
         try output.flush()
         if let retiredWarning, let firstWarning {
@@ -183,25 +177,46 @@ struct ProfileOptions: ParsableArguments {
         }
     }
 
+    /// Copies the next lines, about 256 KiB of them, out of the reader's block (they outlive the next
+    /// read): small enough that a batch's text and results stay in cache, large enough that handing
+    /// batches over is rare. Nil at the end of the input.
+    private static func readBatch(from reader: LineReader, chunks: Int) throws -> LineBatch? {
+        let batchBytes = 256 << 10
+        var text: [UInt8] = []
+        text.reserveCapacity(batchBytes + 4096)
+        var bounds: [Range<Int>] = []
+        var firstLine = 0
+        while text.count < batchBytes {
+            let more = try reader.nextLine { line in
+                bounds.append(text.count..<text.count + line.count)
+                text.append(contentsOf: line)
+            }
+            if !more { break }
+            if firstLine == 0 { firstLine = reader.lineNumber }
+        }
+        if bounds.isEmpty { return nil }
+        return LineBatch(text: text, bounds: bounds, firstLine: firstLine, chunks: min(bounds.count, chunks))
+    }
+
+    /// Runs `operation` on one profile's text, appending its result and a newline to `output`.
+    /// - Returns: the fields to warn about.
+    /// - Throws: `CLIFailure` naming the line (with --ndjson) and the problem.
     fileprivate static func run(
-        _ operation: (JSONValue) throws -> (profile: JSONValue, warnFields: [String]),
-        on bytes: UnsafeRawBufferPointer, lineNumber: Int?
-    ) throws -> (profile: JSONValue, warnFields: [String]) {
-        let prefix = lineNumber.map { "line \($0): " } ?? ""
-        let profile: JSONValue
+        _ operation: ProfileTextOperation, on text: UnsafeBufferPointer<UInt8>, lineNumber: Int?,
+        appendingTo output: inout [UInt8]
+    ) throws(CLIFailure) -> [String] {
         do {
-            profile = try JSONValue.parse(bytes)
-        } catch {
+            let warnFields = try operation(text, &output)
+            output.append(UInt8(ascii: "\n"))
+            return warnFields
+        } catch .invalidJSON(let error) {
             // Within one line the parser's line is always 1; report the input's line instead.
             let located = lineNumber.map {
                 JSONError(reason: error.reason, line: $0, column: error.column, byteOffset: error.byteOffset)
             }
             throw CLIFailure("the profile is \(located ?? error)", status: .dataError)
-        }
-        do {
-            return try operation(profile)
-        } catch let error as ProfileError {
-            throw CLIFailure(prefix + error.description, status: .dataError)
+        } catch {
+            throw CLIFailure((lineNumber.map { "line \($0): " } ?? "") + error.description, status: .dataError)
         }
     }
 
@@ -217,27 +232,53 @@ struct ProfileOptions: ParsableArguments {
     }
 }
 
-/// One batch of --ndjson lines and their results. Each worker writes only the slots of the
-/// lines it was given, and the batch is read only after every worker has finished
+/// An operation on one profile's JSON text: appends the resulting profile's JSON (no newline) to
+/// the buffer, and returns the fields to warn about. On failure the buffer is as it was.
+typealias ProfileTextOperation = @Sendable (UnsafeBufferPointer<UInt8>, inout [UInt8]) throws(ProfileError) -> [String]
+
+extension ProfileOptions {
+    /// An operation on the profile's value tree, for decrypt, rotate and pretty output.
+    static func tree(
+        pretty: Bool, _ operation: @escaping @Sendable (JSONValue) throws(ProfileError) -> (profile: JSONValue, warnFields: [String])
+    ) -> ProfileTextOperation {
+        { text, output throws(ProfileError) in
+            let profile: JSONValue
+            do throws(JSONError) {
+                profile = try JSONValue.parse(text)
+            } catch {
+                throw .invalidJSON(error)
+            }
+            let result = try operation(profile)
+            output.append(contentsOf: result.profile.serialized(pretty: pretty).utf8)
+            return result.warnFields
+        }
+    }
+}
+
+/// One batch of --ndjson lines, cut into chunks, and each chunk's results. Each worker writes only
+/// the slot of the chunk it was given, and the batch is read only after every worker has finished
 /// (`concurrentPerform` returns), so the slots need no lock.
 private final class LineBatch: @unchecked Sendable {
-    enum Result {
-        /// The output line (newline included), its input line number, and fields to warn about.
-        case done(String, lineNumber: Int, warnFields: [String])
-        case failed(CLIFailure)
+    /// A chunk's output: its lines' results up to its first failure, the warnings, and that failure.
+    struct ChunkResult {
+        var output: [UInt8] = []
+        var warnings: [(lineNumber: Int, fields: [String])] = []
+        var failure: CLIFailure?
     }
 
     let text: [UInt8]
     let bounds: [Range<Int>]
     let firstLine: Int
-    private let slots: UnsafeMutableBufferPointer<Result?>
+    let chunkCount: Int
+    private let slots: UnsafeMutableBufferPointer<ChunkResult>
 
-    init(text: [UInt8], bounds: [Range<Int>], firstLine: Int) {
+    init(text: [UInt8], bounds: [Range<Int>], firstLine: Int, chunks: Int) {
         self.text = text
         self.bounds = bounds
         self.firstLine = firstLine
-        slots = .allocate(capacity: bounds.count)
-        slots.initialize(repeating: nil)
+        chunkCount = chunks
+        slots = .allocate(capacity: chunks)
+        slots.initialize(repeating: ChunkResult())
     }
 
     deinit {
@@ -245,26 +286,35 @@ private final class LineBatch: @unchecked Sendable {
         slots.deallocate()
     }
 
-    /// Every line's result, in input order; nil only for a line no worker was given.
-    var results: [Result?] { Array(slots) }
+    func result(of chunk: Int) -> ChunkResult { slots[chunk] }
 
-    func process(_ index: Int, _ operation: (JSONValue) throws -> (profile: JSONValue, warnFields: [String])) {
-        let lineNumber = firstLine + index
-        let outcome: Result
-        do {
-            let result = try text.withUnsafeBytes { raw in
-                let line = UnsafeRawBufferPointer(rebasing: raw[bounds[index]])
-                guard line.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else {
-                    throw CLIFailure("line \(lineNumber): empty; each line must hold one profile", status: .dataError)
+    /// Runs `operation` on every line of `chunk`, in order, stopping at the first that fails.
+    func process(chunk: Int, _ operation: ProfileTextOperation) {
+        let lines = (bounds.count * chunk / chunkCount)..<(bounds.count * (chunk + 1) / chunkCount)
+        var result = ChunkResult()
+        result.output.reserveCapacity((bounds[lines.upperBound - 1].upperBound - bounds[lines.lowerBound].lowerBound) * 2)
+        text.withUnsafeBufferPointer { text in
+            for index in lines {
+                let lineNumber = firstLine + index
+                let line = UnsafeBufferPointer(rebasing: text[bounds[index]])
+                do throws(CLIFailure) {
+                    guard !Self.isBlank(line) else {
+                        throw CLIFailure("line \(lineNumber): empty; each line must hold one profile", status: .dataError)
+                    }
+                    let warnFields = try ProfileOptions.run(operation, on: line, lineNumber: lineNumber, appendingTo: &result.output)
+                    if !warnFields.isEmpty { result.warnings.append((lineNumber, warnFields)) }
+                } catch {
+                    result.failure = error
+                    break
                 }
-                return try ProfileOptions.run(operation, on: line, lineNumber: lineNumber)
             }
-            outcome = .done(result.profile.serialized() + "\n", lineNumber: lineNumber, warnFields: result.warnFields)
-        } catch let failure as CLIFailure {
-            outcome = .failed(failure)
-        } catch {
-            outcome = .failed(CLIFailure("line \(lineNumber): \(error)", status: .dataError))
         }
-        slots[index] = outcome
+        slots[chunk] = result
+    }
+
+    /// Whether a line holds only spaces, tabs and carriage returns.
+    private static func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in line where byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
+        return true
     }
 }

@@ -6,12 +6,19 @@ import Testing
 /// line-by-line loop writes: every line, in order, and the first failing line stops it.
 @Suite("sealkit profile --ndjson across cores")
 struct ProfileNDJSONParallelTests {
-    /// Many batches (of 128 lines), so every worker takes part and order must be restored.
+    /// About 2.7 MB in lines of about a kilobyte: ten batches (of 256 KiB) in flight one after
+    /// another, each cut into chunks, so every worker takes part and order must be restored.
     static let count = 2600
 
     static func profiles() -> [JSONValue] {
         (0..<count).map { index in
-            ["id": .string("user_\(index)"), "data": ["ssn": .string("000-00-\(index)"), "credit_score": .number("\(index)"), "x": nil]]
+            [
+                "id": .string("user_\(index)"),
+                "data": [
+                    "ssn": .string("000-00-\(index)"), "credit_score": .number("\(index)"), "x": nil,
+                    "notes": .string(String(repeating: "n", count: 900 + index % 200)),
+                ],
+            ]
         }
     }
 
