@@ -18,11 +18,13 @@ enum FuzzTarget: String, CaseIterable {
     case keytext
     /// `KeyFile.parse`: key files on disk; what parses must serialize and parse back the same.
     case keyfile
-    /// `JSONValue.parse`: strict JSON; what parses must serialize and parse back equal.
+    /// `JSONValue.parse`: strict JSON; what parses must serialize and parse back equal, and
+    /// `JSONOutline` (the profile fast path's reader) must accept, refuse and write the same.
     case json
     /// `ProfileSchema(parsing:)`: Rownd app schemas.
     case schema
-    /// `ProfileEncryptor` decrypt, rotate and encrypt over an arbitrary profile with a fixed schema.
+    /// `ProfileEncryptor` decrypt, rotate and encrypt over an arbitrary profile with a fixed schema;
+    /// encrypting from text (the fast path) must fail and succeed exactly as the value tree does.
     case profile
     /// `TransferOffer(_:)`: offers pasted into `transfer send --to`.
     case offer
@@ -113,6 +115,16 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     private static func json(_ bytes: [UInt8]) {
+        let parsed = Result { () throws(JSONError) in try JSONValue.parse(bytes) }
+        let outlined = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) in try JSONOutline(compacting: buffer) }
+        }
+        switch (parsed, outlined) {
+        case (.failure(let a), .failure(let b)): check(a == b, "outline and parse fail differently")
+        case (.success(let value), .success(let outline)):
+            check(outline.text == Array(value.serialized().utf8), "outline text is not the serialized value")
+        default: check(false, "outline and parse disagree on whether the text is JSON")
+        }
         guard let value = try? JSONValue.parse(bytes) else { return }
         let text = value.serialized()
         let again = try? JSONValue.parse(text)
@@ -131,9 +143,25 @@ enum FuzzTarget: String, CaseIterable {
         """)
 
     private static func profile(_ bytes: [UInt8]) {
-        guard let schema = fixedSchema, let value = try? JSONValue.parse(bytes) else { return }
+        guard let schema = fixedSchema else { return }
         let encryptor = ProfileEncryptor(schema: schema)
         let ring = KeyRing(current: keys[0], retired: [keys[1]])
+        let fromText = Result { () throws(ProfileError) in try encryptor.encrypt(jsonText: bytes, with: ring) }
+        let fromTree = Result { () throws(ProfileError) in
+            let value: JSONValue
+            do throws(JSONError) { value = try JSONValue.parse(bytes) } catch { throw .invalidJSON(error) }
+            return try encryptor.encrypt(value, with: ring)
+        }
+        switch (fromText, fromTree) {
+        case (.failure(let a), .failure(let b)): check(a == b, "text and tree paths fail differently")
+        case (.success(let text), .success(let tree)):
+            // Fresh ciphertexts differ by nonce; what they open to, and everything else, must not.
+            let opened = (try? JSONValue.parse(text)).flatMap { try? encryptor.decrypt($0, with: ring).profile }
+            check(opened != nil && opened == (try? encryptor.decrypt(tree, with: ring).profile), "text and tree paths differ")
+            check(text.count == tree.serialized().utf8.count, "text and tree outputs differ in length")
+        default: check(false, "text and tree paths disagree on success")
+        }
+        guard let value = try? JSONValue.parse(bytes) else { return }
         _ = try? encryptor.decrypt(value, with: ring)
         _ = try? encryptor.rotate(value, with: ring)
         if let sealed = try? encryptor.encrypt(value, with: ring) {
