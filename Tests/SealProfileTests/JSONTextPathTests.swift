@@ -2,6 +2,7 @@ import Foundation
 import PropertyBased
 import SealCore
 import SealJSON
+import SealTestSupport
 import Testing
 
 @testable import SealProfile
@@ -28,7 +29,7 @@ struct JSONTextPathTests {
 
     @Test func agreesWithTheValueTree() async {
         await propertyCheck(count: 400, input: Self.cases) { testCase in
-            var random = SplitMix(state: testCase.seed)
+            var random = SplitMix64(seed: testCase.seed)
             let keys = KeyRing(current: .generate(), retired: Bool.random(using: &random) ? [.generate()] : [])
             let encryptor = ProfileEncryptor(schema: testCase.generated.schema)
             for _ in 0..<4 {
@@ -157,7 +158,7 @@ struct JSONTextPathTests {
     /// The generated profile, or a variant: some fields already encrypted (under either key), some
     /// holding a value of the wrong type, some ciphertexts from a stranger's key.
     static func vary(
-        _ generated: SchemaAndProfile, keys: KeyRing, encryptor: ProfileEncryptor, using random: inout SplitMix
+        _ generated: SchemaAndProfile, keys: KeyRing, encryptor: ProfileEncryptor, using random: inout SplitMix64
     ) -> JSONValue {
         var profile = generated.profile
         guard Int.random(in: 0..<3, using: &random) > 0 else { return profile }
@@ -182,8 +183,8 @@ struct JSONTextPathTests {
     }
 
     /// JSON text for `value`, written one of the many ways: random whitespace, random `\u` escapes.
-    static func write(_ value: JSONValue, using random: inout SplitMix) -> String {
-        let space = { (random: inout SplitMix) -> String in Int.random(in: 0..<4, using: &random) == 0 ? " \n" : "" }
+    static func write(_ value: JSONValue, using random: inout SplitMix64) -> String {
+        let space = { (random: inout SplitMix64) -> String in Int.random(in: 0..<4, using: &random) == 0 ? " \n" : "" }
         switch value {
         case .null, .bool, .number: return value.serialized()
         case .string(let text):
@@ -199,16 +200,5 @@ struct JSONTextPathTests {
                 + members.map { write(.string($0.key), using: &random) + space(&random) + ":" + write($0.value, using: &random) }
                 .joined(separator: "," + space(&random)) + space(&random) + "}"
         }
-    }
-}
-
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

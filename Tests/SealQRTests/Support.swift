@@ -1,3 +1,4 @@
+import SealTestSupport
 import Testing
 
 @testable import SealQR
@@ -52,12 +53,6 @@ func scan(_ code: QRCode, as format: QRFormat) throws -> [UInt8] {
 
 /// Deterministic bytes covering the whole 0...255 range (SplitMix64), so failures reproduce.
 func pseudoRandomBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return UInt8(truncatingIfNeeded: mixed ^ (mixed >> 31))
-    }
+    var random = SplitMix64(seed: seed)
+    return (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
 }
