@@ -33,7 +33,8 @@ extension JSONValue {
 
     private static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSONValue {
         var parser = JSONParser(bytes: buffer)
-        return try parser.parseDocument()
+        var builder = ValueBuilder()
+        return try parser.readDocument(into: &builder)
     }
 }
 
@@ -54,19 +55,62 @@ enum ASCII {
     static let newline = UInt8(ascii: "\n")
 }
 
-/// An open array or object while its contents are being read.
-private struct Container {
-    var isObject: Bool
-    var elements: [JSONValue] = []
-    var members: [(key: String, value: JSONValue)] = []
-    /// The key whose value is being read.
-    var pendingKey = ""
-    /// Keys seen so far, once an object is large enough that scanning members costs more.
-    var keyIndex: Set<String>?
+/// What the parser's one reading loop hands its results to: the value tree (`JSONValue.parse`) or
+/// compact text (`JSONOutline`). The loop checks everything (syntax, depth, duplicate keys) and
+/// reports every error, so both accept, refuse and report exactly the same; a builder only builds.
+protocol JSONBuilder {
+    associatedtype Value
+    mutating func null() -> Value
+    mutating func bool(_ value: Bool) -> Value
+    /// A number's lexeme, already checked.
+    mutating func number(_ lexeme: UnsafeBufferPointer<UInt8>) -> Value
+    /// A string's contents: the input bytes when `escaped` is false, else the decoded bytes.
+    mutating func string(_ contents: UnsafeBufferPointer<UInt8>, escaped: Bool) -> Value
+    mutating func emptyArray() -> Value
+    mutating func emptyObject() -> Value
+    mutating func beginArray()
+    mutating func beginObject()
+    /// The next member's key in the innermost object, known to be new to it, as `string` gets it.
+    mutating func key(_ contents: UnsafeBufferPointer<UInt8>, escaped: Bool)
+    /// The value of the member whose key came last.
+    mutating func addMember(_ value: Value)
+    mutating func addElement(_ value: Value)
+    /// A comma between members or elements.
+    mutating func separator()
+    mutating func endArray() -> Value
+    mutating func endObject() -> Value
 }
 
-/// A strict JSON parser over a contiguous UTF-8 buffer. Containers live on a heap
-/// stack rather than in recursive calls, so depth costs memory, never stack.
+/// Builds `JSONValue`s. Open containers live on a heap stack rather than in recursive calls, so
+/// depth costs memory, never stack.
+struct ValueBuilder: JSONBuilder {
+    private var arrays: [[JSONValue]] = []
+    private var objects: [(members: [(key: String, value: JSONValue)], pendingKey: String)] = []
+
+    func null() -> JSONValue { .null }
+    func bool(_ value: Bool) -> JSONValue { .bool(value) }
+    func number(_ lexeme: UnsafeBufferPointer<UInt8>) -> JSONValue { .number(String(decoding: lexeme, as: UTF8.self)) }
+    func string(_ contents: UnsafeBufferPointer<UInt8>, escaped: Bool) -> JSONValue {
+        .string(String(decoding: contents, as: UTF8.self))
+    }
+    func emptyArray() -> JSONValue { .array([]) }
+    func emptyObject() -> JSONValue { .object([]) }
+    mutating func beginArray() { arrays.append([]) }
+    mutating func beginObject() { objects.append(([], "")) }
+    mutating func key(_ contents: UnsafeBufferPointer<UInt8>, escaped: Bool) {
+        objects[objects.count - 1].pendingKey = String(decoding: contents, as: UTF8.self)
+    }
+    mutating func addMember(_ value: JSONValue) {
+        let top = objects.count - 1
+        objects[top].members.append((key: objects[top].pendingKey, value: value))
+    }
+    mutating func addElement(_ value: JSONValue) { arrays[arrays.count - 1].append(value) }
+    func separator() {}
+    mutating func endArray() -> JSONValue { .array(arrays.removeLast()) }
+    mutating func endObject() -> JSONValue { .object(objects.removeLast().members) }
+}
+
+/// A strict JSON reader over a contiguous UTF-8 buffer.
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
@@ -77,21 +121,15 @@ struct JSONParser {
         self.bytes = bytes
     }
 
-    mutating func parseDocument() throws(JSONError) -> JSONValue {
-        let value = try parseValue()
-        skipWhitespace()
-        if index < bytes.count {
-            throw unexpected(at: index, expected: "the end of the input after the value")
-        }
-        return value
-    }
-
-    private mutating func parseValue() throws(JSONError) -> JSONValue {
-        var stack: [Container] = []
+    /// Reads one JSON text, handing what it finds to `builder`, and checks that only whitespace follows.
+    mutating func readDocument<Builder: JSONBuilder>(into builder: inout Builder) throws(JSONError) -> Builder.Value {
+        // Per open container: whether it is an object.
+        var stack: [Bool] = []
+        var keys = KeyLedger(input: bytes)
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw end(expected: "a value") }
-            var value: JSONValue
+            var value: Builder.Value
             switch bytes[index] {
             case ASCII.openBracket:
                 guard stack.count < JSONValue.maximumDepth else {
@@ -101,9 +139,10 @@ struct JSONParser {
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == ASCII.closeBracket {
                     index += 1
-                    value = .array([])
+                    value = builder.emptyArray()
                 } else {
-                    stack.append(Container(isObject: false))
+                    stack.append(false)
+                    builder.beginArray()
                     continue
                 }
             case ASCII.openBrace:
@@ -114,50 +153,55 @@ struct JSONParser {
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == ASCII.closeBrace {
                     index += 1
-                    value = .object([])
+                    value = builder.emptyObject()
                 } else {
-                    var container = Container(isObject: true)
-                    try readKey(into: &container)
-                    stack.append(container)
+                    stack.append(true)
+                    keys.openObject()
+                    builder.beginObject()
+                    try readKey(checkingAgainst: &keys, into: &builder)
                     continue
                 }
             case ASCII.quote:
                 index += 1
-                value = .string(try parseString())
+                let plain = try scanString()
+                value = withContents(plain) { builder.string($0, escaped: plain == nil) }
             case UInt8(ascii: "t"):
                 try expectLiteral("true")
-                value = .bool(true)
+                value = builder.bool(true)
             case UInt8(ascii: "f"):
                 try expectLiteral("false")
-                value = .bool(false)
+                value = builder.bool(false)
             case UInt8(ascii: "n"):
                 try expectLiteral("null")
-                value = .null
+                value = builder.null()
             case ASCII.minus, ASCII.zero...ASCII.nine:
-                value = .number(try parseNumber())
+                value = builder.number(UnsafeBufferPointer(rebasing: bytes[try scanNumber()]))
             default:
                 throw unexpected(at: index, expected: "a value")
             }
 
             // Hand the finished value to its container; a closing bracket finishes
             // that container in turn, so one value can close several levels.
-            while let top = stack.indices.last {
+            while let isObject = stack.last {
                 skipWhitespace()
-                if stack[top].isObject {
-                    stack[top].members.append((key: stack[top].pendingKey, value: value))
+                if isObject {
+                    builder.addMember(value)
                     guard index < bytes.count else { throw end(expected: "',' or '}'") }
                     if bytes[index] == ASCII.comma {
                         index += 1
-                        try readKey(into: &stack[top])
+                        builder.separator()
+                        try readKey(checkingAgainst: &keys, into: &builder)
                         break
                     } else if bytes[index] == ASCII.closeBrace {
                         index += 1
-                        value = .object(stack.removeLast().members)
+                        stack.removeLast()
+                        keys.closeObject()
+                        value = builder.endObject()
                     } else {
                         throw unexpected(at: index, expected: "',' or '}' after an object member")
                     }
                 } else {
-                    stack[top].elements.append(value)
+                    builder.addElement(value)
                     guard index < bytes.count else { throw end(expected: "',' or ']'") }
                     if bytes[index] == ASCII.comma {
                         index += 1
@@ -165,16 +209,24 @@ struct JSONParser {
                         if index < bytes.count, bytes[index] == ASCII.closeBracket {
                             throw unexpected(at: index, expected: "a value after ',' (no trailing commas)")
                         }
+                        builder.separator()
                         break
                     } else if bytes[index] == ASCII.closeBracket {
                         index += 1
-                        value = .array(stack.removeLast().elements)
+                        stack.removeLast()
+                        value = builder.endArray()
                     } else {
                         throw unexpected(at: index, expected: "',' or ']' after an array element")
                     }
                 }
             }
-            if stack.isEmpty { return value }
+            if stack.isEmpty {
+                skipWhitespace()
+                if index < bytes.count {
+                    throw unexpected(at: index, expected: "the end of the input after the value")
+                }
+                return value
+            }
         }
     }
 
@@ -183,8 +235,10 @@ struct JSONParser {
     /// profile's 20-odd fields) never pay for the set, and large ones stay linear overall.
     static let linearKeyCheckLimit = 32
 
-    /// Reads `"key" :` and checks the key is new to the object.
-    private mutating func readKey(into container: inout Container) throws(JSONError) {
+    /// Reads `"key" :`, checks the key is new to the object, and hands it to `builder`.
+    private mutating func readKey<Builder: JSONBuilder>(
+        checkingAgainst keys: inout KeyLedger, into builder: inout Builder
+    ) throws(JSONError) {
         skipWhitespace()
         guard index < bytes.count else { throw end(expected: "a string key") }
         guard bytes[index] == ASCII.quote else {
@@ -193,22 +247,22 @@ struct JSONParser {
         }
         let keyStart = index
         index += 1
-        let key = try parseString()
-        if container.keyIndex == nil, container.members.count >= Self.linearKeyCheckLimit {
-            container.keyIndex = Set(container.members.map(\.key))
+        let plain = try scanString()
+        let isNew = plain.map { keys.insert(inputRange: $0) } ?? keys.insert(decoded: scratch)
+        guard isNew else {
+            throw error(.duplicateKey(withContents(plain) { String(decoding: $0, as: UTF8.self) }), at: keyStart)
         }
-        let isDuplicate: Bool
-        if container.keyIndex != nil {
-            isDuplicate = !container.keyIndex!.insert(key).inserted
-        } else {
-            isDuplicate = container.members.contains { $0.key == key }
-        }
-        if isDuplicate { throw error(.duplicateKey(key), at: keyStart) }
         skipWhitespace()
         guard index < bytes.count else { throw end(expected: "':' after the key") }
         guard bytes[index] == ASCII.colon else { throw unexpected(at: index, expected: "':' after the key") }
         index += 1
-        container.pendingKey = key
+        withContents(plain) { builder.key($0, escaped: plain == nil) }
+    }
+
+    /// Lends the contents of the string just scanned: its input bytes, or the decoded ones.
+    private func withContents<Result>(_ plain: Range<Int>?, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let plain { return body(UnsafeBufferPointer(rebasing: bytes[plain])) }
+        return scratch.withUnsafeBufferPointer(body)
     }
 
     mutating func skipWhitespace() {
@@ -238,12 +292,7 @@ struct JSONParser {
         position < bytes.count && bytes[position] >= ASCII.zero && bytes[position] <= ASCII.nine
     }
 
-    /// Reads `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` and returns it as written.
-    private mutating func parseNumber() throws(JSONError) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: bytes[try scanNumber()]), as: UTF8.self)
-    }
-
-    /// Reads a number, as `parseNumber`, and returns where it sits in the input.
+    /// Reads `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` and returns where it sits in the input.
     mutating func scanNumber() throws(JSONError) -> Range<Int> {
         let start = index
         var i = index
@@ -278,14 +327,6 @@ struct JSONParser {
     }
 
     // MARK: Strings
-
-    /// Reads a string's contents and closing quote; `index` is just past the opening quote.
-    private mutating func parseString() throws(JSONError) -> String {
-        if let plain = try scanString() {
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[plain]), as: UTF8.self)
-        }
-        return String(decoding: scratch, as: UTF8.self)
-    }
 
     /// Reads a string's contents and closing quote; `index` is just past the opening quote.
     /// - Returns: where the contents sit in the input when they hold no escape (the common case,
