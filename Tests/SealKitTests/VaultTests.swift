@@ -132,6 +132,40 @@ struct VaultProfileTests {
         #expect(try vault.decryptProfile(rotated.profile, schema: schema).fieldsUnderRetiredKeys.isEmpty)
     }
 
+    /// The text entry point: the same result as the value one, compact JSON out, and typed failures.
+    @Test func encryptsProfilesGivenAsText() async throws {
+        let id = try KeyID("t")
+        let vault = Vault(keystore: InMemoryKeystore(), userID: id)
+        let stream = vault.events()
+        try vault.ensureKey()
+        let schema = try ProfileSchema(parsing: Self.schema)
+        let text = #"{ "name": "Ada", "ssn": "078-05-1120", "score": 12345678901234567890.5 }"#
+        let sealed = try vault.encryptProfile(json: text, schema: schema)
+        let value = try JSONValue.parse(sealed)
+        #expect(sealed == value.serialized(), "not compact JSON")
+        #expect(value["name"] == .string("Ada"))
+        #expect(try vault.decrypt(ciphertext: #require(value["ssn"]?.stringValue)) == "078-05-1120")
+        #expect(try vault.decryptProfile(value, schema: schema).profile == JSONValue.parse(text))
+        // Already encrypted: nothing changes, as with the value entry point.
+        #expect(try vault.encryptProfile(json: sealed, schema: schema) == sealed)
+
+        #expect(throws: VaultError.profile(.invalidJSON(JSONError(reason: .unexpectedEnd(expected: "',' or '}'"), line: 1, column: 12, byteOffset: 11)))) {
+            try vault.encryptProfile(json: #"{"ssn": "x""#, schema: schema)
+        }
+        #expect(throws: VaultError.profile(.fieldsFailed([FieldFailure(field: "score", reason: .typeMismatch(expected: .number, found: "a string"))]))) {
+            try vault.encryptProfile(json: #"{"score": "12"}"#, schema: schema)
+        }
+        #expect(throws: VaultError.noUser) {
+            try Vault(keystore: InMemoryKeystore(), userID: nil).encryptProfile(json: "{}", schema: schema)
+        }
+        var received: [VaultEvent] = []
+        for await event in stream {
+            received.append(event)
+            if received.count == 3 { break }
+        }
+        #expect(received == [.keyGenerated(id), .encryptionFailed(id), .encryptionFailed(id)])
+    }
+
     @Test func profileFailuresAreTypedAndEmitEvents() async throws {
         let id = try KeyID("q")
         let vault = Vault(keystore: InMemoryKeystore(), userID: id)

@@ -14,7 +14,11 @@ import Testing
         var keyText = Array(Base64.encode(SecureRandom.bytes(count: SymmetricKey.byteCount)).utf8)
         defer { ConstantTime.wipe(&keyText) }
         let keys = KeyRing(current: try SymmetricKey(base64Encoded: keyText))
-        let encrypted = try ProfileEncryptor(schema: schema).encrypt(profile, with: keys)
+        let encryptor = ProfileEncryptor(schema: schema)
+        // Both ways in: the value tree, and the text fast path.
+        let viaTree = try encryptor.encrypt(profile, with: keys)
+        let viaText = try JSONValue.parse(encryptor.encrypt(jsonText: Array(profile.serialized(pretty: true).utf8), with: keys))
+        #expect(viaText != viaTree, "fresh nonces make every ciphertext new")
 
         // The key travels on stdin, never on the command line; the profile follows it.
         let script = #"""
@@ -28,19 +32,21 @@ import Testing
         """#
         let flagged = schema.encryptedFields.map(\.name).filter { !(profile.data[$0]?.isNull ?? true) }
         #expect(flagged.count == 7)
-        var input = keyText + [0x0A]
-        input += Array(JSONValue.array(flagged.map { .string($0) }).serialized().utf8) + [0x0A]
-        input += Array(encrypted.serialized().utf8)
-        defer { ConstantTime.wipe(&input) }
-        let output = try JSONValue.parse(try Python.output(of: script, stdin: input))
+        for encrypted in [viaTree, viaText] {
+            var input = keyText + [0x0A]
+            input += Array(JSONValue.array(flagged.map { .string($0) }).serialized().utf8) + [0x0A]
+            input += Array(encrypted.serialized().utf8)
+            defer { ConstantTime.wipe(&input) }
+            let output = try JSONValue.parse(try Python.output(of: script, stdin: input))
 
-        for name in flagged {
-            let original = try #require(profile.data[name])
-            let expected = original.stringValue ?? original.serialized()
-            #expect(output[name]?.stringValue == expected, "\(name)")
+            for name in flagged {
+                let original = try #require(profile.data[name])
+                let expected = original.stringValue ?? original.serialized()
+                #expect(output[name]?.stringValue == expected, "\(name)")
+            }
+            #expect(output["account_balance"] == "12345678901234567890.10")
+            #expect(output["home_address"]?.stringValue?.hasPrefix(#"{"street":"12 St James's Square","#) == true)
         }
-        #expect(output["account_balance"] == "12345678901234567890.10")
-        #expect(output["home_address"]?.stringValue?.hasPrefix(#"{"street":"12 St James's Square","#) == true)
     }
 
     /// And SealKit opens what PyNaCl encrypts, restoring each value by the schema's type.
