@@ -51,7 +51,10 @@ let package = Package(
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
-            dependencies: ["SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: [
+                "SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 import SystemPackage
 
@@ -354,7 +355,7 @@ public struct FileKeystore: Keystore {
     /// Creates `path` with mode 0700 (and, with `parents`, any missing parents, also 0700).
     private func createFolder(_ path: String, parents: Bool) throws(KeystoreError) {
         if parents {
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = FilePath(path).removingLastComponent().string
             if !parent.isEmpty, parent != path, !isDirectory(parent) { try createFolder(parent, parents: true) }
         }
         if mkdir(path, 0o700) == 0 {

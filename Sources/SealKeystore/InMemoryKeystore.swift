@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 
 /// A keystore that lives only in this process: for tests, and for apps that keep
@@ -6,7 +7,7 @@ import SealCore
 /// nothing is ever at rest. Safe to share across threads.
 public final class InMemoryKeystore: Keystore, @unchecked Sendable {
     public let namespace: Namespace
-    private let lock = NSLock()
+    private let lock = Lock()
     private var records: [KeyID: KeyRecord] = [:]
 
     /// Makes an empty keystore.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 
 /// One id's keys with their history, as key transfer and paper backups carry them from

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 
 /// One id's keys, unlocked: the rules both keystores share.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 
 /// Where a user's keys live. Two implementations: `FileKeystore` (on disk, safe under

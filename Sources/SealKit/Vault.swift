@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 import SealJSON
 import SealKeystore
@@ -23,7 +24,7 @@ public final class Vault: @unchecked Sendable {
     public let userID: KeyID?
     private let passphrase: Passphrase?
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var cachedRing: KeyRing?
     private var subscribers: [UUID: AsyncStream<VaultEvent>.Continuation] = [:]
 

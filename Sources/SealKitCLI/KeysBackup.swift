@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealKit
 
 #if canImport(Glibc)

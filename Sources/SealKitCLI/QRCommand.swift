@@ -1,6 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealKit
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -96,7 +98,7 @@ enum AtomicFile {
     /// so a reader sees the old file or the complete new one, never a partial write.
     /// - Throws: `CLIFailure` with `.ioError`, naming the path and the system's reason.
     static func write(_ bytes: [UInt8], to path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = FilePath(path).removingLastComponent().string
         var template = Array(((folder.isEmpty ? "." : folder) + "/.sealkit-XXXXXX").utf8CString)
         // mkstemp creates the file exclusively with mode 0600: the payload may be a secret.
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

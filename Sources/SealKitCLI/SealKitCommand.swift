@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealKit
 
 #if canImport(Glibc)
@@ -56,13 +57,13 @@ struct SealKitCommand: ParsableCommand {
                 if code == .success || error is CleanExit { exit(withError: error) }
                 status = .usage
                 let parserMessage = self.message(for: error)
-                    .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                    .split(whereSeparator: \.isNewline).map { $0.trimmingBlanks() }
                     .filter { !$0.isEmpty }.joined(separator: "; ")
                 message = parserMessage + " (see 'sealkit --help')"
             }
         }
-        StandardError.write("sealkit: " + message.replacingOccurrences(of: "\n", with: " ") + "\n")
-        Foundation.exit(status.rawValue)
+        StandardError.write("sealkit: " + message.replacing("\n", with: " ") + "\n")
+        Glibc.exit(status.rawValue)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealKit
 
 #if canImport(Glibc)
@@ -231,7 +232,7 @@ struct TransferCommand: ParsableCommand {
                 StandardError.write("Store these keys? [y/N] ")
                 var answer = ""
                 _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
-                guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
                     throw CLIFailure("nothing was stored", status: .negative)
                 }
             }

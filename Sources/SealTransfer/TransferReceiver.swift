@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import SealCore
 import SealKeystore
 
@@ -15,7 +16,7 @@ public final class TransferReceiver: @unchecked Sendable {
     /// The offer to show the sender.
     public let offer: TransferOffer
     private let keyPair: BoxKeyPair
-    private let lock = NSLock()
+    private let lock = Lock()
     private var acceptedReplyIDs: [[UInt8]] = []
 
     /// Makes a fresh key pair and one-time secret.
