@@ -147,11 +147,12 @@ public struct ProfileEncryptor: Sendable {
                     continue
                 case UInt8(ascii: "\""):
                     let contents = (value.lowerBound + 1)..<(value.upperBound - 1)
-                    guard fieldType == nil || fieldType == .string,
-                        Self.isPlainASCII(UnsafeBufferPointer(rebasing: text[contents]), allowingNonASCII: true)
-                    else { return false }
+                    // With no escapes the text's bytes are the string's, which is what gets encrypted.
+                    guard fieldType == nil || fieldType == .string, !text[contents].contains(UInt8(ascii: "\\")) else {
+                        return false
+                    }
                     // A string that opens under the user's keys is already encrypted: the tree checks and keeps it.
-                    if contents.count >= 56, contents.count % 4 == 0,
+                    if contents.count >= Self.shortestCiphertext, contents.count % 4 == 0,
                         (try? keys.decrypt(String(decoding: text[contents], as: UTF8.self))) != nil
                     {
                         return false
@@ -196,11 +197,15 @@ public struct ProfileEncryptor: Sendable {
         }
     }
 
-    /// Whether text holds no escape (and, unless allowed, nothing beyond ASCII).
-    private static func isPlainASCII(_ text: UnsafeBufferPointer<UInt8>, allowingNonASCII: Bool = false) -> Bool {
-        for byte in text where byte == UInt8(ascii: "\\") || (byte >= 0x80 && !allowingNonASCII) { return false }
-        return true
+    /// The length of the shortest ciphertext's text (an empty plaintext's).
+    private static let shortestCiphertext = FieldCipher.ciphertextLength(forPlaintextByteCount: 0)
+
+    /// Whether a key is ASCII with no escapes: then comparing its bytes is comparing it as Swift
+    /// compares strings.
+    private static func isPlainASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        !text.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }
     }
+
 
     /// Decrypts every encrypted field with the current or a retired key.
     /// - Parameters:
