@@ -206,7 +206,6 @@ public struct ProfileEncryptor: Sendable {
         !text.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }
     }
 
-
     /// Decrypts every encrypted field with the current or a retired key.
     /// - Parameters:
     ///   - profile: the profile, as fields or in Rownd's user-state shape.
