@@ -24,47 +24,65 @@ enum StandardError {
     static var isTerminal: Bool { isatty(2) == 1 }
 }
 
-/// Buffered stdout. Output reaches the file descriptor in large blocks, so a command
-/// that fails on small input has written nothing; `discard()` drops what is pending.
+/// Buffered stdout. Output reaches the file descriptor in large blocks, so a command that fails
+/// on small input has written nothing. The buffer is raw memory, so bulk paths write ciphertexts
+/// straight into it (`append(capacity:_:)`) without clearing it first.
 final class StandardOutput {
-    private var buffer: [UInt8] = []
+    private var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    private var count = 0
     private let threshold = 1 << 20
 
-    init() { buffer.reserveCapacity(threshold + 4096) }
+    init() {
+        capacity = threshold + 4096
+        storage = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
 
     func write(_ text: String) throws {
         var text = text
-        text.withUTF8 { buffer.append(contentsOf: $0) }
-        if buffer.count >= threshold { try flush() }
+        try text.withUTF8 { try write(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     func write(bytes: UnsafeRawBufferPointer) throws {
-        buffer.append(contentsOf: bytes)
-        if buffer.count >= threshold { try flush() }
+        reserve(bytes.count)
+        if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
+        count += bytes.count
+        if count >= threshold { try flush() }
     }
 
     /// Appends up to `capacity` bytes in place; `body` returns how many it wrote.
     func append(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) throws {
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: capacity))
-        let used = buffer.withUnsafeMutableBytes { body(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
-        buffer.removeLast(capacity - used)
-        if buffer.count >= threshold { try flush() }
+        reserve(capacity)
+        let used = body(UnsafeMutableRawBufferPointer(start: storage + count, count: capacity))
+        precondition(used >= 0 && used <= capacity)
+        count += used
+        if count >= threshold { try flush() }
     }
 
     func flush() throws {
         var offset = 0
-        try buffer.withUnsafeBytes { bytes in
-            while offset < bytes.count {
-                let count = Glibc.write(1, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 {
-                    throw CLIFailure("cannot write the output: \(String(cString: strerror(errno)))", status: .ioError)
-                }
-                offset += count
+        while offset < count {
+            let written = Glibc.write(1, storage + offset, count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 {
+                throw CLIFailure("cannot write the output: \(String(cString: strerror(errno)))", status: .ioError)
             }
+            offset += written
         }
-        buffer.removeAll(keepingCapacity: true)
+        count = 0
+    }
+
+    /// Makes room for `extra` more bytes, keeping what is pending.
+    private func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        let grown = max(capacity * 2, count + extra)
+        let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+        larger.copyMemory(from: storage, byteCount: count)
+        storage.deallocate()
+        storage = larger
+        capacity = grown
     }
 
     static var isTerminal: Bool { isatty(1) == 1 }
