@@ -10,6 +10,7 @@ import Glibc
 extension KeysCommand {
     struct Backup: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "backup",
             abstract: "Print keys sealed under a passphrase (Argon2id), to keep on paper.",
             discussion: """
                 Prints one line, or numbered parts when long, holding each id's current and retired keys. The backup \
@@ -49,6 +50,7 @@ extension KeysCommand {
 
     struct Restore: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "restore",
             abstract: "Store ID's keys from a paper backup read from stdin.",
             discussion: """
                 Stdin holds the backup: one line, or one line per part in any order. The backup passphrase comes from \

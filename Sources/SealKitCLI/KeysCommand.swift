@@ -11,6 +11,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "generate",
             abstract: "Make a new random key for ID; prints the id and the key's fingerprint, never the key.")
 
         @Argument(help: "The key id (in Rownd's model, the user id).") var id: String
@@ -28,6 +29,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Store a key read from stdin under ID.",
             discussion: """
                 Stdin holds a bare base64 key, Rownd's key-transfer QR text {"data":"<link>#<key>"}, or the link \
@@ -60,6 +62,7 @@ struct KeysCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List key ids: id, fingerprint, creation time, and whether protected or rotated.")
 
         @OptionGroup var keystoreOptions: KeystoreOptions
@@ -80,6 +83,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "Make a new current key for ID, keeping the old ones to decrypt older ciphertexts.")
 
         @Argument(help: "The key id to rotate.") var id: String
@@ -96,6 +100,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete every key stored under ID. Ciphertexts made with them can no longer be opened.")
 
         @Argument(help: "The key id to delete.") var id: String

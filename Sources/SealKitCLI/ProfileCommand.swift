@@ -21,6 +21,7 @@ struct ProfileCommand: ParsableCommand {
 
     struct Encrypt: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "encrypt",
             abstract: "Encrypt a profile's encrypted fields with the key's current key.",
             discussion: "Fields that already decrypt under the key's keys are left as they are.")
 
@@ -42,6 +43,7 @@ struct ProfileCommand: ParsableCommand {
 
     struct Decrypt: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "decrypt",
             abstract: "Decrypt a profile's encrypted fields with the key's current or retired keys.",
             discussion: "Fields that only a retired key opens are named on stderr; 'profile rotate' re-encrypts them.")
 
@@ -60,6 +62,7 @@ struct ProfileCommand: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "Re-encrypt under the current key the fields that only a retired key opens.",
             discussion: "Fields already under the current key keep their ciphertexts.")
 

@@ -120,6 +120,7 @@ struct TransferCommand: ParsableCommand {
 
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "send",
             abstract: "Seal keys to a receiver's offer (--to), or show one key as Rownd's QR text (--rownd).",
             discussion: """
                 With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
@@ -193,6 +194,7 @@ struct TransferCommand: ParsableCommand {
 
     struct Receive: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "receive",
             abstract: "Show a one-time offer, read the sender's reply from stdin, and store its keys.",
             discussion: """
                 With --format text, the offer is the first line of stdout; the reply is read from stdin (one line, or \
