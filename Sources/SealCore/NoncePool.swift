@@ -54,7 +54,7 @@ package enum NoncePool {
     private static let dataStart = 64
     /// What a fresh page draws first: ten nonces, within one `getrandom` call (libsodium asks for
     /// at most 256 bytes per call).
-    private static let firstFill = 10 * 24
+    private static let firstFill = 10 * nonceSize
 
     /// A thread's page, or nil when this thread cannot pool (no wipe-on-fork).
     private static func threadPage() -> UnsafeMutableRawPointer? {

@@ -132,13 +132,7 @@ struct JSONParser {
             var value: Builder.Value
             switch bytes[index] {
             case ASCII.openBracket:
-                guard stack.count < JSONValue.maximumDepth else {
-                    throw error(.tooDeep(limit: JSONValue.maximumDepth), at: index)
-                }
-                index += 1
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == ASCII.closeBracket {
-                    index += 1
+                if try openContainer(depth: stack.count, closedBy: ASCII.closeBracket) {
                     value = builder.emptyArray()
                 } else {
                     stack.append(false)
@@ -146,13 +140,7 @@ struct JSONParser {
                     continue
                 }
             case ASCII.openBrace:
-                guard stack.count < JSONValue.maximumDepth else {
-                    throw error(.tooDeep(limit: JSONValue.maximumDepth), at: index)
-                }
-                index += 1
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == ASCII.closeBrace {
-                    index += 1
+                if try openContainer(depth: stack.count, closedBy: ASCII.closeBrace) {
                     value = builder.emptyObject()
                 } else {
                     stack.append(true)
@@ -228,6 +216,19 @@ struct JSONParser {
                 return value
             }
         }
+    }
+
+    /// Consumes the `[` or `{` at `index` once the nesting allows another level, then any whitespace.
+    /// - Returns: whether `closing` follows at once, an empty container (and consumes it too).
+    private mutating func openContainer(depth: Int, closedBy closing: UInt8) throws(JSONError) -> Bool {
+        guard depth < JSONValue.maximumDepth else {
+            throw error(.tooDeep(limit: JSONValue.maximumDepth), at: index)
+        }
+        index += 1
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == closing else { return false }
+        index += 1
+        return true
     }
 
     /// Up to this many members, a new key is compared with each earlier one; beyond it, keys go

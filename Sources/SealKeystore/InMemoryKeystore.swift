@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Dispatch
 import SealCore
 
 /// A keystore that lives only in this process: for tests, and for apps that keep

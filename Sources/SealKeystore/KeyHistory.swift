@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Dispatch
 import SealCore
 
 /// One id's keys with their history, as key transfer and paper backups carry them from

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Dispatch
 import SealCore
 
 /// One id's keys, unlocked: the rules both keystores share.

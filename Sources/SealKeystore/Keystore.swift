@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Dispatch
 import SealCore
 
 /// Where a user's keys live. Two implementations: `FileKeystore` (on disk, safe under

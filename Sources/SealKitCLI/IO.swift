@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Dispatch
 import SealKit
 
 #if canImport(Glibc)

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FoundationEssentials
-import Dispatch
 import SealKit
 
 #if canImport(Glibc)

@@ -166,9 +166,11 @@ public struct ProfileEncryptor: Sendable {
                 }
             }
 
-            let added = edits.reduce(0) { $0 + FieldCipher.ciphertextLength(forPlaintextByteCount: $1.plaintext.count) + 2 }
+            // Each value gives way to its ciphertext in quotes.
+            let total = edits.reduce(text.count) {
+                $0 - $1.value.count + FieldCipher.ciphertextLength(forPlaintextByteCount: $1.plaintext.count) + 2
+            }
             let start = output.count
-            let total = text.count + added - edits.reduce(0) { $0 + $1.value.count }
             output.append(contentsOf: repeatElement(0, count: total))
             output.withUnsafeMutableBytes { out in
                 var written = start

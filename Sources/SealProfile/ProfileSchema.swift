@@ -68,15 +68,20 @@ public struct ProfileSchema: Sendable, Equatable {
         /// Every name's UTF-8, one after another.
         let bytes: [UInt8]
         /// Per name: where it sits in `bytes`, and the field's index in `fields`.
-        let entries: [(range: Range<Int>, field: Int)]
+        let entries: [Entry]
+
+        struct Entry: Sendable, Equatable {
+            let range: Range<Int>
+            let field: Int
+        }
 
         init(_ fields: [Field]) {
             var bytes: [UInt8] = []
-            var entries: [(range: Range<Int>, field: Int)] = []
+            var entries: [Entry] = []
             for (index, field) in fields.enumerated() where field.isEncrypted {
                 let start = bytes.count
                 bytes.append(contentsOf: field.name.utf8)
-                entries.append((start..<bytes.count, index))
+                entries.append(Entry(range: start..<bytes.count, field: index))
             }
             self.bytes = bytes
             self.entries = entries
@@ -92,10 +97,6 @@ public struct ProfileSchema: Sendable, Equatable {
                 }
                 return nil
             }
-        }
-
-        static func == (a: Self, b: Self) -> Bool {
-            a.bytes == b.bytes && a.entries.elementsEqual(b.entries) { $0.range == $1.range && $0.field == $1.field }
         }
     }
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Dispatch
 import SealCore
 import SealKeystore
 
