@@ -124,14 +124,17 @@ struct TransferCommand: ParsableCommand {
             discussion: """
                 With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
                 retired keys, sealed so only that receiver can open it, and expires (default 600 seconds). \
-                With --rownd, prints {"data":"<link>#<base64 key>"}, which Rownd-based apps scan: it holds the raw key.
+                With --rownd --link URL, prints URL#<base64 key>, which a Rownd app scans (or opens as a link) to sign \
+                the user in and store the key: it holds the raw key.
                 """)
 
         @Argument(help: "Key ids to send.") var ids: [String] = []
         @Flag(help: "Send every key id in the namespace.") var all = false
         @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...).", valueName: "offer")) var to: String?
-        @Flag(help: "Show Rownd's key QR text instead: holds the raw key.") var rownd = false
-        @Option(help: ArgumentHelp("The sign-in link before the key in Rownd's QR text (default: none).", valueName: "url"))
+        @Flag(help: "Show Rownd's key text <link>#<key> instead: holds the raw key.") var rownd = false
+        @Option(help: ArgumentHelp(
+            "With --rownd: the user's sign-in link, which the app's backend gets from Rownd's API; the key follows it after '#'.",
+            valueName: "url"))
         var link: String?
         @Option(help: ArgumentHelp("Seconds until the reply expires (1 to 86400, default 600).", valueName: "seconds"))
         var expiresIn: Int?
@@ -148,6 +151,11 @@ struct TransferCommand: ParsableCommand {
             if rownd {
                 guard ids.count == 1, !all else { throw ValidationError("Rownd's QR text holds one key: name exactly one id") }
                 guard expiresIn == nil else { throw ValidationError("--expires-in is for sealed transfers; Rownd's QR text never expires") }
+                guard let link else {
+                    throw ValidationError(
+                        "a Rownd app needs the sign-in link that the app's backend gets from Rownd for this user: give --link URL")
+                }
+                try Self.validateRowndLink(link)
             }
             if link != nil && !rownd { throw ValidationError("--link is only for --rownd") }
             if let expiresIn, !(1...86_400).contains(expiresIn) {
@@ -172,12 +180,30 @@ struct TransferCommand: ParsableCommand {
             try TransferDisplay.show(lines, format: format)
         }
 
+        /// Rownd's iOS scanner reads the whole text with `URL(string:)` and takes the key from the
+        /// fragment, so the link must be an absolute URL without one of its own. Never quotes the
+        /// link: a sign-in link signs its holder in.
+        private static func validateRowndLink(_ link: String) throws {
+            guard let url = URL(string: link), let scheme = url.scheme, !scheme.isEmpty, url.host?.isEmpty == false else {
+                throw ValidationError("--link must be an absolute URL such as https://<app>.rownd.link/<code>")
+            }
+            guard !link.contains("#") else {
+                throw ValidationError("--link must not have a '#' fragment: the key goes there")
+            }
+        }
+
         private func sendRownd(format: TransferFormat, keystore: FileKeystore) throws {
             let id = try keyID(ids[0])
             let ring = try keystore.keyRing(for: id, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore))
-            let text = KeyText.rowndQRText(for: ring.current, link: link ?? "")
+            let text = KeyText.rowndLinkText(for: ring.current, link: link ?? "")
             StandardError.write(
                 "sealkit: warning: this code holds the raw key of '\(id)' (\(ring.current.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
+            if !ring.retired.isEmpty {
+                let count = ring.retired.count == 1 ? "1 retired key" : "\(ring.retired.count) retired keys"
+                StandardError.write(
+                    "sealkit: warning: '\(id)' has \(count); only the current key travels, because a Rownd app holds one key per user: "
+                        + "run 'sealkit profile rotate' so no data stays under a retired key\n")
+            }
             switch format {
             case .text:
                 // Straight from guarded memory to the descriptor: no copy in an ordinary buffer.

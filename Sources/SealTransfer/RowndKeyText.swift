@@ -1,7 +1,8 @@
 import SealCore
 
-/// Key material as people paste it into `keys import`: a bare base64 key, Rownd's
-/// key-transfer QR text `{"data":"<sign-in link>#<base64 key>"}`, or such a link alone.
+/// Key material as people paste it into `keys import`: a bare base64 key, Rownd's key-transfer
+/// text `<sign-in link>#<base64 key>` (the fragment percent-encoded or not), or the older
+/// `{"data":"<sign-in link>#<base64 key>"}` form that earlier SealKit versions printed.
 ///
 /// Parsed from bytes, never through Swift strings, so the key text can be wiped.
 public enum KeyText {
@@ -29,19 +30,25 @@ public enum KeyText {
         }
     }
 
-    /// Rownd's QR text for a key: `{"data":"<link>#<base64 key>"}`, exactly as its SDKs write it.
+    /// Rownd's key-transfer text for a key: `<link>#<base64 key>`, the sign-in link with the key
+    /// (standard base64 with padding, as Rownd's "copy key" gives it) as the URL's fragment.
+    ///
+    /// This is the QR code's content. Rownd's iOS scanner (rownd/ios 2.8.3,
+    /// `KeyTransferViewController.receiveKeyTransfer`) passes the whole scanned text to `URL(string:)`,
+    /// stores the fragment as the key and opens the rest to sign the user in. The `{"data": ...}`
+    /// wrapper its key view builds is the argument of the hub's QR-drawing call, not the QR's text.
+    /// Base64's `+`, `/` and `=` are all allowed in a URL fragment, so the key goes in unescaped.
+    /// - Parameters:
+    ///   - key: the user's current key.
+    ///   - link: the sign-in link from Rownd's API, without a fragment.
     /// - Returns: the text in guarded memory: it holds the raw key.
-    package static func rowndQRText(for key: SymmetricKey, link: String) -> SecureBytes {
-        let prefix = Array(("{\"data\":\"" + jsonEscaped(link) + "#").utf8)
-        let suffix = Array("\"}".utf8)
+    package static func rowndLinkText(for key: SymmetricKey, link: String) -> SecureBytes {
+        let prefix = Array((link + "#").utf8)
         let encoded = key.base64EncodedBytes()
-        return SecureBytes(count: prefix.count + encoded.count + suffix.count) { out in
+        return SecureBytes(count: prefix.count + encoded.count) { out in
             prefix.withUnsafeBytes { out.copyMemory(from: $0) }
             encoded.withUnsafeBytes {
                 UnsafeMutableRawBufferPointer(rebasing: out[prefix.count...]).copyMemory(from: $0)
-            }
-            suffix.withUnsafeBytes {
-                UnsafeMutableRawBufferPointer(rebasing: out[(prefix.count + encoded.count)...]).copyMemory(from: $0)
             }
         }
     }
@@ -144,20 +151,6 @@ public enum KeyText {
         default: return nil
         }
     }
-
-    private static func jsonEscaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20:
-                out += "\\u00" + String(scalar.value >> 4, radix: 16) + String(scalar.value & 0xF, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
 }
 
 /// Why pasted key text was refused. Never repeats the text.
@@ -170,11 +163,11 @@ public enum KeyTextError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .empty:
-            return "no key material on stdin: pipe in a base64 key, Rownd's key QR text, or its link"
+            return "no key material on stdin: pipe in a base64 key, or Rownd's key text <link>#<base64 key>"
         case .notAKey:
-            return "not a key: expected 32 bytes as standard base64 (44 characters), Rownd's key QR text, or its link"
+            return "not a key: expected 32 bytes as standard base64 (44 characters), or Rownd's key text <link>#<base64 key>"
         case .notRowndText:
-            return "not Rownd's key QR text: expected {\"data\":\"<link>#<base64 key>\"}"
+            return "not Rownd's key QR text in its wrapped form: expected {\"data\":\"<link>#<base64 key>\"}"
         case .noKeyInLink:
             return "the link holds no key: expected '#<base64 key>' at its end"
         }

@@ -607,7 +607,7 @@ enum HostileCorpus {
             HostileCase(name: "transfer send: no ids", rawArguments: ["transfer", "send", "--to", strayOffer, "--format", "text"]),
             HostileCase(name: "transfer send: invalid id", rawArguments: ["transfer", "send", "../k", "--to", strayOffer, "--format", "text"], expected: "invalid key id"),
             HostileCase(name: "transfer send: protected without passphrase", rawArguments: ["transfer", "send", "p", "--to", strayOffer, "--format", "text"], expected: "passphrase-protected"),
-            HostileCase(name: "transfer send: --rownd for a protected key, wrong passphrase", rawArguments: ["transfer", "send", "p", "--rownd", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(name: "transfer send: --rownd for a protected key, wrong passphrase", rawArguments: ["transfer", "send", "p", "--rownd", "--link", "https://a.rownd.link/x", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
             HostileCase(name: "transfer send: unknown format", rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--format", "gif"]),
         ]
         let replies: [(String, [String], String?)] = [
