@@ -20,7 +20,12 @@ import Darwin
 ///   Rownd's SDKs decrypt it.
 /// - A number, boolean, object or array encrypts as its compact JSON text (Rownd would leave it in
 ///   plaintext), and decryption restores it by the field's schema `type`; numbers keep their exact text.
+/// - In a field of type `any`, every value (strings too) encrypts as its compact JSON text and
+///   decrypts to the same JSON value; `image` and `document` values are strings.
 /// - `null` stays `null`: there is nothing to protect.
+///
+/// This is SealKit's strict, typed mode. `RowndProfileEncryptor` does what Rownd's SDKs did
+/// instead (only strings, and failures left in place), for profiles Rownd apps read or wrote.
 public struct ProfileEncryptor: Sendable {
     /// The schema that says which fields are encrypted.
     public let schema: ProfileSchema
@@ -57,15 +62,17 @@ public struct ProfileEncryptor: Sendable {
                     }
                     return .value(value)
                 }
-                if let type = field.type, type != .string {
-                    return .failed(.typeMismatch(expected: type, found: value.kindName))
+                guard let type = field.type, !type.encryptsStringText else {
+                    return .value(.string(FieldCipher.encrypt(text, using: keys.current)))
                 }
-                return .value(.string(FieldCipher.encrypt(text, using: keys.current)))
+                guard type == .any else { return .failed(.typeMismatch(expected: type, found: value.kindName)) }
+                // `any` keeps the value's JSON type: a string travels as its JSON text, quotes and all.
+                return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current)))
             default:
                 // Only null has no type, and it was handled above.
                 guard let valueType = ProfileSchema.FieldType(of: value) else { return .value(value) }
                 guard let type = field.type else { return .failed(.missingType(found: valueType)) }
-                guard type == valueType else { return .failed(.typeMismatch(expected: type, found: value.kindName)) }
+                guard type.admits(valueType) else { return .failed(.typeMismatch(expected: type, found: value.kindName)) }
                 return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current)))
             }
         }.profile
@@ -148,7 +155,7 @@ public struct ProfileEncryptor: Sendable {
                 case UInt8(ascii: "\""):
                     let contents = (value.lowerBound + 1)..<(value.upperBound - 1)
                     // With no escapes the text's bytes are the string's, which is what gets encrypted.
-                    guard fieldType == nil || fieldType == .string, !text[contents].contains(UInt8(ascii: "\\")) else {
+                    guard fieldType?.encryptsStringText ?? true, !text[contents].contains(UInt8(ascii: "\\")) else {
                         return false
                     }
                     // A string that opens under the user's keys is already encrypted: the tree checks and keeps it.
@@ -159,7 +166,9 @@ public struct ProfileEncryptor: Sendable {
                     }
                     edits.append((value, contents))
                 case let first:
-                    guard let fieldType, fieldType == ProfileSchema.FieldType(compactTextStartingWith: first) else {
+                    guard let fieldType, let kind = ProfileSchema.FieldType(compactTextStartingWith: first),
+                        fieldType.admits(kind)
+                    else {
                         return false
                     }
                     edits.append((value, value))
@@ -282,11 +291,16 @@ public struct ProfileEncryptor: Sendable {
 
     /// The value a plaintext stands for under the field's type, or nil when it is not one.
     private static func restore(_ plaintext: String, as type: ProfileSchema.FieldType?) -> JSONValue? {
-        guard let type, type != .string else { return .string(plaintext) }
-        guard let value = try? JSONValue.parse(plaintext), ProfileSchema.FieldType(of: value) == type else {
-            return nil
+        guard let type, !type.encryptsStringText else { return .string(plaintext) }
+        // JSONValue is ExpressibleByNilLiteral, so "not restorable" is spelled `.none`, never `nil`.
+        guard let value = try? JSONValue.parse(plaintext) else { return .none }
+        let fits: Bool
+        switch type {
+        case .any: fits = true
+        case .null: fits = value.isNull
+        default: fits = ProfileSchema.FieldType(of: value).map(type.admits) ?? false
         }
-        return value
+        return fits ? .some(value) : .none
     }
 
     /// Applies `transform` to every encrypted field of the profile's fields, keeping everything

@@ -75,6 +75,10 @@ extension ProfileSchema.FieldType {
         case .boolean: return "a boolean"
         case .object: return "an object"
         case .array: return "an array"
+        case .image: return "an image reference (a string)"
+        case .document: return "a document reference (a string)"
+        case .any: return "JSON text"
+        case .null: return "null"
         }
     }
 }

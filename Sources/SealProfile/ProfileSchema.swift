@@ -45,9 +45,33 @@ public struct ProfileSchema: Sendable, Equatable {
         }
     }
 
-    /// The JSON types a field can declare.
+    /// The types a field can declare: Rownd's (string, number, boolean, object, image, document,
+    /// any, null, from its app-config API) and SealKit's own `array`.
+    ///
+    /// For encrypted fields in strict mode: `image` and `document` values are strings (a URL or
+    /// file reference) and encrypt as strings; `any` values of every JSON type encrypt as their
+    /// compact JSON text and come back as the same JSON value; a `null` field holds only null,
+    /// which stays null. This enum also names the kinds of JSON values (`string` to `array`).
     public enum FieldType: String, Sendable, CaseIterable {
-        case string, number, boolean, object, array
+        case string, number, boolean, object, image, document, any, null, array
+
+        /// Whether this type allows a value of JSON kind `kind` (one of string, number, boolean, object, array).
+        public func admits(_ kind: FieldType) -> Bool {
+            switch self {
+            case .any: return true
+            case .image, .document: return kind == .string
+            case .null: return false
+            default: return self == kind
+            }
+        }
+
+        /// Whether values are encrypted as their text (strings), rather than as their JSON text.
+        var encryptsStringText: Bool {
+            switch self {
+            case .string, .image, .document: return true
+            default: return false
+            }
+        }
     }
 
     /// Fields Rownd uses to look users up, which therefore can never be encrypted.
@@ -250,7 +274,8 @@ public struct ProfileSchema: Sendable, Equatable {
             throw .malformed(path: encryptionPath, expected: #"an object such as {"state": "enabled"}"#, found: other.kindName)
         }
 
-        // An unknown type matters only where decryption must restore it.
+        // An unknown type matters only where decryption must restore it; Rownd's own types and
+        // SealKit's `array` are all known.
         let type = typeName.flatMap(FieldType.init(rawValue:))
         if isEncrypted, let typeName, type == nil {
             throw .malformed(

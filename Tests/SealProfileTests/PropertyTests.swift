@@ -41,7 +41,9 @@ struct RandomJSON<RNG: RandomNumberGenerator> {
 
     mutating func value(of type: ProfileSchema.FieldType, depth: Int = 0) -> JSONValue {
         switch type {
-        case .string: return .string(text())
+        case .string, .image, .document: return .string(text())
+        case .any: return anyValue(depth: depth)
+        case .null: return .null
         case .number: return .number(number())
         case .boolean: return .bool(chance(50))
         case .array: return .array((0..<int(0...3)).map { _ in anyValue(depth: depth + 1) })
@@ -54,7 +56,7 @@ struct RandomJSON<RNG: RandomNumberGenerator> {
 
     mutating func anyValue(depth: Int) -> JSONValue {
         if chance(10) { return .null }
-        let types: [ProfileSchema.FieldType] = depth < 3 ? ProfileSchema.FieldType.allCases : [.string, .number, .boolean]
+        let types: [ProfileSchema.FieldType] = depth < 3 ? [.string, .number, .boolean, .object, .array] : [.string, .number, .boolean]
         return value(of: types[int(0...(types.count - 1))], depth: depth)
     }
 
@@ -66,7 +68,7 @@ struct RandomJSON<RNG: RandomNumberGenerator> {
         for index in 0..<int(0...8) {
             let name = "f\(index)"
             let encrypted = chance(60)
-            let type: ProfileSchema.FieldType? = chance(15) ? nil : ProfileSchema.FieldType.allCases[int(0...4)]
+            let type: ProfileSchema.FieldType? = chance(15) ? nil : ProfileSchema.FieldType.allCases[int(0...(ProfileSchema.FieldType.allCases.count - 1))]
             var definition: [(key: String, value: JSONValue)] = [(key: "display_name", value: .string("Field \(index)"))]
             if let type { definition.append((key: "type", value: .string(type.rawValue))) }
             if encrypted || chance(50) {
@@ -135,7 +137,9 @@ let schemasAndProfiles = Generator<SchemaAndProfile, Shrink.None<SchemaAndProfil
                 } else {
                     let ciphertext = try #require(result.value.stringValue)
                     let plaintext = try FieldCipher.decrypt(ciphertext, using: keys.current)
-                    let expected = original.value.stringValue ?? original.value.serialized()
+                    // Strings travel as their text, except under `any`, where every value is its JSON text.
+                    let isAny = generated.schema.field(named: original.key)?.type == .any
+                    let expected = isAny ? original.value.serialized() : (original.value.stringValue ?? original.value.serialized())
                     #expect(plaintext == expected)
                 }
             }
