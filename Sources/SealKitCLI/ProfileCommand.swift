@@ -14,8 +14,11 @@ struct ProfileCommand: ParsableCommand {
         discussion: """
             SCHEMA is Rownd's app config: {"app": {"schema": {...}}}, {"schema": {...}} or the field map alone. \
             A profile is a JSON object of fields, or Rownd's user state {"id", "data": {...}, ...}. \
-            Strings encrypt as Rownd's SDKs do; numbers, booleans, objects and arrays encrypt as their JSON text \
-            and come back by the schema's type.
+            Strict (default): strings encrypt as Rownd's SDKs do; numbers, booleans, objects and arrays encrypt as \
+            their JSON text and come back by the schema's type, and any field that fails stops the command. \
+            --rownd: exactly what Rownd's SDKs did, for profiles Rownd apps read or wrote: only strings are encrypted, \
+            decrypted values are strings, flagged values that do not open are left as they are and named on stderr, \
+            and meta's flagged fields are decrypted (never encrypted).
             """,
         subcommands: [Encrypt.self, Decrypt.self, Rotate.self])
 
@@ -29,13 +32,20 @@ struct ProfileCommand: ParsableCommand {
 
         func run() throws {
             let (encryptor, keys) = try options.prepare()
+            if options.rownd {
+                let rownd = RowndProfileEncryptor(schema: encryptor.schema)
+                return try options.process(
+                    ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
+                        ProfileReport(try rownd.encrypt(profile, with: keys))
+                    })
+            }
             if options.pretty {
-                try options.process(ProfileOptions.tree(pretty: true) { profile throws(ProfileError) in (try encryptor.encrypt(profile, with: keys), []) })
+                try options.process(ProfileOptions.tree(pretty: true) { profile throws(ProfileError) in ProfileReport(profile: try encryptor.encrypt(profile, with: keys)) })
             } else {
                 // Compact output comes straight from the text, without a value tree.
                 try options.process { text, output throws(ProfileError) in
                     try encryptor.encrypt(jsonText: text, with: keys, appendingTo: &output)
-                    return []
+                    return ProfileReport()
                 }
             }
         }
@@ -51,10 +61,18 @@ struct ProfileCommand: ParsableCommand {
 
         func run() throws {
             let (encryptor, keys) = try options.prepare()
+            if options.rownd {
+                let rownd = RowndProfileEncryptor(schema: encryptor.schema)
+                return try options.process(
+                    ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
+                        ProfileReport(try rownd.decrypt(profile, with: keys))
+                    },
+                    retiredWarning: "decrypted only with a retired key")
+            }
             try options.process(
                 ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
                     let decrypted = try encryptor.decrypt(profile, with: keys)
-                    return (decrypted.profile, decrypted.fieldsUnderRetiredKeys)
+                    return ProfileReport(profile: decrypted.profile, retiredFields: decrypted.fieldsUnderRetiredKeys)
                 },
                 retiredWarning: "decrypted only with a retired key")
         }
@@ -70,7 +88,15 @@ struct ProfileCommand: ParsableCommand {
 
         func run() throws {
             let (encryptor, keys) = try options.prepare()
-            try options.process(ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in (try encryptor.rotate(profile, with: keys).profile, []) })
+            if options.rownd {
+                let rownd = RowndProfileEncryptor(schema: encryptor.schema)
+                return try options.process(
+                    ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
+                        let rotated = try rownd.rotate(profile, with: keys)
+                        return ProfileReport(profile: rotated.profile, notes: rotated.notes.map(\.description))
+                    })
+            }
+            try options.process(ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in ProfileReport(profile: try encryptor.rotate(profile, with: keys).profile) })
         }
     }
 }
@@ -81,6 +107,10 @@ struct ProfileOptions: ParsableArguments {
     @Option(help: "The key id whose keys to use (in Rownd's model, the user id).") var key: String
     @Flag(help: "Read one profile per line and write one per line, streamed, for bulk work.") var ndjson = false
     @Flag(help: "Write the profile indented, for people to read.") var pretty = false
+    @Flag(help: ArgumentHelp(
+        "Do exactly what Rownd's SDKs did: only strings are encrypted; values that do not open are left and named on stderr.",
+        discussion: "For profiles that Rownd apps wrote or will read. See the README's Rownd section."))
+    var rownd = false
     @OptionGroup var keystoreOptions: KeystoreOptions
     @Argument(help: ArgumentHelp("The profile JSON file; stdin when absent or '-'.", valueName: "file")) var file: String?
 
@@ -118,15 +148,16 @@ struct ProfileOptions: ParsableArguments {
             let reader = LineReader(fd: fd)
             while let chunk = try reader.readChunk() { bytes.append(contentsOf: chunk) }
             var result: [UInt8] = []
-            let warnFields = try bytes.withUnsafeBufferPointer { text in
-                try Self.run(operation, on: text, lineNumber: nil, appendingTo: &result)
+            let report = try bytes.withUnsafeBufferPointer { text in
+                try Self.run(operation, on: text, lineNumber: nil, strict: !rownd, appendingTo: &result)
             }
             try result.withUnsafeBytes { try output.write(bytes: $0) }
             try output.flush()
-            if let retiredWarning, !warnFields.isEmpty {
+            for note in report.notes { StandardError.write("sealkit: note: \(note)\n") }
+            if let retiredWarning, !report.retiredFields.isEmpty {
                 StandardError.write(
-                    "sealkit: warning: \(warnFields.joined(separator: ", ")) \(retiredWarning); "
-                        + "run 'sealkit profile rotate' to move them to the current key\n")
+                    "sealkit: warning: \(report.retiredFields.joined(separator: ", ")) \(retiredWarning); "
+                        + "run 'sealkit profile rotate\(rownd ? " --rownd" : "")' to move them to the current key\n")
             }
         }
     }
@@ -143,6 +174,9 @@ struct ProfileOptions: ParsableArguments {
         let chunksPerBatch = max(1, ProcessInfo.processInfo.activeProcessorCount) * 4
         var warnedProfiles = 0
         var firstWarning: (line: Int, fields: [String])?
+        // Notes are per field and could be one per line of a huge export: the first ones, then a count.
+        var notes: [String] = []
+        var notesLeftOut = 0
         var inFlight: (batch: LineBatch, done: DispatchGroup)?
         while true {
             let next = try Self.readBatch(from: reader, chunks: chunksPerBatch)
@@ -151,7 +185,7 @@ struct ProfileOptions: ParsableArguments {
                 let done = DispatchGroup()
                 done.enter()
                 DispatchQueue.global().async {
-                    DispatchQueue.concurrentPerform(iterations: next.chunkCount) { next.process(chunk: $0, operation) }
+                    DispatchQueue.concurrentPerform(iterations: next.chunkCount) { next.process(chunk: $0, strict: !rownd, operation) }
                     done.leave()
                 }
                 started = (next, done)
@@ -162,9 +196,14 @@ struct ProfileOptions: ParsableArguments {
                     let result = batch.result(of: chunk)
                     // Whole lines only: a chunk's buffer ends after the last line that succeeded.
                     try result.output.withUnsafeBytes { try output.write(bytes: $0) }
-                    for (lineNumber, fields) in result.warnings {
-                        warnedProfiles += 1
-                        if firstWarning == nil { firstWarning = (lineNumber, fields) }
+                    for (lineNumber, report) in result.reports {
+                        if !report.retiredFields.isEmpty {
+                            warnedProfiles += 1
+                            if firstWarning == nil { firstWarning = (lineNumber, report.retiredFields) }
+                        }
+                        for note in report.notes {
+                            if notes.count < Self.notesShown { notes.append("line \(lineNumber): \(note)") } else { notesLeftOut += 1 }
+                        }
                     }
                     if let failure = result.failure { throw failure }
                 }
@@ -173,13 +212,21 @@ struct ProfileOptions: ParsableArguments {
             inFlight = started
         }
         try output.flush()
+        for note in notes { StandardError.write("sealkit: note: \(note)\n") }
+        if notesLeftOut > 0 {
+            StandardError.write("sealkit: note: \(notesLeftOut) more field\(notesLeftOut == 1 ? "" : "s") left as \(notesLeftOut == 1 ? "it was" : "they were"), not listed\n")
+        }
         if let retiredWarning, let firstWarning {
             let profiles = warnedProfiles == 1 ? "1 profile has" : "\(warnedProfiles) profiles have"
             StandardError.write(
                 "sealkit: warning: \(profiles) fields \(retiredWarning) (first, line \(firstWarning.line): "
-                    + "\(firstWarning.fields.joined(separator: ", "))); run 'sealkit profile rotate' to move them to the current key\n")
+                    + "\(firstWarning.fields.joined(separator: ", "))); run 'sealkit profile rotate\(rownd ? " --rownd" : "")' "
+                    + "to move them to the current key\n")
         }
     }
+
+    /// How many --rownd notes --ndjson lists before it only counts them.
+    private static let notesShown = 20
 
     /// Copies the next lines, about 256 KiB of them, out of the reader's block (they outlive the next
     /// read): small enough that a batch's text and results stay in cache, large enough that handing
@@ -203,16 +250,23 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// Runs `operation` on one profile's text, appending its result and a newline to `output`.
-    /// - Returns: the fields to warn about.
+    /// - Parameter strict: whether this is the strict mode, whose field failures get a hint about --rownd.
+    /// - Returns: the fields to warn about, and notes.
     /// - Throws: `CLIFailure` naming the line (with --ndjson) and the problem.
     fileprivate static func run(
-        _ operation: ProfileTextOperation, on text: UnsafeBufferPointer<UInt8>, lineNumber: Int?,
+        _ operation: ProfileTextOperation, on text: UnsafeBufferPointer<UInt8>, lineNumber: Int?, strict: Bool,
         appendingTo output: inout [UInt8]
-    ) throws(CLIFailure) -> [String] {
+    ) throws(CLIFailure) -> ProfileReport {
         do {
-            let warnFields = try operation(text, &output)
+            let report = try operation(text, &output)
             output.append(UInt8(ascii: "\n"))
-            return warnFields
+            return report
+        } catch .fieldsFailed(let failures) where strict {
+            // Rownd's SDKs left numbers in plaintext and failures in place; --rownd reads such profiles.
+            throw CLIFailure(
+                (lineNumber.map { "line \($0): " } ?? "") + ProfileError.fieldsFailed(failures).description
+                    + " (written by a Rownd app? try --rownd)",
+                status: .dataError)
         } catch .invalidJSON(let error) {
             // Within one line the parser's line is always 1; report the input's line instead.
             let located = lineNumber.map {
@@ -238,12 +292,33 @@ struct ProfileOptions: ParsableArguments {
 
 /// An operation on one profile's JSON text: appends the resulting profile's JSON (no newline) to
 /// the buffer, and returns the fields to warn about. On failure the buffer is as it was.
-typealias ProfileTextOperation = @Sendable (UnsafeBufferPointer<UInt8>, inout [UInt8]) throws(ProfileError) -> [String]
+typealias ProfileTextOperation = @Sendable (UnsafeBufferPointer<UInt8>, inout [UInt8]) throws(ProfileError) -> ProfileReport
+
+/// What one profile's operation reports besides its JSON: fields only a retired key opened, and
+/// --rownd's notes (field paths and reasons, never values).
+struct ProfileReport: Sendable {
+    /// The resulting profile, for operations on the value tree; `tree` writes it and drops it.
+    var profile: JSONValue = .null
+    var retiredFields: [String] = []
+    var notes: [String] = []
+
+    init(profile: JSONValue = .null, retiredFields: [String] = [], notes: [String] = []) {
+        self.profile = profile
+        self.retiredFields = retiredFields
+        self.notes = notes
+    }
+
+    init(_ result: RowndProfileResult) {
+        self.init(profile: result.profile, retiredFields: result.fieldsUnderRetiredKeys, notes: result.notes.map(\.description))
+    }
+
+    var isEmpty: Bool { retiredFields.isEmpty && notes.isEmpty }
+}
 
 extension ProfileOptions {
-    /// An operation on the profile's value tree, for decrypt, rotate and pretty output.
+    /// An operation on the profile's value tree, for decrypt, rotate, --rownd and pretty output.
     static func tree(
-        pretty: Bool, _ operation: @escaping @Sendable (JSONValue) throws(ProfileError) -> (profile: JSONValue, warnFields: [String])
+        pretty: Bool, _ operation: @escaping @Sendable (JSONValue) throws(ProfileError) -> ProfileReport
     ) -> ProfileTextOperation {
         { text, output throws(ProfileError) in
             let profile: JSONValue
@@ -252,9 +327,10 @@ extension ProfileOptions {
             } catch {
                 throw .invalidJSON(error)
             }
-            let result = try operation(profile)
+            var result = try operation(profile)
             output.append(contentsOf: result.profile.serialized(pretty: pretty).utf8)
-            return result.warnFields
+            result.profile = .null
+            return result
         }
     }
 }
@@ -266,7 +342,7 @@ private final class LineBatch: @unchecked Sendable {
     /// A chunk's output: its lines' results up to its first failure, the warnings, and that failure.
     struct ChunkResult {
         var output: [UInt8] = []
-        var warnings: [(lineNumber: Int, fields: [String])] = []
+        var reports: [(lineNumber: Int, report: ProfileReport)] = []
         var failure: CLIFailure?
     }
 
@@ -293,7 +369,7 @@ private final class LineBatch: @unchecked Sendable {
     func result(of chunk: Int) -> ChunkResult { slots[chunk] }
 
     /// Runs `operation` on every line of `chunk`, in order, stopping at the first that fails.
-    func process(chunk: Int, _ operation: ProfileTextOperation) {
+    func process(chunk: Int, strict: Bool, _ operation: ProfileTextOperation) {
         let lines = (bounds.count * chunk / chunkCount)..<(bounds.count * (chunk + 1) / chunkCount)
         var result = ChunkResult()
         result.output.reserveCapacity((bounds[lines.upperBound - 1].upperBound - bounds[lines.lowerBound].lowerBound) * 2)
@@ -305,8 +381,9 @@ private final class LineBatch: @unchecked Sendable {
                     guard !Self.isBlank(line) else {
                         throw CLIFailure("line \(lineNumber): empty; each line must hold one profile", status: .dataError)
                     }
-                    let warnFields = try ProfileOptions.run(operation, on: line, lineNumber: lineNumber, appendingTo: &result.output)
-                    if !warnFields.isEmpty { result.warnings.append((lineNumber, warnFields)) }
+                    let report = try ProfileOptions.run(
+                        operation, on: line, lineNumber: lineNumber, strict: strict, appendingTo: &result.output)
+                    if !report.isEmpty { result.reports.append((lineNumber, report)) }
                 } catch {
                     result.failure = error
                     break

@@ -1,0 +1,195 @@
+import Foundation
+import SealKit
+import Testing
+
+/// `sealkit profile ... --rownd` against profiles that Rownd's SDKs wrote (Fixtures/rownd, made by
+/// PyNaCl following the SDK code), and against PyNaCl reading the way a Rownd app reads.
+@Suite("sealkit profile --rownd")
+struct RowndProfileCLITests {
+    static let fixtures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/rownd")
+    static let schema = fixtures.appendingPathComponent("schema.json").path
+    static let keyID = "user_fixture_1"
+
+    struct Vector {
+        let name: String
+        let file: String
+        let rowndProfile: JSONValue
+        let notes: [String]
+        let strictExit: Int32
+        let strictProfile: JSONValue?
+        let strictErrors: [String]
+    }
+
+    static func vectors() throws -> [Vector] {
+        let listing = try JSONValue.parse([UInt8](Data(contentsOf: fixtures.appendingPathComponent("vectors.json"))))
+        let entries = try #require(listing["vectors"]?.arrayValue)
+        return try entries.map { entry in
+            let strict = try #require(entry["strict"])
+            return Vector(
+                name: try #require(entry["name"]?.stringValue),
+                file: fixtures.appendingPathComponent(try #require(entry["file"]?.stringValue)).path,
+                rowndProfile: try #require(entry["rownd"]?["profile"]),
+                notes: try #require(entry["rownd"]?["notes"]?.arrayValue).map { try #require($0.stringValue) },
+                strictExit: Int32(try #require(strict["exit"]?.numberLexeme.flatMap { Int32($0) })),
+                strictProfile: strict["profile"],
+                strictErrors: (strict["error"]?.arrayValue ?? []).compactMap(\.stringValue))
+        }
+    }
+
+    /// A CLI holding the fixture user's key.
+    static func cliWithFixtureKey() throws -> CLI {
+        let cli = try CLI()
+        let key = try String(contentsOf: fixtures.appendingPathComponent("user.key"), encoding: .utf8)
+        #expect(try cli.run(["keys", "import", keyID], stdin: key).status == 0)
+        return cli
+    }
+
+    /// Every string anywhere in a value: what must never reach stderr.
+    static func strings(in value: JSONValue) -> [String] {
+        switch value {
+        case .string(let text): return [text]
+        case .array(let elements): return elements.flatMap(strings)
+        case .object(let members): return members.flatMap { strings(in: $0.value) }
+        default: return []
+        }
+    }
+
+    @Test func theFixturesAreWhatTheIndependentImplementationWrites() throws {
+        let result = try python(
+            "import runpy, sys; sys.argv = ['make_fixtures.py', '--check']; runpy.run_path(sys.stdin.read(), run_name='__main__')",
+            stdin: Self.fixtures.appendingPathComponent("make_fixtures.py").path)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.vectors().count >= 8)
+    }
+
+    @Test func everyVectorGivesItsOutcomeUnderRowndAndUnderStrict() throws {
+        let cli = try Self.cliWithFixtureKey()
+        for vector in try Self.vectors() {
+            let rownd = try cli.run(["profile", "decrypt", "--rownd", "--schema", Self.schema, "--key", Self.keyID, vector.file])
+            #expect(rownd.status == 0, "\(vector.name): \(rownd.stderr)")
+            #expect(try JSONValue.parse(rownd.output) == vector.rowndProfile, "\(vector.name)")
+            let notes = rownd.stderr.split(separator: "\n").map(String.init)
+            #expect(notes.count == vector.notes.count, "\(vector.name): \(rownd.stderr)")
+            for (line, path) in zip(notes, vector.notes) {
+                #expect(line.hasPrefix("sealkit: note: \(path) "), "\(vector.name): \(line)")
+            }
+            // Notes name fields and reasons, never values.
+            let stored = try JSONValue.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: vector.file))))
+            for secret in Self.strings(in: vector.rowndProfile) + Self.strings(in: stored) where secret.count > 3 {
+                #expect(!rownd.stderr.contains(secret), "\(vector.name): stderr shows a value")
+            }
+
+            let strict = try cli.run(["profile", "decrypt", "--schema", Self.schema, "--key", Self.keyID, vector.file])
+            #expect(strict.status == vector.strictExit, "\(vector.name): \(strict.stderr)")
+            if let expected = vector.strictProfile {
+                #expect(strict.stderr.isEmpty, "\(vector.name): \(strict.stderr)")
+                #expect(try JSONValue.parse(strict.output) == expected, "\(vector.name)")
+            } else {
+                expectCleanFailure(strict)
+                for fragment in vector.strictErrors {
+                    #expect(strict.stderr.contains(fragment), "\(vector.name): \(strict.stderr) lacks \(fragment)")
+                }
+            }
+
+            // Nothing here is under a retired key, so rotating changes nothing and says the same.
+            let rotated = try cli.run(["profile", "rotate", "--rownd", "--schema", Self.schema, "--key", Self.keyID, vector.file])
+            #expect(rotated.status == 0, "\(vector.name): \(rotated.stderr)")
+            #expect(try JSONValue.parse(rotated.output) == stored, "\(vector.name)")
+        }
+    }
+
+    @Test func ndjsonGivesEveryVectorsOutcomeLineByLine() throws {
+        let cli = try Self.cliWithFixtureKey()
+        let vectors = try Self.vectors()
+        let input = try vectors.map { try String(contentsOfFile: $0.file, encoding: .utf8) }.joined()
+        let result = try cli.run(["profile", "decrypt", "--rownd", "--ndjson", "--schema", Self.schema, "--key", Self.keyID], stdin: input)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == vectors.count)
+        for (line, vector) in zip(lines, vectors) {
+            #expect(try JSONValue.parse(String(line)) == vector.rowndProfile, "\(vector.name)")
+        }
+        let expectedNotes = vectors.enumerated().flatMap { index, vector in vector.notes.map { "line \(index + 1): \($0) " } }
+        let notes = result.stderr.split(separator: "\n").map(String.init)
+        #expect(notes.count == expectedNotes.count, "\(result.stderr)")
+        for (note, expected) in zip(notes, expectedNotes) { #expect(note.hasPrefix("sealkit: note: " + expected), "\(note)") }
+
+        // The strict default stops at the first profile it cannot decrypt, with the hint.
+        let strict = try cli.run(["profile", "decrypt", "--ndjson", "--schema", Self.schema, "--key", Self.keyID], stdin: input)
+        expectCleanFailure(strict, containing: "written by a Rownd app? try --rownd")
+        #expect(strict.stderr.hasPrefix("sealkit: line 2: "))
+    }
+
+    /// The issue's third point: numbers SealKit encrypted came back in a Rownd app as strings.
+    /// With --rownd they are never encrypted, so a Rownd app reads them as numbers.
+    @Test func aRowndAppReadsWhatEncryptRowndWroteWithEveryTypeIntact() throws {
+        let cli = try Self.cliWithFixtureKey()
+        let original = """
+            {"data":{"user_id":"user_fixture_1","email":"ada@example.com","ssn":"078-05-1120","nickname":"Ada ✨",\
+            "middle_name":"","credit_score":812,"is_verified":true,"home_address":{"street":"12 St James's Square"},\
+            "photo":"https://cdn.example.com/u/1.png","favourite":"blue","lucky_number":7.25,"nothing":null},\
+            "redacted":[],"meta":{"ssn":"meta is never encrypted"}}
+            """
+        let encrypted = try cli.run(["profile", "encrypt", "--rownd", "--schema", Self.schema, "--key", Self.keyID], stdin: original)
+        #expect(encrypted.status == 0, "\(encrypted.stderr)")
+        let sealed = try JSONValue.parse(encrypted.output)
+        for field in ["ssn", "nickname", "middle_name", "photo", "favourite"] {
+            #expect(sealed["data"]?[field] != (try JSONValue.parse(original))["data"]?[field], "\(field) was not encrypted")
+        }
+        #expect(!encrypted.stdout.contains("078-05-1120"))
+        #expect(sealed["meta"]?["ssn"] == "meta is never encrypted")
+        #expect(encrypted.stderr.split(separator: "\n").count == 4, "\(encrypted.stderr)")
+        for path in ["data.credit_score", "data.is_verified", "data.home_address", "data.lucky_number"] {
+            #expect(encrypted.stderr.contains("sealkit: note: \(path) left in plaintext"), "\(encrypted.stderr)")
+        }
+
+        // PyNaCl, decrypting the way Rownd's SDKs do (make_fixtures.sdk_data_as_decrypted), with Python's own
+        // JSON types: the number must still be an int, the boolean a bool.
+        let script = """
+            import json, sys, runpy
+            lines = sys.stdin.read().split("\\n", 1)
+            rownd = runpy.run_path(lines[0])
+            profile = json.loads(lines[1])
+            shown = rownd["sdk_data_as_decrypted"](profile["data"], rownd["USER_KEY"])
+            print(json.dumps({"shown": shown, "types": {k: type(v).__name__ for k, v in shown.items()}}, ensure_ascii=False))
+            """
+        let result = try python(
+            script, stdin: Self.fixtures.appendingPathComponent("make_fixtures.py").path + "\n" + encrypted.stdout)
+        #expect(result.status == 0, "\(result.stderr)")
+        let read = try JSONValue.parse(result.stdout)
+        #expect(read["shown"] == (try JSONValue.parse(original))["data"])
+        #expect(read["types"]?["credit_score"] == "int")
+        #expect(read["types"]?["lucky_number"] == "float")
+        #expect(read["types"]?["is_verified"] == "bool")
+        #expect(read["types"]?["home_address"] == "dict")
+        #expect(read["types"]?["ssn"] == "str")
+        #expect(read["types"]?["nothing"] == "NoneType")
+
+        // And sealkit's own --rownd decrypt gives back the original, byte for byte.
+        let decrypted = try cli.run(["profile", "decrypt", "--rownd", "--schema", Self.schema, "--key", Self.keyID], stdin: encrypted.stdout)
+        #expect(decrypted.status == 0)
+        #expect(decrypted.output == (try JSONValue.parse(original)).serialized())
+    }
+
+    @Test func strictFailuresHintAtRowndAndRowndNeverFailsOnFields() throws {
+        let cli = try Self.cliWithFixtureKey()
+        let profile = #"{"data":{"ssn":"plain","credit_score":812}}"#
+        for operation in ["decrypt", "rotate"] {
+            let strict = try cli.run(["profile", operation, "--schema", Self.schema, "--key", Self.keyID], stdin: profile)
+            expectCleanFailure(strict, containing: "(written by a Rownd app? try --rownd)")
+            #expect(strict.status == 65)
+            #expect(!strict.stderr.contains("plain"))
+            let rownd = try cli.run(["profile", operation, "--rownd", "--schema", Self.schema, "--key", Self.keyID], stdin: profile)
+            #expect(rownd.status == 0, "\(rownd.stderr)")
+            #expect(rownd.output == profile)
+        }
+        // Input that is not a profile is still an error, in both modes.
+        for flags in [[], ["--rownd"]] {
+            expectCleanFailure(
+                try cli.run(["profile", "decrypt"] + flags + ["--schema", Self.schema, "--key", Self.keyID], stdin: "[1]"),
+                containing: "must be a JSON object")
+        }
+    }
+}
