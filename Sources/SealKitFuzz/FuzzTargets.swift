@@ -168,6 +168,15 @@ enum FuzzTarget: String, CaseIterable {
             // What encrypts must decrypt with the same ring.
             check((try? encryptor.decrypt(sealed, with: ring)) != nil, "an encrypted profile does not decrypt")
         }
+        // --rownd fails only on a profile that is not an object, and encrypting first changes nothing
+        // that decrypting shows: a string is sealed, or already opened, either way.
+        let rownd = RowndProfileEncryptor(schema: schema)
+        let opened = try? rownd.decrypt(value, with: ring)
+        _ = try? rownd.rotate(value, with: ring)
+        check((opened != nil) == (value.objectValue != nil), "--rownd decrypt fails on an object, or not on another value")
+        if let sealed = try? rownd.encrypt(value, with: ring) {
+            check((try? rownd.decrypt(sealed.profile, with: ring))?.profile == opened?.profile, "--rownd encrypt changes what decrypt shows")
+        }
     }
 
     private static func parts(_ bytes: [UInt8]) {

@@ -185,7 +185,24 @@ struct RowndProfileCLITests {
             #expect(rownd.status == 0, "\(rownd.stderr)")
             #expect(rownd.output == profile)
         }
-        // Input that is not a profile is still an error, in both modes.
+        // Input that is not a profile is still an error, in both modes, for every operation.
+        let hostile: [(String, [UInt8])] = [
+            ("empty", []), ("cut short", Array(#"{"data":{"ssn":"#.utf8)), ("not UTF-8", [0x7B, 0xFF, 0x7D]),
+            ("nested 100,000 levels", Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)),
+            ("a string", Array(#""078-05-1120""#.utf8)), ("duplicate keys", Array(#"{"data":{"ssn":"a","ssn":"b"}}"#.utf8)),
+        ]
+        for operation in ["encrypt", "decrypt", "rotate"] {
+            for (name, input) in hostile {
+                let result = try cli.run(
+                    ["profile", operation, "--rownd", "--schema", Self.schema, "--key", Self.keyID], stdinBytes: input)
+                expectCleanFailure(result)
+                #expect(result.status == 65, "\(operation) \(name): \(result.status) \(result.stderr)")
+                #expect(!result.stderr.contains("078-05-1120"), "\(operation) \(name)")
+            }
+            let blankLine = try cli.run(
+                ["profile", operation, "--rownd", "--ndjson", "--schema", Self.schema, "--key", Self.keyID], stdin: "{}\n\n{}\n")
+            expectCleanFailure(blankLine, containing: "line 2")
+        }
         for flags in [[], ["--rownd"]] {
             expectCleanFailure(
                 try cli.run(["profile", "decrypt"] + flags + ["--schema", Self.schema, "--key", Self.keyID], stdin: "[1]"),

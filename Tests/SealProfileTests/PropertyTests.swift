@@ -148,6 +148,34 @@ let schemasAndProfiles = Generator<SchemaAndProfile, Shrink.None<SchemaAndProfil
         }
     }
 
+    /// Rownd mode: encrypting first changes nothing that decrypting shows (each string is sealed, or
+    /// was already a ciphertext and opens either way); non-strings, and `meta`, are never encrypted.
+    @Test func rowndDecryptShowsTheSameWhetherOrNotEncryptRanFirst() async {
+        await propertyCheck(count: 200, input: schemasAndProfiles) { generated in
+            let keys = KeyRing(current: .generate())
+            let rownd = RowndProfileEncryptor(schema: generated.schema)
+            let encrypted = try rownd.encrypt(generated.profile, with: keys)
+            #expect(try rownd.decrypt(encrypted.profile, with: keys).profile == generated.profile)
+            let isUserState = generated.profile["data"] != nil
+            let after = (isUserState ? encrypted.profile["data"] : encrypted.profile)?.objectValue ?? []
+            for (key, value) in after where generated.schema.field(named: key)?.isEncrypted == true {
+                let original = (isUserState ? generated.profile["data"] : generated.profile)?[key]
+                if case .string? = original {
+                    #expect(value != original, "\(key) was left in plaintext")
+                } else {
+                    #expect(value == original)
+                }
+            }
+            // Notes name exactly the flagged non-string, non-null values.
+            let expected = after.filter { key, _ in
+                guard generated.schema.field(named: key)?.isEncrypted == true else { return false }
+                let original = (isUserState ? generated.profile["data"] : generated.profile)?[key]
+                return original?.stringValue == nil && original?.isNull == false
+            }.map { isUserState ? "data.\($0.key)" : $0.key }
+            #expect(encrypted.notes.map(\.path) == expected)
+        }
+    }
+
     @Test func rotationMovesEveryFieldToTheNewKey() async {
         await propertyCheck(count: 100, input: schemasAndProfiles) { generated in
             let old = KeyRing(current: .generate())
