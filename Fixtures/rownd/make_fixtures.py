@@ -87,6 +87,21 @@ def sdk_data_as_decrypted(data, key):
     return out
 
 
+def changes(stored, expected):
+    """The fields whose value decryption changes, as {"data.ssn": plaintext}: every other field must
+    come out as stored. (Expectations never repeat a ciphertext, which would read as a reused one.)"""
+    diff = {}
+    for container in ("data", "meta"):
+        before, after = stored.get(container), expected.get(container)
+        assert (before is None) == (after is None) and (before is None or list(before) == list(after))
+        for name, value in (after or {}).items():
+            if before[name] != value:
+                diff[f"{container}.{name}"] = value
+    assert {k: v for k, v in stored.items() if k not in ("data", "meta")} == \
+        {k: v for k, v in expected.items() if k not in ("data", "meta")}
+    return diff
+
+
 def user(data, meta=None):
     """The user as Rownd's API returns it (GET /me/applications/{app}/data)."""
     profile = {"data": data, "redacted": []}
@@ -103,8 +118,11 @@ def vectors():
     out = []
 
     def add(name, description, stored, rownd_profile, notes, strict):
+        if "profile" in strict:
+            strict = {"exit": strict["exit"], "changes": changes(stored, strict["profile"])}
         out.append({"name": name, "file": f"profiles/{name}.json", "description": description,
-                    "stored": stored, "rownd": {"exit": 0, "profile": rownd_profile, "notes": notes},
+                    "stored": stored, "expected_rownd": rownd_profile,
+                    "rownd": {"exit": 0, "changes": changes(stored, rownd_profile), "notes": notes},
                     "strict": strict})
 
     # 1. Strings only: both modes agree.
@@ -177,7 +195,7 @@ def vectors():
         shown = dict(vector["stored"], data=sdk_data_as_decrypted(vector["stored"]["data"], USER_KEY))
         if "meta" in vector["stored"]:
             shown["meta"] = sdk_data_as_decrypted(vector["stored"]["meta"], USER_KEY)
-        assert shown == vector["rownd"]["profile"], vector["name"]
+        assert shown == vector.pop("expected_rownd"), vector["name"]
     return out
 
 
@@ -194,8 +212,10 @@ def files():
     written["vectors.json"] = render({
         "about": "Profiles as Rownd's SDKs stored them (see make_fixtures.py), and what "
                  "'sealkit profile decrypt --schema schema.json --key <user.key>' gives: under --rownd, "
-                 "exit 0, the profile, and a stderr note naming each listed path; under the strict default, "
-                 "the profile, or exit 65 with one stderr line containing every 'error' fragment.",
+                 "exit 0, the stored profile with 'changes' applied (field path -> value; every other field "
+                 "exactly as stored), and a stderr note naming each listed path, in order; under the strict "
+                 "default, the same with its own 'changes', or exit 65 with one stderr line containing every "
+                 "'error' fragment.",
         "schema": "schema.json", "key": "user.key", "vectors": listing})
     return written
 

@@ -26,16 +26,39 @@ struct RowndProfileCLITests {
         let listing = try JSONValue.parse([UInt8](Data(contentsOf: fixtures.appendingPathComponent("vectors.json"))))
         let entries = try #require(listing["vectors"]?.arrayValue)
         return try entries.map { entry in
+            let file = fixtures.appendingPathComponent(try #require(entry["file"]?.stringValue)).path
+            let stored = try JSONValue.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: file))))
             let strict = try #require(entry["strict"])
             return Vector(
                 name: try #require(entry["name"]?.stringValue),
-                file: fixtures.appendingPathComponent(try #require(entry["file"]?.stringValue)).path,
-                rowndProfile: try #require(entry["rownd"]?["profile"]),
+                file: file,
+                rowndProfile: try applying(try #require(entry["rownd"]?["changes"]), to: stored),
                 notes: try #require(entry["rownd"]?["notes"]?.arrayValue).map { try #require($0.stringValue) },
                 strictExit: Int32(try #require(strict["exit"]?.numberLexeme.flatMap { Int32($0) })),
-                strictProfile: strict["profile"],
+                strictProfile: try strict["changes"].map { try applying($0, to: stored) },
                 strictErrors: (strict["error"]?.arrayValue ?? []).compactMap(\.stringValue))
         }
+    }
+
+    /// The stored profile with a vector's changes (`{"data.ssn": plaintext}`) applied; every other
+    /// field stays as stored.
+    static func applying(_ changes: JSONValue, to stored: JSONValue) throws -> JSONValue {
+        guard case .object(var members) = stored else { throw CLIFixtureError("a stored profile is not an object") }
+        for (path, value) in try #require(changes.objectValue) {
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let container = members.firstIndex(where: { $0.key == parts[0] }),
+                case .object(var fields) = members[container].value,
+                let field = fields.firstIndex(where: { $0.key == parts[1] })
+            else { throw CLIFixtureError("vectors.json changes \(path), which the stored profile does not have") }
+            fields[field].value = value
+            members[container].value = .object(fields)
+        }
+        return .object(members)
+    }
+
+    struct CLIFixtureError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     /// A CLI holding the fixture user's key.
