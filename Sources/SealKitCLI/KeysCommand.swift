@@ -31,8 +31,9 @@ struct KeysCommand: ParsableCommand {
             commandName: "import",
             abstract: "Store a key read from stdin under ID.",
             discussion: """
-                Stdin holds a bare base64 key, Rownd's key-transfer QR text {"data":"<link>#<key>"}, or the link \
-                alone. Importing the key already stored under ID changes nothing; a different one is refused.
+                Stdin holds a bare base64 key, Rownd's key-transfer text <link>#<key> (percent-encoded or not), or the \
+                older {"data":"<link>#<key>"}. Importing the key already stored under ID changes nothing; a different \
+                one is refused.
                 """)
 
         @Argument(help: "The key id to store the key under.") var id: String
@@ -43,7 +44,7 @@ struct KeysCommand: ParsableCommand {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
             if StandardInput.isTerminal {
-                StandardError.write("Paste the key, Rownd's QR text or its link, then press Enter and Ctrl-D:\n")
+                StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
             var text = try StandardInput.readAll(limit: 64 * 1024, what: "key material")
             defer { ConstantTime.wipe(&text) }
