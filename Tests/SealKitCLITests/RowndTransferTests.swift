@@ -49,6 +49,25 @@ struct RowndTransferTests {
         #expect(try other.run(["decrypt", "--key", "user-9", "--", ciphertext]).stdout == "for the app\n")
     }
 
+    @Test func aKeyWithPlusSlashAndPaddingTravelsUnescapedAndImportsInEveryForm() throws {
+        let key = "+RCiJFwwS1QhC87mwjLZVopVCPERtT2rcjVAZm7MYno="
+        let cli = try CLI()
+        let stored = try cli.run(["keys", "import", "k"], stdin: key)
+        #expect(stored.status == 0)
+        let shown = try cli.run(["transfer", "send", "k", "--rownd", "--link", Self.link, "--format", "text"])
+        #expect(shown.stdout == "\(Self.link)#\(key)\n")
+        #expect(Self.iOSScanner(shown.output).map { Data($0.key).base64EncodedString() } == key)
+        // Android's Uri.getFragment() would hand over the percent-decoded form; keys import reads both.
+        let escaped = key.replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F")
+            .replacingOccurrences(of: "=", with: "%3d")
+        for text in [shown.stdout, "\(Self.link)#\(escaped)", key, "{\"data\":\"\(Self.link)#\(key)\"}"] {
+            let other = try CLI()
+            let imported = try other.run(["keys", "import", "k"], stdin: text)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.output == stored.output)
+        }
+    }
+
     @Test func theOldWrappedTextIsWhatTheIOSScannerRejected() {
         // Why the output changed: `{"data":...}` is not a URL, so the app said the key was not valid.
         #expect(Self.iOSScanner("{\"data\":\"\(Self.link)#4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=\"}") == nil)
