@@ -184,7 +184,12 @@ struct TransferCommand: ParsableCommand {
         /// fragment, so the link must be an absolute URL without one of its own. Never quotes the
         /// link: a sign-in link signs its holder in.
         private static func validateRowndLink(_ link: String) throws {
-            guard let url = URL(string: link), let scheme = url.scheme, !scheme.isEmpty, url.host?.isEmpty == false else {
+            // Only RFC 3986's characters: Foundation's URL(string:) would quietly escape a space, which
+            // older parsers (and so the app) refuse.
+            let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%".utf8)
+            guard link.utf8.allSatisfy(allowed.contains), let url = URL(string: link), let scheme = url.scheme,
+                !scheme.isEmpty, url.host?.isEmpty == false
+            else {
                 throw ValidationError("--link must be an absolute URL such as https://<app>.rownd.link/<code>")
             }
             guard !link.contains("#") else {

@@ -79,7 +79,7 @@ struct RowndTransferTests {
         let result = try cli.run(["transfer", "send", "u", "--rownd", "--format", "text"])
         expectCleanFailure(result, containing: "sign-in link that the app's backend gets from Rownd")
         #expect(result.status == 64)
-        for bad in ["not a url", "https://a.rownd.link/x#frag", "/relative/path"] {
+        for bad in ["not a url", "https://a.rownd.link/x#frag", "/relative/path", "https://a.rownd.link/x y", "https://a.rownd.link/é", ""] {
             let refused = try cli.run(["transfer", "send", "u", "--rownd", "--link", bad, "--format", "text"])
             expectCleanFailure(refused, containing: "--link")
             #expect(refused.status == 64)

@@ -30,6 +30,9 @@ import Testing
             #expect(schema.field(named: "f")?.type?.rawValue == type)
         }
         #expect(schemaError(#"{"f": {"type": "date", "encryption": {"state": "enabled"}}}"#) != nil)
+        // The auditor reads schemas through `inspecting`: the same rules.
+        let json = try JSONValue.parse(#"{"app": {"schema": {"p": {"type": "image", "encryption": {"state": "enabled"}}, "n": {"type": "null", "encryption": {"state": "enabled"}}}}}"#)
+        #expect(try ProfileSchema.inspecting(json).schema.encryptedFields.map(\.name) == ["p", "n"])
     }
 
     @Test func anyValuesOfEveryTypeComeBackAsTheSameJSONValue() throws {
