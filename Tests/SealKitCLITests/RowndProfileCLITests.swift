@@ -145,6 +145,19 @@ struct RowndProfileCLITests {
         #expect(strict.stderr.hasPrefix("sealkit: line 2: "))
     }
 
+    @Test func ndjsonListsTheFirstTwentyNotesThenCountsTheRest() throws {
+        let cli = try Self.cliWithFixtureKey()
+        let input = (1...30).map { #"{"data":{"ssn":"s\#($0)","credit_score":\#($0)}}"# }.joined(separator: "\n") + "\n"
+        let result = try cli.run(["profile", "encrypt", "--rownd", "--ndjson", "--schema", Self.schema, "--key", Self.keyID], stdin: input)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.output.split(separator: "\n").count == 30)
+        let notes = result.stderr.split(separator: "\n").map(String.init)
+        #expect(notes.count == 21, "\(result.stderr)")
+        #expect(notes.first == "sealkit: note: line 1: data.credit_score left in plaintext: it holds a number, and Rownd encrypts only strings")
+        #expect(notes[19].hasPrefix("sealkit: note: line 20: data.credit_score"))
+        #expect(notes.last == "sealkit: note: 10 more fields left as they were, not listed")
+    }
+
     /// The issue's third point: numbers SealKit encrypted came back in a Rownd app as strings.
     /// With --rownd they are never encrypted, so a Rownd app reads them as numbers.
     @Test func aRowndAppReadsWhatEncryptRowndWroteWithEveryTypeIntact() throws {
