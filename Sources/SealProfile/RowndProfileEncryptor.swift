@@ -202,6 +202,8 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
             return "\(path) left in plaintext: it holds \(found), and Rownd encrypts only strings"
         case .notACiphertext(let found):
             return "\(path) left as it is: it holds \(found), not a ciphertext"
+        case .undecryptable(.notUTF8):
+            return "\(path) left as it is: it opens, but not to UTF-8 text (Rownd's SDKs would show replacement characters)"
         case .undecryptable(.notBase64), .undecryptable(.tooShort):
             return "\(path) left as it is: not a ciphertext (\(Self.describe(reason)))"
         case .undecryptable:

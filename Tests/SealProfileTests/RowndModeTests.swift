@@ -131,6 +131,16 @@ import Testing
         #expect(result.fieldsUnderRetiredKeys.isEmpty)
     }
 
+    @Test func aPlaintextThatIsNotUTF8StaysEncrypted() throws {
+        let rownd = RowndProfileEncryptor(schema: Self.schema)
+        let sealed = [UInt8]([0xFF, 0xFE, 0x41]).withUnsafeBytes { FieldCipher.encrypt(bytes: $0, using: keys.current) }
+        let result = try rownd.decrypt(["data": ["ssn": .string(sealed)]], with: keys)
+        #expect(result.profile.data["ssn"] == .string(sealed))
+        #expect(result.notes.map(\.description) == [
+            "data.ssn left as it is: it opens, but not to UTF-8 text (Rownd's SDKs would show replacement characters)"
+        ])
+    }
+
     @Test func rotateMovesRetiredCiphertextsInDataAndMetaAndLeavesTheRest() throws {
         let old = KeyRing(current: .generate())
         let ring = KeyRing(current: .generate(), retired: [old.current])
