@@ -94,6 +94,8 @@ final class AuditRun {
     private var pass = Pass.first
     private var findings: [Finding] = []
     private var valueCount = 0
+    private var profileCount = 0
+    private var blankLineCount = 0
     private var ledger: [NonceKey: NonceEntry] = [:]
     private var revisit: Set<Int> = []
     private var revisitAll = false
@@ -139,7 +141,9 @@ final class AuditRun {
         ledger = [:]
 
         findings.sort(by: Self.precedes)
-        return AuditReport(findings: findings, fileCount: files.count, valueCount: valueCount)
+        return AuditReport(
+            findings: findings, fileCount: files.count, valueCount: valueCount, profileCount: profileCount,
+            blankLineCount: blankLineCount)
     }
 
     private static func precedes(_ a: Finding, _ b: Finding) -> Bool {
@@ -164,10 +168,11 @@ final class AuditRun {
         order = 0
         firstNonProfile = nil
         nonProfileCount = 0
-        let reader = ProfileReader(file: file) { [unowned self] count in
+        var reader = ProfileReader(file: file) { [unowned self] count in
             bytesRead += count
             progress?(AuditProgress(bytesRead: bytesRead, bytesTotal: bytesTotal))
         }
+        reader.blankLine = { [unowned self] in if pass == .first { blankLineCount += 1 } }
         let problem = try reader.forEachProfile { record in visit(record) }
         guard pass == .first else { return }
         if let problem {
@@ -193,6 +198,7 @@ final class AuditRun {
             if firstNonProfile == nil { firstNonProfile = place(field: nil) }
             return
         }
+        if pass == .first { profileCount += 1 }
         var fields = members
         // Rownd's user-state shape keeps the fields under `data`.
         if schema?.definesDataField != true, let data = members.first(where: { $0.key == "data" }),

@@ -183,11 +183,32 @@ public struct AuditReport: Sendable, Equatable {
     /// schema, the non-null values of encrypted fields.
     public let valueCount: Int
 
+    /// How many profiles were read.
+    public let profileCount: Int
+    /// How many blank NDJSON lines were skipped.
+    public let blankLineCount: Int
+
     /// Makes a report.
-    public init(findings: [Finding], fileCount: Int, valueCount: Int) {
+    public init(findings: [Finding], fileCount: Int, valueCount: Int, profileCount: Int = 0, blankLineCount: Int = 0) {
         self.findings = findings
         self.fileCount = fileCount
         self.valueCount = valueCount
+        self.profileCount = profileCount
+        self.blankLineCount = blankLineCount
+    }
+
+    /// Why nothing was audited, when no value was: an audit that read nothing is not a pass.
+    /// - Parameter flaggedBySchema: whether a schema said which fields to audit.
+    /// - Returns: the reason, or nil when at least one value was audited.
+    public func nothingAuditedReason(flaggedBySchema: Bool) -> String? {
+        guard valueCount == 0 else { return nil }
+        if fileCount == 0 { return "no .json, .ndjson or .jsonl file was found in the paths given" }
+        if profileCount == 0 {
+            return "the \(fileCount == 1 ? "file holds" : "\(fileCount) files hold") no profile (a JSON object)"
+        }
+        let profiles = profileCount == 1 ? "1 profile" : "\(profileCount) profiles"
+        if flaggedBySchema { return "\(profiles) read, with no flagged field set in any; check the schema's field names" }
+        return "\(profiles) read, with no value that looks like a ciphertext; give --schema to say which fields must be encrypted"
     }
 
     /// Whether nothing was found.

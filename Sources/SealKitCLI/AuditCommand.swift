@@ -2,6 +2,8 @@ import ArgumentParser
 import FoundationEssentials
 import SealKit
 
+extension FindingKind: ExpressibleByArgument {}
+
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
@@ -10,11 +12,19 @@ struct AuditCommand: ParsableCommand {
             Reads .json files (one profile, an array of profiles, or Rownd's user-state shape) and .ndjson/.jsonl \
             files (one profile per line); folders are walked recursively. Without --schema, strings that look like \
             ciphertexts are audited; with it, fields flagged encrypted must hold ciphertexts. Findings never show \
-            values or keys. Exit status: 0 clean, 1 findings, 64 bad arguments, 65 bad schema, 74 unreadable files.
+            values or keys. Exit status: 0 clean, 1 findings (as --fail-on says), 64 bad arguments, 65 bad schema, \
+            66 nothing audited (no files, no profiles, or no flagged fields), 74 unreadable files.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json, sarif
+    }
+
+    /// The least severity that fails the audit.
+    enum FailOn: String, ExpressibleByArgument, CaseIterable {
+        case error, warning
+
+        var severity: Severity { self == .error ? .error : .warning }
     }
 
     @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"))
@@ -25,6 +35,14 @@ struct AuditCommand: ParsableCommand {
 
     @Option(help: "Report format: text, json or sarif.")
     var format: Format = .text
+
+    @Option(
+        name: .customLong("ignore"),
+        help: ArgumentHelp("Leave out findings of this kind (repeatable): \(FindingKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "kind"))
+    var ignored: [FindingKind] = []
+
+    @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse: error, or warning (the default: any finding fails).", valueName: "severity"))
+    var failOn: FailOn = .warning
 
     @OptionGroup var keystoreOptions: KeystoreOptions
 
@@ -41,10 +59,19 @@ struct AuditCommand: ParsableCommand {
             let schema = try self.schema.map { path throws(AuditError) in try AuditSchema.load(path: path) }
             let auditor = Auditor(schema: schema, keys: try keyRings())
             let progress = ProgressLine(label: "sealkit audit")
-            report = try auditor.audit(paths: paths) { progress.update($0) }
+            let full = try auditor.audit(paths: paths) { progress.update($0) }
             progress.finish()
+            let ignored = Set(self.ignored)
+            report = AuditReport(
+                findings: full.findings.filter { !ignored.contains($0.kind) }, fileCount: full.fileCount,
+                valueCount: full.valueCount, profileCount: full.profileCount, blankLineCount: full.blankLineCount)
         } catch let error as AuditError {
             throw CLIFailure(error.description, status: Self.status(for: error))
+        }
+        let failing = report.findings.contains { $0.severity >= failOn.severity }
+        // Reading no value proves nothing: in CI that would be a false green.
+        if !failing, let reason = report.nothingAuditedReason(flaggedBySchema: schema != nil) {
+            throw CLIFailure("nothing was audited: \(reason)", status: .noInput)
         }
 
         let output = StandardOutput()
@@ -54,7 +81,7 @@ struct AuditCommand: ParsableCommand {
         case .sarif: try output.write(SARIFReport.render(report, toolVersion: SealKitCommand.configuration.version))
         }
         try output.flush()
-        if !report.isClean {
+        if failing {
             throw CLIFailure(TextReport.summary(report), status: .negative)
         }
     }

@@ -96,6 +96,7 @@ struct ProfileOptions: ParsableArguments {
         let parsed: ProfileSchema
         do {
             parsed = try ProfileSchema(parsing: bytes)
+            try SchemaLint.requireEncryptedField(parsed)
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }
@@ -142,6 +143,7 @@ struct ProfileOptions: ParsableArguments {
         let reader = LineReader(fd: fd)
         let chunksPerBatch = max(1, ProcessInfo.processInfo.activeProcessorCount) * 4
         var warnedProfiles = 0
+        var blankLines = 0
         var firstWarning: (line: Int, fields: [String])?
         var inFlight: (batch: LineBatch, done: DispatchGroup)?
         while true {
@@ -162,6 +164,7 @@ struct ProfileOptions: ParsableArguments {
                     let result = batch.result(of: chunk)
                     // Whole lines only: a chunk's buffer ends after the last line that succeeded.
                     try result.output.withUnsafeBytes { try output.write(bytes: $0) }
+                    blankLines += result.blankLines
                     for (lineNumber, fields) in result.warnings {
                         warnedProfiles += 1
                         if firstWarning == nil { firstWarning = (lineNumber, fields) }
@@ -173,12 +176,20 @@ struct ProfileOptions: ParsableArguments {
             inFlight = started
         }
         try output.flush()
+        if blankLines > 0 {
+            StandardError.write("sealkit: note: \(Self.blankLinesSkipped(blankLines))\n")
+        }
         if let retiredWarning, let firstWarning {
             let profiles = warnedProfiles == 1 ? "1 profile has" : "\(warnedProfiles) profiles have"
             StandardError.write(
                 "sealkit: warning: \(profiles) fields \(retiredWarning) (first, line \(firstWarning.line): "
                     + "\(firstWarning.fields.joined(separator: ", "))); run 'sealkit profile rotate' to move them to the current key\n")
         }
+    }
+
+    /// "1 blank line skipped": the same words `audit` uses.
+    static func blankLinesSkipped(_ count: Int) -> String {
+        count == 1 ? "1 blank line skipped" : "\(count) blank lines skipped"
     }
 
     /// Copies the next lines, about 256 KiB of them, out of the reader's block (they outlive the next
@@ -268,6 +279,8 @@ private final class LineBatch: @unchecked Sendable {
         var output: [UInt8] = []
         var warnings: [(lineNumber: Int, fields: [String])] = []
         var failure: CLIFailure?
+        /// Blank lines skipped, as `audit` skips them.
+        var blankLines = 0
     }
 
     let text: [UInt8]
@@ -301,10 +314,11 @@ private final class LineBatch: @unchecked Sendable {
             for index in lines {
                 let lineNumber = firstLine + index
                 let line = UnsafeBufferPointer(rebasing: text[bounds[index]])
+                if NDJSON.isBlank(UnsafeRawBufferPointer(line)) {
+                    result.blankLines += 1
+                    continue
+                }
                 do throws(CLIFailure) {
-                    guard !Self.isBlank(line) else {
-                        throw CLIFailure("line \(lineNumber): empty; each line must hold one profile", status: .dataError)
-                    }
                     let warnFields = try ProfileOptions.run(operation, on: line, lineNumber: lineNumber, appendingTo: &result.output)
                     if !warnFields.isEmpty { result.warnings.append((lineNumber, warnFields)) }
                 } catch {
@@ -314,11 +328,5 @@ private final class LineBatch: @unchecked Sendable {
             }
         }
         slots[chunk] = result
-    }
-
-    /// Whether a line holds only spaces, tabs and carriage returns.
-    private static func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in line where byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
-        return true
     }
 }

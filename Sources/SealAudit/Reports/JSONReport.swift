@@ -1,6 +1,7 @@
 import SealJSON
 
-/// The report as JSON: `{"findings": [...], "summary": {"files": N, "values": N, "findings": {"<kind>": N}}}`.
+/// The report as JSON: `{"findings": [...], "summary": {"files": N, "values": N, "profiles": N, "blank_lines": N,
+/// "findings": {"<kind>": N}}}`.
 ///
 /// Each finding has `kind`, `severity`, `file`, `location` (a line number for NDJSON, a JSON
 /// pointer for JSON), `field` (null for whole-file findings) and `message`; `nonce-reuse` and
@@ -20,6 +21,8 @@ public enum JSONReport {
             "summary": [
                 "files": .number(String(report.fileCount)),
                 "values": .number(String(report.valueCount)),
+                "profiles": .number(String(report.profileCount)),
+                "blank_lines": .number(String(report.blankLineCount)),
                 "findings": .object(counts),
             ],
         ]

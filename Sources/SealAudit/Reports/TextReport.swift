@@ -38,8 +38,12 @@ public enum TextReport {
 
     /// One line: how many findings of which kinds, in how many files and values.
     public static func summary(_ report: AuditReport) -> String {
-        let scope = "\(report.fileCount) \(report.fileCount == 1 ? "file" : "files"), "
+        var scope = "\(report.fileCount) \(report.fileCount == 1 ? "file" : "files"), "
             + "\(report.valueCount) \(report.valueCount == 1 ? "value" : "values")"
+        // The words `profile --ndjson` uses for the same lines.
+        if report.blankLineCount > 0 {
+            scope += report.blankLineCount == 1 ? ", 1 blank line skipped" : ", \(report.blankLineCount) blank lines skipped"
+        }
         guard !report.findings.isEmpty else { return "No findings (\(scope))." }
         let kinds = report.countsByKind.map { "\($0.count) \($0.kind.rawValue)" }.joined(separator: ", ")
         let total = report.findings.count
