@@ -54,35 +54,41 @@ struct AuditCommand: ParsableCommand {
     }
 
     func run() throws {
-        let report: AuditReport
+        let output = StandardOutput()
+        var writeError: (any Error)?
+        let write = { (text: String) in
+            guard writeError == nil else { return }
+            do { try output.write(text) } catch { writeError = error }
+        }
+        // Findings go out as they are found; each stream writes nothing before its first finding,
+        // so an audit that must fail before any (nothing audited) leaves stdout empty.
+        let stream: any ReportStream
+        switch format {
+        case .text: stream = TextReport.Stream(write: write)
+        case .json: stream = JSONReport.Stream(write: write)
+        case .sarif: stream = SARIFReport.Stream(toolVersion: SealKitCommand.configuration.version, write: write)
+        }
+        let summary: AuditSummary
         do {
             let schema = try self.schema.map { path throws(AuditError) in try AuditSchema.load(path: path) }
-            let auditor = Auditor(schema: schema, keys: try keyRings())
+            let auditor = Auditor(schema: schema, keys: try keyRings(), ignoring: Set(ignored))
             let progress = ProgressLine(label: "sealkit audit")
-            let full = try auditor.audit(paths: paths) { progress.update($0) }
-            progress.finish()
-            let ignored = Set(self.ignored)
-            report = AuditReport(
-                findings: full.findings.filter { !ignored.contains($0.kind) }, fileCount: full.fileCount,
-                valueCount: full.valueCount, profileCount: full.profileCount, blankLineCount: full.blankLineCount)
+            defer { progress.finish() }
+            summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
         } catch let error as AuditError {
             throw CLIFailure(error.description, status: Self.status(for: error))
         }
-        let failing = report.findings.contains { $0.severity >= failOn.severity }
+        if let writeError { throw writeError }
+        let failing = summary.findingCounts.contains { $0.value > 0 && $0.key.severity >= failOn.severity }
         // Reading no value proves nothing: in CI that would be a false green.
-        if !failing, let reason = report.nothingAuditedReason(flaggedBySchema: schema != nil) {
+        if !failing, let reason = summary.nothingAuditedReason(flaggedBySchema: schema != nil) {
             throw CLIFailure("nothing was audited: \(reason)", status: .noInput)
         }
-
-        let output = StandardOutput()
-        switch format {
-        case .text: try output.write(TextReport.render(report))
-        case .json: try output.write(JSONReport.render(report))
-        case .sarif: try output.write(SARIFReport.render(report, toolVersion: SealKitCommand.configuration.version))
-        }
+        stream.finish(summary)
+        if let writeError { throw writeError }
         try output.flush()
         if failing {
-            throw CLIFailure(TextReport.summary(report), status: .negative)
+            throw CLIFailure(TextReport.summary(summary), status: .negative)
         }
     }
 
@@ -111,7 +117,8 @@ final class ProgressLine {
     private let minimumBytes = 8 << 20
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var shown = false
-    private let enabled = StandardError.isTerminal
+    // TERM=dumb cannot erase a line.
+    private let enabled = StandardError.isTerminal && ProcessInfo.processInfo.environment["TERM"] != "dumb"
 
     init(label: String) { self.label = label }
 
