@@ -27,10 +27,10 @@ struct AuditCommand: ParsableCommand {
         var severity: Severity { self == .error ? .error : .warning }
     }
 
-    @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"))
+    @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"), completion: .file(extensions: ["json"]))
     var schema: String?
 
-    @Option(name: .customLong("key"), help: ArgumentHelp("Check ciphertexts against this key id's keys (repeatable).", valueName: "id"))
+    @Option(name: .customLong("key"), help: ArgumentHelp("Check ciphertexts against this key id's keys (repeatable).", valueName: "id"), completion: .keyIDs)
     var keys: [String] = []
 
     @Option(help: "Report format: text, json or sarif.")
@@ -46,7 +46,7 @@ struct AuditCommand: ParsableCommand {
 
     @OptionGroup var keystoreOptions: KeystoreOptions
 
-    @Argument(help: ArgumentHelp("Files and folders to audit.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files and folders to audit.", valueName: "path"), completion: .file())
     var paths: [String] = []
 
     func validate() throws {

@@ -8,9 +8,9 @@ import Glibc
 
 /// Options shared by `encrypt` and `decrypt`.
 struct CipherOptions: ParsableArguments {
-    @Option(help: "The key id to use.") var key: String
+    @Option(help: "The key id to use.", completion: .keyIDs) var key: String
     @Flag(help: "Treat each input line as one value and write one output line each, streamed.") var lines = false
-    @Option(help: ArgumentHelp("Read the input from this file instead of stdin ('-' is stdin).", valueName: "file"))
+    @Option(help: ArgumentHelp("Read the input from this file instead of stdin ('-' is stdin).", valueName: "file"), completion: .file())
     var input: String?
     @OptionGroup var keystoreOptions: KeystoreOptions
 
@@ -142,7 +142,7 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Say whether encryption is possible with a key; exit 0 when it is, 1 when not.")
 
-    @Option(help: "The key id to check.") var key: String
+    @Option(help: "The key id to check.", completion: .keyIDs) var key: String
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     func run() throws {

@@ -77,12 +77,12 @@ struct ProfileCommand: ParsableCommand {
 
 /// What every `profile` subcommand takes.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The app schema JSON file.", valueName: "path")) var schema: String
-    @Option(help: "The key id whose keys to use (in Rownd's model, the user id).") var key: String
+    @Option(help: ArgumentHelp("The app schema JSON file.", valueName: "path"), completion: .file(extensions: ["json"])) var schema: String
+    @Option(help: "The key id whose keys to use (in Rownd's model, the user id).", completion: .keyIDs) var key: String
     @Flag(help: "Read one profile per line and write one per line, streamed, for bulk work.") var ndjson = false
     @Flag(help: "Write the profile indented, for people to read.") var pretty = false
     @OptionGroup var keystoreOptions: KeystoreOptions
-    @Argument(help: ArgumentHelp("The profile JSON file; stdin when absent or '-'.", valueName: "file")) var file: String?
+    @Argument(help: ArgumentHelp("The profile JSON file; stdin when absent or '-'.", valueName: "file"), completion: .file()) var file: String?
 
     func validate() throws {
         if ndjson && pretty { throw ValidationError("--pretty writes several lines per profile; it cannot go with --ndjson") }

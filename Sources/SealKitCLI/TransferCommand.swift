@@ -129,7 +129,7 @@ struct TransferCommand: ParsableCommand {
                 With --rownd, prints {"data":"<link>#<base64 key>"}, which Rownd-based apps scan: it holds the raw key.
                 """)
 
-        @Argument(help: "Key ids to send.") var ids: [String] = []
+        @Argument(help: "Key ids to send.", completion: .keyIDs) var ids: [String] = []
         @Flag(help: "Send every key id in the namespace.") var all = false
         @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...); '-' reads it from stdin.", valueName: "offer")) var to: String?
         @Flag(help: "Show Rownd's key QR text instead: holds the raw key.") var rownd = false
