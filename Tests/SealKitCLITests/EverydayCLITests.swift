@@ -69,6 +69,23 @@ struct EverydayCLITests {
         #expect(lines.status == 0 && lines.stdout.split(separator: "\n").count == 1)
     }
 
+    /// `--to -` reads the offer from stdin, so it need not sit in shell history either; `qr -` too.
+    @Test func dashIsStdinForTheOfferAndQRText() throws {
+        let sender = try Self.cliWithKey("alice")
+        let receiving = try CLI()
+        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--format", "text"])
+        let offer = try #require(receiver.readLine())
+        let reply = try sender.run(["transfer", "send", "alice", "--to", "-", "--format", "text"], stdin: offer + "\n")
+        #expect(reply.status == 0, "\(reply.stderr)")
+        receiver.write(reply.stdout.split(separator: "\n").map(String.init))
+        let received = receiver.finish()
+        #expect(received.status == 0 && received.output.hasPrefix("alice\t"), "\(received.stderr)")
+
+        let fromArgument = try sender.run(["qr", "--format", "ascii", "--", "hello"])
+        let fromDash = try sender.run(["qr", "--format", "ascii", "-"], stdin: "hello\n")
+        #expect(fromDash.status == 0 && fromDash.stdout == fromArgument.stdout)
+    }
+
     // MARK: An audit of nothing is not a pass
 
     @Test func anAuditThatReadsNoValueFails() throws {
