@@ -38,10 +38,10 @@ struct AuditCommand: ParsableCommand {
 
     @Option(
         name: .customLong("ignore"),
-        help: ArgumentHelp("Leave out findings of this kind (repeatable): \(FindingKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "kind"))
+        help: ArgumentHelp("Leave out findings of this kind, from the report and the counts (repeatable).", valueName: "kind"))
     var ignored: [FindingKind] = []
 
-    @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse: error, or warning (the default: any finding fails).", valueName: "severity"))
+    @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse; with warning, any finding fails.", valueName: "severity"))
     var failOn: FailOn = .warning
 
     @OptionGroup var keystoreOptions: KeystoreOptions
