@@ -7,7 +7,7 @@
   clean/                               profiles with nothing to find, under every run below
   planted/                             profiles with planted problems of every kind
   expected.json                        for each run (with or without --schema and --key), exactly the
-                                       findings the planted set must yield, in report order
+                                       findings the planted set must yield, in the order they are found
 
 Every ciphertext is made here with nacl.secret.SecretBox (nonce || tag || body, as Rownd writes it).
 Run: python3 Scripts/make-audit-fixtures.py   (writes into Fixtures/audit/; deterministic)
@@ -170,75 +170,62 @@ for number, profile in enumerate(jsonl_lines, start=1):
         for order, (field, value) in enumerate(profile):
             values.append(("planted/more/profiles.jsonl", number, field, number, order, value))
 
-BIG = 1 << 62
+FILE_ORDER = sorted(["planted/broken.json", "planted/export.ndjson", "planted/more/profiles.jsonl",
+                     "planted/not-profiles.json", "planted/users.json"], key=lambda f: f.encode())
+UNREADABLE = {
+    "planted/broken.json": {"file": "planted/broken.json", "location": "", "field": None, "line": 1},
+    "planted/more/profiles.jsonl": {"file": "planted/more/profiles.jsonl", "location": 2, "field": None, "line": 2},
+    "planted/not-profiles.json": {"file": "planted/not-profiles.json", "location": "/1", "field": None, "line": 3},
+}
 
 
 def expected_run(with_schema, with_key):
+    """Findings in the order a one-pass audit finds them: the schema's, then file by file (sorted
+    by path bytes) in document order, each value's own findings before its repeat finding, and a
+    file's unreadable-file finding after its values. A ciphertext whose nonce was seen before is
+    reported where it repeats, with the place the nonce was first seen as its second place:
+    duplicate-ciphertext when it is the same ciphertext, nonce-reuse when it is another."""
     findings = []
 
     def add(kind, places):
-        findings.append({"kind": kind, "severity": SEVERITY[kind], "places": places})
+        entry = {"kind": kind, "severity": SEVERITY[kind], "file": places[0]["file"],
+                 "location": places[0]["location"], "field": places[0]["field"], "line": places[0]["line"]}
+        if kind in ("nonce-reuse", "duplicate-ciphertext"):
+            entry["places"] = places
+        findings.append(entry)
 
     def place(v):
-        return {"file": v[0], "location": v[1], "field": v[2], "line": v[3], "order": v[4]}
+        return {"file": v[0], "location": v[1], "field": v[2], "line": v[3]}
 
-    audited = [v for v in values if (v[2] in ENCRYPTED) or not with_schema]
-    for v in audited:
-        tag = v[5][0] if isinstance(v[5], tuple) else None
-        if tag in (P, "malformed-ciphertext") and with_schema:
-            add(tag, [place(v)])
-        if tag in ("undecryptable", "retired-key") and with_key:
-            add(tag, [place(v)])
-    # Shared nonces, over every ciphertext audited (all planted ones sit in encrypted fields).
-    by_nonce = {}
-    for v in audited:
-        text = v[5][1] if isinstance(v[5], tuple) else v[5]
-        if not isinstance(text, str):
-            continue
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except Exception:
-            continue
-        if len(raw) < 40 or b64(raw) != text:
-            continue
-        by_nonce.setdefault(raw[:24], []).append((v, text))
-    for group in by_nonce.values():
-        if len(group) < 2:
-            continue
-        group.sort(key=lambda g: (g[0][0].encode(), g[0][3], g[0][4]))
-        texts = []
-        for _, text in group:
-            if text not in texts:
-                texts.append(text)
-        if len(texts) > 1:
-            add("nonce-reuse", [place(v) for v, _ in group])
-        for text in texts:
-            same = [place(v) for v, t in group if t == text]
-            if len(same) > 1:
-                add("duplicate-ciphertext", same)
-    unreadable = [
-        {"file": "planted/broken.json", "location": "", "field": None, "line": 1, "order": BIG},
-        {"file": "planted/more/profiles.jsonl", "location": 2, "field": None, "line": 2, "order": BIG},
-        {"file": "planted/not-profiles.json", "location": "/1", "field": None, "line": 3, "order": 0},
-    ]
-    for u in unreadable:
-        add("unreadable-file", [u])
     if with_schema:
         add("identifier-encrypted",
             [{"file": "schema-planted.json", "location": "/app/schema/email/encryption/state", "field": "email",
-              "line": 1, "order": 0}])
-
-    findings.sort(key=lambda f: (f["places"][0]["file"].encode(), f["places"][0]["line"], f["places"][0]["order"],
-                                 KIND_ORDER.index(f["kind"])))
-    result = []
-    for f in findings:
-        first = f["places"][0]
-        entry = {"kind": f["kind"], "severity": f["severity"], "file": first["file"], "location": first["location"],
-                 "field": first["field"], "line": first["line"]}
-        if f["kind"] in ("nonce-reuse", "duplicate-ciphertext"):
-            entry["places"] = [{k: p[k] for k in ("file", "location", "field", "line")} for p in f["places"]]
-        result.append(entry)
-    return result
+              "line": 1}])
+    first_seen = {}
+    for name in FILE_ORDER:
+        for v in (v for v in values if v[0] == name and (v[2] in ENCRYPTED or not with_schema)):
+            tag = v[5][0] if isinstance(v[5], tuple) else None
+            if tag in (P, "malformed-ciphertext") and with_schema:
+                add(tag, [place(v)])
+            if tag in ("undecryptable", "retired-key") and with_key:
+                add(tag, [place(v)])
+            text = v[5][1] if isinstance(v[5], tuple) else v[5]
+            if not isinstance(text, str):
+                continue
+            try:
+                raw = base64.b64decode(text, validate=True)
+            except Exception:
+                continue
+            if len(raw) < 40 or b64(raw) != text:
+                continue
+            if raw[:24] in first_seen:
+                seen_place, seen_text = first_seen[raw[:24]]
+                add("duplicate-ciphertext" if text == seen_text else "nonce-reuse", [place(v), seen_place])
+            else:
+                first_seen[raw[:24]] = (place(v), text)
+        if name in UNREADABLE:
+            add("unreadable-file", [UNREADABLE[name]])
+    return findings
 
 
 runs = []

@@ -52,6 +52,12 @@ ensure_test_deps() {
   local missing=()
   command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  # The install test renders the man page (man -l, through groff) and drives bash completion.
+  command -v man >/dev/null 2>&1 || missing+=(man-db)
+  command -v groff >/dev/null 2>&1 || command -v nroff >/dev/null 2>&1 || missing+=(groff-base)
+  command -v bash >/dev/null 2>&1 || missing+=(bash)
+  # The NO_COLOR test runs sealkit under a terminal made by script(1).
+  command -v script >/dev/null 2>&1 || missing+=(bsdutils)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl

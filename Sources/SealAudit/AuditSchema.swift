@@ -52,6 +52,8 @@ public struct AuditSchema: Sendable {
         let inspected: (schema: ProfileSchema, encryptedIdentifiers: [(field: String, route: [String])])
         do {
             inspected = try ProfileSchema.inspecting(json)
+            // A schema flagging only identifiers still flags something: those are findings.
+            if inspected.encryptedIdentifiers.isEmpty { try SchemaLint.requireEncryptedField(inspected.schema) }
         } catch {
             throw .invalidSchema(path: path, reason: error.description)
         }

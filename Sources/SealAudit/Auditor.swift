@@ -1,24 +1,31 @@
 import SealCore
 import SealJSON
 
+import SealCore
+import SealJSON
+
 /// How far an audit has read, for progress displays.
 public struct AuditProgress: Sendable {
     /// Bytes read so far.
     public let bytesRead: Int
-    /// Bytes there are to read; grows when a second pass over some files is needed.
+    /// Bytes there are to read: every file's size, known before the first is read and read once.
     public let bytesTotal: Int
 }
 
 /// Audits exported profiles and ciphertext fixtures for plaintext where ciphertext should
 /// be, malformed and undecryptable ciphertexts, keys due for rotation, and reused nonces.
 ///
-/// Files stream: memory grows with the number of distinct nonces seen, not with file size.
-/// Files holding a nonce seen twice are read a second time to name every place it occurs.
+/// One pass, streamed: findings are handed out as they are found, and memory grows with the
+/// number of distinct nonces (about 40 bytes each), not with file size or the number of findings.
+/// A ciphertext whose nonce was seen before is reported where it repeats, naming the place the
+/// nonce was first seen; how the repeats group is summarised at the end (`RepeatGroups`).
 public struct Auditor: Sendable {
     /// Which fields must be encrypted; without one, strings that look like ciphertexts are audited.
     public let schema: AuditSchema?
     /// Key rings to check ciphertexts against; empty for no key checks.
     public let keys: [KeyRing]
+    /// Kinds of finding not to report (nor count).
+    public let ignoring: Set<FindingKind>
 
     /// Makes an auditor.
     /// - Parameters:
@@ -26,26 +33,39 @@ public struct Auditor: Sendable {
     ///     canonical base64 of at least 40 bytes counts as a ciphertext.
     ///   - keys: rings to try; a ciphertext opening under no current key is reported as
     ///     `retired-key` (a retired key opens it) or `undecryptable` (none does).
-    public init(schema: AuditSchema? = nil, keys: [KeyRing] = []) {
+    ///   - ignoring: kinds of finding to leave out.
+    public init(schema: AuditSchema? = nil, keys: [KeyRing] = [], ignoring: Set<FindingKind> = []) {
         self.schema = schema
         self.keys = keys
+        self.ignoring = ignoring
     }
 
-    /// Audits files and folders.
+    /// Audits files and folders, handing each finding to `onFinding` as it is found.
     /// - Parameters:
     ///   - paths: `.json`, `.ndjson` and `.jsonl` files, or folders to walk for them.
     ///   - progress: called as bytes are read.
-    /// - Returns: the findings, sorted by file and position, and counts.
+    ///   - onFinding: called with each finding, the schema's first, then file by file
+    ///     (sorted by path) in document order.
+    /// - Returns: the counts, and how repeated nonces group.
     /// - Throws: `AuditError` when a path does not exist, a named file has another
     ///   extension, or a file cannot be read. Bad content is a finding, not an error.
     public func audit(
-        paths: [String], progress: ((AuditProgress) -> Void)? = nil
-    ) throws(AuditError) -> AuditReport {
+        paths: [String], progress: ((AuditProgress) -> Void)? = nil, onFinding: @escaping (Finding) -> Void
+    ) throws(AuditError) -> AuditSummary {
         var excluded: Set<String> = []
         if let schema { excluded.insert(FileWalker.canonicalPath(schema.path)) }
         let files = try FileWalker.files(in: paths, excluding: excluded)
-        let run = AuditRun(auditor: self, files: files, progress: progress)
+        let run = AuditRun(auditor: self, files: files, progress: progress, onFinding: onFinding)
         return try run.run()
+    }
+
+    /// Audits files and folders, gathering the findings in memory.
+    /// - Returns: the findings in the order found, and the counts.
+    /// - Throws: as `audit(paths:progress:onFinding:)`.
+    public func audit(paths: [String], progress: ((AuditProgress) -> Void)? = nil) throws(AuditError) -> AuditReport {
+        var findings: [Finding] = []
+        let summary = try audit(paths: paths, progress: progress) { findings.append($0) }
+        return AuditReport(findings: findings, summary: summary)
     }
 }
 
@@ -56,104 +76,104 @@ struct NonceKey: Hashable {
     let low: UInt64
 }
 
-/// What the ledger keeps per distinct nonce, packed into 64 bits: a repeat flag, the index
-/// of the file it was first seen in (23 bits), and 40 bits of a hash of the whole ciphertext,
-/// which tells a copied ciphertext (same hash) from nonce reuse (different hash).
-struct NonceEntry {
-    var bits: UInt64
-
-    static let fileBits: UInt64 = 23
-    static let unknownFile = Int((1 << fileBits) - 1)
-
-    init(digest: UInt64, file: Int) {
-        let fileIndex = UInt64(min(file, Self.unknownFile))
-        bits = (fileIndex << 40) | (digest & 0xFF_FFFF_FFFF)
-    }
-
-    var isRepeated: Bool { bits >> 63 == 1 }
-    var file: Int { Int((bits >> 40) & ((1 << Self.fileBits) - 1)) }
-    mutating func markRepeated() { bits |= 1 << 63 }
+/// Where a nonce was first seen, packed: enough to name the place in a later finding
+/// without keeping any string per value.
+struct FirstSight {
+    /// 32 bits of a hash of the whole ciphertext: the same tells a copy, another tells nonce reuse.
+    let digest: UInt32
+    let file: UInt32
+    let line: UInt32
+    /// The profile's index in a JSON array (`UInt32.max` for none).
+    let position: UInt32
+    /// The field and the pointer below the profile, interned (`Route.unknown` past the table's cap).
+    let route: UInt32
 }
 
-/// One audit over a list of files: a first pass for every finding but the shared-nonce
-/// ones, then a second pass over the files that hold repeated nonces, collecting places.
+/// A nonce seen more than once: how many places, and whether copies or other ciphertexts share it.
+struct RepeatState {
+    var places: UInt32 = 1
+    var copies = false
+    var reuse = false
+}
+
+/// One audit over a list of files, in one pass.
 final class AuditRun {
-    private enum Pass { case first, second }
     private enum PathToken {
         case key(String)
         case index(Int)
+    }
+
+    /// Interned (field, pointer below the profile) pairs, so a first sighting names its place in 4 bytes.
+    private struct Route: Hashable {
+        let field: String
+        let tail: String
+        static let unknown = UInt32.max
+        static let cap = 1 << 20
     }
 
     private let schema: AuditSchema?
     private let keys: [KeyRing]
     private let currentKeys: [SymmetricKey]
     private let retiredKeys: [SymmetricKey]
+    private let ignoring: Set<FindingKind>
     private let files: [AuditFile]
     private let progress: ((AuditProgress) -> Void)?
+    private let onFinding: (Finding) -> Void
 
-    private var pass = Pass.first
-    private var findings: [Finding] = []
-    private var valueCount = 0
-    private var ledger: [NonceKey: NonceEntry] = [:]
-    private var revisit: Set<Int> = []
-    private var revisitAll = false
-    private var occurrences: [NonceKey: [(place: Place, digest: UInt64)]] = [:]
+    private var summary = AuditSummary()
+    /// Distinct nonces, each to its first sighting in `sightings`: the only table that grows with the data.
+    private var ledger: [NonceKey: UInt32] = [:]
+    private var sightings: [FirstSight] = []
+    /// Only for nonces seen more than once, by sighting index.
+    private var repeats: [UInt32: RepeatState] = [:]
+    private var routeIndex: [Route: UInt32] = [:]
+    private var routes: [Route] = []
 
     private var bytesRead = 0
-    private var bytesTotal = 0
+    private let bytesTotal: Int
 
     // The value being looked at.
     private var fileIndex = 0
     private var file: AuditFile
     private var line = 0
+    private var position: Int?
     private var order = 0
     private var path: [PathToken] = []
+    /// How many tokens of `path` lead to the profile (its array index), before its fields.
+    private var profileDepth = 0
     private var firstNonProfile: Place?
     private var nonProfileCount = 0
     private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
-    init(auditor: Auditor, files: [AuditFile], progress: ((AuditProgress) -> Void)?) {
+    init(auditor: Auditor, files: [AuditFile], progress: ((AuditProgress) -> Void)?, onFinding: @escaping (Finding) -> Void) {
         schema = auditor.schema
         keys = auditor.keys
         currentKeys = auditor.keys.map(\.current)
         retiredKeys = auditor.keys.flatMap(\.retired)
+        ignoring = auditor.ignoring
         self.files = files
         self.progress = progress
+        self.onFinding = onFinding
         file = files.first ?? AuditFile(path: "", format: .json, byteCount: 0)
         bytesTotal = files.reduce(0) { $0 + $1.byteCount }
     }
 
     deinit { scratch.deallocate() }
 
-    func run() throws(AuditError) -> AuditReport {
-        findings = schema?.findings ?? []
+    func run() throws(AuditError) -> AuditSummary {
+        for finding in schema?.findings ?? [] { emit(finding) }
         for index in files.indices { try read(fileAt: index) }
-
-        let second = revisitAll ? Array(files.indices) : revisit.sorted()
-        if !second.isEmpty {
-            pass = .second
-            bytesTotal += second.reduce(0) { $0 + files[$1].byteCount }
-            for index in second { try read(fileAt: index) }
-            reportSharedNonces()
-        }
+        summary.fileCount = files.count
+        summariseRepeats()
         ledger = [:]
-
-        findings.sort(by: Self.precedes)
-        return AuditReport(findings: findings, fileCount: files.count, valueCount: valueCount)
+        sightings = []
+        return summary
     }
 
-    private static func precedes(_ a: Finding, _ b: Finding) -> Bool {
-        let pa = a.places[0], pb = b.places[0]
-        if pa.file != pb.file { return pa.file.utf8.lexicographicallyPrecedes(pb.file.utf8) }
-        if pa.line != pb.line { return pa.line < pb.line }
-        if pa.order != pb.order { return pa.order < pb.order }
-        return a.kind < b.kind
-    }
-
-    private static func placePrecedes(_ a: Place, _ b: Place) -> Bool {
-        if a.file != b.file { return a.file.utf8.lexicographicallyPrecedes(b.file.utf8) }
-        if a.line != b.line { return a.line < b.line }
-        return a.order < b.order
+    private func emit(_ finding: Finding) {
+        guard !ignoring.contains(finding.kind) else { return }
+        summary.findingCounts[finding.kind, default: 0] += 1
+        onFinding(finding)
     }
 
     // MARK: Files and profiles
@@ -164,20 +184,20 @@ final class AuditRun {
         order = 0
         firstNonProfile = nil
         nonProfileCount = 0
-        let reader = ProfileReader(file: file) { [unowned self] count in
+        var reader = ProfileReader(file: file) { [unowned self] count in
             bytesRead += count
             progress?(AuditProgress(bytesRead: bytesRead, bytesTotal: bytesTotal))
         }
+        reader.blankLine = { [unowned self] in summary.blankLineCount += 1 }
         let problem = try reader.forEachProfile { record in visit(record) }
-        guard pass == .first else { return }
         if let problem {
             let place = Place(file: file.path, location: problem.location, field: nil, line: problem.line, order: Int.max)
-            findings.append(Finding(kind: .unreadableFile, places: [place], message: problem.message))
+            emit(Finding(kind: .unreadableFile, places: [place], message: problem.message))
         }
         // One unreadable-file finding per file: a parse problem says more than a stray value.
         if problem == nil, let firstNonProfile {
             let more = nonProfileCount > 1 ? " (\(nonProfileCount) in all)" : ""
-            findings.append(Finding(
+            emit(Finding(
                 kind: .unreadableFile, places: [firstNonProfile],
                 message: "holds a value that is not a profile (a JSON object) at \(describe(firstNonProfile.location))\(more); "
                     + "it was not audited"))
@@ -187,12 +207,18 @@ final class AuditRun {
     private func visit(_ record: ProfileRecord) {
         line = record.line
         path.removeAll(keepingCapacity: true)
-        if file.format == .json, let position = record.position { path.append(.index(position)) }
+        position = nil
+        if file.format == .json, let index = record.position {
+            path.append(.index(index))
+            position = index
+        }
+        profileDepth = path.count
         guard case .object(let members) = record.value else {
             nonProfileCount += 1
             if firstNonProfile == nil { firstNonProfile = place(field: nil) }
             return
         }
+        summary.profileCount += 1
         var fields = members
         // Rownd's user-state shape keeps the fields under `data`.
         if schema?.definesDataField != true, let data = members.first(where: { $0.key == "data" }),
@@ -247,61 +273,55 @@ final class AuditRun {
         case .string(let text):
             switch shape(of: text) {
             case .notBase64:
-                countValue()
+                summary.valueCount += 1
                 report(.plaintextField, field: field, "\(field) is flagged encrypted but holds text that is not base64: it is stored in plaintext")
             case .tooShort(let count):
-                countValue()
+                summary.valueCount += 1
                 report(.malformedCiphertext, field: field,
                     "\(field) holds base64 of \(count) bytes, too short for a ciphertext (at least \(FieldCipher.minimumByteCount): nonce and tag)")
             case .sealed(let count):
                 inspectSealed(byteCount: count, field: field)
             }
         default:
-            countValue()
+            summary.valueCount += 1
             report(.plaintextField, field: field,
                 "\(field) is flagged encrypted but holds \(value.kindName), not a ciphertext string: it is stored in plaintext")
         }
     }
 
-    private func countValue() {
-        if pass == .first { valueCount += 1 }
-    }
-
-    /// A decoded ciphertext in `scratch`: track its nonce, and check it against the keys.
+    /// A decoded ciphertext in `scratch`: check it against the keys, then track its nonce.
     private func inspectSealed(byteCount: Int, field: String) {
+        summary.valueCount += 1
         let sealed = UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount])
+        if !keys.isEmpty { checkKeys(sealed, field: field) }
         let key = NonceKey(
             high: sealed.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
             low: sealed.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         var hasher = Hasher()
         hasher.combine(bytes: sealed)
-        let digest = UInt64(bitPattern: Int64(hasher.finalize()))
+        let digest = UInt32(truncatingIfNeeded: hasher.finalize())
 
-        switch pass {
-        case .first:
-            valueCount += 1
-            record(key, digest: digest)
-            if !keys.isEmpty { checkKeys(sealed, field: field) }
-        case .second:
-            if ledger[key]?.isRepeated == true {
-                occurrences[key, default: []].append((place(field: field), digest))
-            }
-        }
-    }
-
-    private func record(_ key: NonceKey, digest: UInt64) {
-        let fresh = NonceEntry(digest: digest, file: fileIndex)
-        guard let existing = ledger[key] else {
-            ledger[key] = fresh
+        guard let seen = ledger[key] else {
+            ledger[key] = UInt32(truncatingIfNeeded: sightings.count)
+            sightings.append(FirstSight(
+                digest: digest, file: UInt32(truncatingIfNeeded: fileIndex), line: UInt32(clamping: line),
+                position: position.map { UInt32(clamping: $0) } ?? UInt32.max, route: route(field: field)))
             return
         }
-        if existing.file == NonceEntry.unknownFile || fileIndex >= NonceEntry.unknownFile { revisitAll = true }
-        revisit.insert(existing.file)
-        revisit.insert(fileIndex)
-        if !existing.isRepeated {
-            var repeated = existing
-            repeated.markRepeated()
-            ledger[key] = repeated
+        let first = sightings[Int(seen)]
+        let copy = first.digest == digest
+        var state = repeats[seen] ?? RepeatState()
+        state.places &+= 1
+        if copy { state.copies = true } else { state.reuse = true }
+        repeats[seen] = state
+        let firstPlace = place(of: first)
+        let there = describe(firstPlace)
+        if copy {
+            report(.duplicateCiphertext, field: field, also: firstPlace,
+                "the same ciphertext stands at \(there): copies show the values are equal")
+        } else {
+            report(.nonceReuse, field: field, also: firstPlace,
+                "a different ciphertext at \(there) has the same nonce: the key stream is reused, which can reveal both plaintexts")
         }
     }
 
@@ -317,36 +337,60 @@ final class AuditRun {
             "\(field) does not authenticate under any key given (current or retired): tampered, or made with another key")
     }
 
-    private func report(_ kind: FindingKind, field: String, _ message: String) {
-        guard pass == .first else { return }
-        findings.append(Finding(kind: kind, places: [place(field: field)], message: message))
+    private func report(_ kind: FindingKind, field: String, also other: Place? = nil, _ message: String) {
+        guard !ignoring.contains(kind) else { return }
+        var places = [place(field: field)]
+        if let other { places.append(other) }
+        emit(Finding(kind: kind, places: places, message: message))
     }
 
-    // MARK: Shared nonces
+    // MARK: Repeated nonces
 
-    private func reportSharedNonces() {
-        for (_, found) in occurrences {
-            let sorted = found.sorted { Self.placePrecedes($0.place, $1.place) }
-            var groups: [UInt64: [Place]] = [:]
-            var digestOrder: [UInt64] = []
-            for (place, digest) in sorted {
-                if groups[digest] == nil { digestOrder.append(digest) }
-                groups[digest, default: []].append(place)
-            }
-            if digestOrder.count > 1 {
-                findings.append(Finding(
-                    kind: .nonceReuse, places: sorted.map(\.place),
-                    message: "\(digestOrder.count) different ciphertexts share one nonce in \(sorted.count) places: "
-                        + "the key stream is reused, which can reveal their plaintexts"))
-            }
-            for digest in digestOrder {
-                guard let places = groups[digest], places.count > 1 else { continue }
-                findings.append(Finding(
-                    kind: .duplicateCiphertext, places: places,
-                    message: "the same ciphertext stands in \(places.count) places: copies show the values are equal"))
+    /// The field and where below the profile the value sits, interned; JSON files need the
+    /// pointer, NDJSON ones only the field (their location is the line).
+    private func route(field: String) -> UInt32 {
+        let tail = file.format == .json ? pointer(from: profileDepth) : ""
+        let key = Route(field: field, tail: tail)
+        if let id = routeIndex[key] { return id }
+        guard routes.count < Route.cap else { return Route.unknown }
+        let id = UInt32(routes.count)
+        routes.append(key)
+        routeIndex[key] = id
+        return id
+    }
+
+    /// The place a first sighting stands for.
+    private func place(of sight: FirstSight) -> Place {
+        let seenIn = files[Int(sight.file)]
+        let route = sight.route == Route.unknown ? nil : routes[Int(sight.route)]
+        let location: Location
+        switch seenIn.format {
+        case .lines: location = .line(Int(sight.line))
+        case .json:
+            let profile = sight.position == UInt32.max ? "" : "/" + String(sight.position)
+            location = .pointer(profile + (route?.tail ?? ""))
+        }
+        return Place(file: seenIn.path, location: location, field: route?.field, line: Int(sight.line), order: 0)
+    }
+
+    /// Once everything is read: how the repeats group, for the summary.
+    private func summariseRepeats() {
+        var groups = RepeatGroups()
+        var largest: (places: UInt32, sighting: UInt32)?
+        for (sighting, state) in repeats {
+            if state.copies { groups.copiedCiphertexts += 1 }
+            if state.reuse { groups.sharedNonces += 1 }
+            // Ties go to the earliest sighting, so the summary does not depend on hashing order.
+            if largest == nil || state.places > largest!.places || (state.places == largest!.places && sighting < largest!.sighting) {
+                largest = (state.places, sighting)
             }
         }
-        occurrences = [:]
+        if let largest {
+            groups.largestGroup = Int(largest.places)
+            groups.largestGroupFirstPlace = place(of: sightings[Int(largest.sighting)])
+        }
+        summary.groups = groups
+        repeats = [:]
     }
 
     // MARK: Helpers
@@ -379,14 +423,14 @@ final class AuditRun {
         let location: Location
         switch file.format {
         case .lines: location = .line(line)
-        case .json: location = .pointer(pointer())
+        case .json: location = .pointer(pointer(from: 0))
         }
         return Place(file: file.path, location: location, field: field, line: line, order: order)
     }
 
-    private func pointer() -> String {
+    private func pointer(from start: Int) -> String {
         var text = ""
-        for token in path {
+        for token in path[min(start, path.count)...] {
             text += "/"
             switch token {
             case .key(let key): text += JSONPointer.escape(key)
@@ -400,6 +444,14 @@ final class AuditRun {
         switch location {
         case .line(let number): return "line \(number)"
         case .pointer(let pointer): return pointer.isEmpty ? "the top level" : pointer
+        }
+    }
+
+    /// `file:line` or `file#pointer`, as the text report writes places.
+    private func describe(_ place: Place) -> String {
+        switch place.location {
+        case .line(let number): return place.file + ":" + String(number)
+        case .pointer(let pointer): return place.file + "#" + pointer
         }
     }
 }

@@ -143,8 +143,8 @@ public struct Place: Sendable, Hashable {
 public struct Finding: Sendable, Equatable {
     /// What kind of problem.
     public let kind: FindingKind
-    /// Every place the problem occurs, in file and document order; at least one.
-    /// Only `nonce-reuse` and `duplicate-ciphertext` span several.
+    /// Every place the problem occurs; at least one. Only `nonce-reuse` and
+    /// `duplicate-ciphertext` span two: the repeat, then where its nonce was first seen.
     public let places: [Place]
     /// What is wrong, in one line.
     public let message: String
@@ -173,31 +173,87 @@ public struct Finding: Sendable, Equatable {
     public var spansPlaces: Bool { kind == .nonceReuse || kind == .duplicateCiphertext }
 }
 
-/// The result of an audit: findings in file and document order, and counts.
-public struct AuditReport: Sendable, Equatable {
-    /// Every finding, sorted by file, then position in the file, then kind.
-    public let findings: [Finding]
+/// Ciphertexts found in more than one place, summarised once the whole audit has been read:
+/// each repeat is a finding of its own as it is met, and this says how they group.
+public struct RepeatGroups: Sendable, Equatable {
+    /// Distinct ciphertexts that stand in more than one place.
+    public var copiedCiphertexts = 0
+    /// Nonces that different ciphertexts share.
+    public var sharedNonces = 0
+    /// The most places any one nonce stands in (0 when nothing repeats).
+    public var largestGroup = 0
+    /// Where that largest group was first seen.
+    public var largestGroupFirstPlace: Place?
+
+    public init() {}
+
+    /// Whether nothing repeats.
+    public var isEmpty: Bool { copiedCiphertexts == 0 && sharedNonces == 0 }
+}
+
+/// The counts of an audit, known once it has read everything.
+public struct AuditSummary: Sendable, Equatable {
     /// How many files were read.
-    public let fileCount: Int
+    public var fileCount = 0
     /// How many values were audited: strings that look like ciphertexts, or, with a
     /// schema, the non-null values of encrypted fields.
-    public let valueCount: Int
+    public var valueCount = 0
+    /// How many profiles (JSON objects) were read.
+    public var profileCount = 0
+    /// How many blank NDJSON lines were skipped.
+    public var blankLineCount = 0
+    /// Findings reported, per kind (ignored kinds are not counted).
+    public var findingCounts: [FindingKind: Int] = [:]
+    /// How repeated nonces group.
+    public var groups = RepeatGroups()
 
-    /// Makes a report.
-    public init(findings: [Finding], fileCount: Int, valueCount: Int) {
-        self.findings = findings
-        self.fileCount = fileCount
-        self.valueCount = valueCount
-    }
+    public init() {}
 
-    /// Whether nothing was found.
-    public var isClean: Bool { findings.isEmpty }
+    /// All findings reported.
+    public var findingCount: Int { findingCounts.values.reduce(0, +) }
 
     /// The number of findings of each kind that occurs, in `FindingKind` order.
     public var countsByKind: [(kind: FindingKind, count: Int)] {
         FindingKind.allCases.compactMap { kind in
-            let count = findings.count { $0.kind == kind }
+            let count = findingCounts[kind] ?? 0
             return count == 0 ? nil : (kind, count)
         }
     }
+
+    /// Why nothing was audited, when no value was: an audit that read nothing is not a pass.
+    /// - Parameter flaggedBySchema: whether a schema said which fields to audit.
+    /// - Returns: the reason, or nil when at least one value was audited.
+    public func nothingAuditedReason(flaggedBySchema: Bool) -> String? {
+        guard valueCount == 0 else { return nil }
+        if fileCount == 0 { return "no .json, .ndjson or .jsonl file was found in the paths given" }
+        if profileCount == 0 {
+            return "the \(fileCount == 1 ? "file holds" : "\(fileCount) files hold") no profile (a JSON object)"
+        }
+        let profiles = profileCount == 1 ? "1 profile" : "\(profileCount) profiles"
+        if flaggedBySchema { return "\(profiles) read, with no flagged field set in any; check the schema's field names" }
+        return "\(profiles) read, with no value that looks like a ciphertext; give --schema to say which fields must be encrypted"
+    }
+}
+
+/// The result of an audit gathered in memory: findings in the order they were found (the
+/// schema's, then file by file in document order), and counts. For large exports, stream
+/// the findings instead (`Auditor.audit(paths:progress:onFinding:)`).
+public struct AuditReport: Sendable, Equatable {
+    /// Every finding, in the order found.
+    public let findings: [Finding]
+    /// The counts.
+    public let summary: AuditSummary
+
+    /// Makes a report.
+    public init(findings: [Finding], summary: AuditSummary) {
+        self.findings = findings
+        self.summary = summary
+    }
+
+    /// How many files were read.
+    public var fileCount: Int { summary.fileCount }
+    /// How many values were audited.
+    public var valueCount: Int { summary.valueCount }
+    /// Whether nothing was found.
+    public var isClean: Bool { findings.isEmpty }
 }

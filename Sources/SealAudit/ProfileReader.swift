@@ -37,6 +37,8 @@ struct ProfileReader {
     let file: AuditFile
     /// Called with the number of bytes read after each block.
     let progress: (Int) -> Void
+    /// Called for each blank NDJSON line skipped (`NDJSON.isBlank`).
+    var blankLine: () -> Void = {}
 
     /// Reads every profile, calling `body` for each.
     /// - Returns: the first problem, if the file is not valid JSON or NDJSON; reading stops at a
@@ -76,8 +78,11 @@ struct ProfileReader {
             lineNumber += 1
             var line = line
             if line.last == UInt8(ascii: "\r") { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
-            // Blank lines (a trailing newline, spacing between records) hold nothing.
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
+            // Blank lines (spacing between records) hold nothing; they are counted, not audited.
+            if NDJSON.isBlank(line) {
+                blankLine()
+                return
+            }
             do {
                 let value = try JSONValue.parse(line.assumingMemoryBound(to: UInt8.self))
                 body(ProfileRecord(value: value, position: lineNumber, line: lineNumber))

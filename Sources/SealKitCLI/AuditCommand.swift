@@ -2,6 +2,8 @@ import ArgumentParser
 import FoundationEssentials
 import SealKit
 
+extension FindingKind: ExpressibleByArgument {}
+
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
@@ -10,25 +12,41 @@ struct AuditCommand: ParsableCommand {
             Reads .json files (one profile, an array of profiles, or Rownd's user-state shape) and .ndjson/.jsonl \
             files (one profile per line); folders are walked recursively. Without --schema, strings that look like \
             ciphertexts are audited; with it, fields flagged encrypted must hold ciphertexts. Findings never show \
-            values or keys. Exit status: 0 clean, 1 findings, 64 bad arguments, 65 bad schema, 74 unreadable files.
+            values or keys. Exit status: 0 clean, 1 findings (as --fail-on says), 64 bad arguments, 65 bad schema, \
+            66 nothing audited (no files, no profiles, or no flagged fields), 74 unreadable files.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json, sarif
     }
 
-    @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"))
+    /// The least severity that fails the audit.
+    enum FailOn: String, ExpressibleByArgument, CaseIterable {
+        case error, warning
+
+        var severity: Severity { self == .error ? .error : .warning }
+    }
+
+    @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"), completion: .file(extensions: ["json"]))
     var schema: String?
 
-    @Option(name: .customLong("key"), help: ArgumentHelp("Check ciphertexts against this key id's keys (repeatable).", valueName: "id"))
+    @Option(name: .customLong("key"), help: ArgumentHelp("Check ciphertexts against this key id's keys (repeatable).", valueName: "id"), completion: .keyIDs)
     var keys: [String] = []
 
     @Option(help: "Report format: text, json or sarif.")
     var format: Format = .text
 
+    @Option(
+        name: .customLong("ignore"),
+        help: ArgumentHelp("Leave out findings of this kind, from the report and the counts (repeatable).", valueName: "kind"))
+    var ignored: [FindingKind] = []
+
+    @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse; with warning, any finding fails.", valueName: "severity"))
+    var failOn: FailOn = .warning
+
     @OptionGroup var keystoreOptions: KeystoreOptions
 
-    @Argument(help: ArgumentHelp("Files and folders to audit.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files and folders to audit.", valueName: "path"), completion: .file())
     var paths: [String] = []
 
     func validate() throws {
@@ -36,26 +54,41 @@ struct AuditCommand: ParsableCommand {
     }
 
     func run() throws {
-        let report: AuditReport
+        let output = StandardOutput()
+        var writeError: (any Error)?
+        let write = { (text: String) in
+            guard writeError == nil else { return }
+            do { try output.write(text) } catch { writeError = error }
+        }
+        // Findings go out as they are found; each stream writes nothing before its first finding,
+        // so an audit that must fail before any (nothing audited) leaves stdout empty.
+        let stream: any ReportStream
+        switch format {
+        case .text: stream = TextReport.Stream(write: write)
+        case .json: stream = JSONReport.Stream(write: write)
+        case .sarif: stream = SARIFReport.Stream(toolVersion: SealKitCommand.configuration.version, write: write)
+        }
+        let summary: AuditSummary
         do {
             let schema = try self.schema.map { path throws(AuditError) in try AuditSchema.load(path: path) }
-            let auditor = Auditor(schema: schema, keys: try keyRings())
+            let auditor = Auditor(schema: schema, keys: try keyRings(), ignoring: Set(ignored))
             let progress = ProgressLine(label: "sealkit audit")
-            report = try auditor.audit(paths: paths) { progress.update($0) }
-            progress.finish()
+            defer { progress.finish() }
+            summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
         } catch let error as AuditError {
             throw CLIFailure(error.description, status: Self.status(for: error))
         }
-
-        let output = StandardOutput()
-        switch format {
-        case .text: try output.write(TextReport.render(report))
-        case .json: try output.write(JSONReport.render(report))
-        case .sarif: try output.write(SARIFReport.render(report, toolVersion: SealKitCommand.configuration.version))
+        if let writeError { throw writeError }
+        let failing = summary.findingCounts.contains { $0.value > 0 && $0.key.severity >= failOn.severity }
+        // Reading no value proves nothing: in CI that would be a false green.
+        if !failing, let reason = summary.nothingAuditedReason(flaggedBySchema: schema != nil) {
+            throw CLIFailure("nothing was audited: \(reason)", status: .noInput)
         }
+        stream.finish(summary)
+        if let writeError { throw writeError }
         try output.flush()
-        if !report.isClean {
-            throw CLIFailure(TextReport.summary(report), status: .negative)
+        if failing {
+            throw CLIFailure(TextReport.summary(summary), status: .negative)
         }
     }
 
@@ -84,7 +117,8 @@ final class ProgressLine {
     private let minimumBytes = 8 << 20
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var shown = false
-    private let enabled = StandardError.isTerminal
+    // TERM=dumb cannot erase a line.
+    private let enabled = StandardError.isTerminal && ProcessInfo.processInfo.environment["TERM"] != "dumb"
 
     init(label: String) { self.label = label }
 

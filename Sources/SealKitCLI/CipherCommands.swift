@@ -2,10 +2,16 @@ import ArgumentParser
 import FoundationEssentials
 import SealKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Options shared by `encrypt` and `decrypt`.
 struct CipherOptions: ParsableArguments {
-    @Option(help: "The key id to use.") var key: String
+    @Option(help: "The key id to use.", completion: .keyIDs) var key: String
     @Flag(help: "Treat each input line as one value and write one output line each, streamed.") var lines = false
+    @Option(help: ArgumentHelp("Read the input from this file instead of stdin ('-' is stdin).", valueName: "file"), completion: .file())
+    var input: String?
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     /// The key id's unlocked keys.
@@ -17,9 +23,24 @@ struct CipherOptions: ParsableArguments {
     }
 
     func validate(text: String?) throws {
-        if lines && text != nil {
+        // `-` names stdin, as it does for every input of every command.
+        if lines && text != nil && text != "-" {
             throw ValidationError("--lines reads stdin; give no TEXT argument with it")
         }
+        if input != nil && text != nil && text != "-" {
+            throw ValidationError("--input names the input; give no argument with it")
+        }
+    }
+
+    /// Where the input comes from: `--input FILE`, else stdin (also for `-`).
+    func openInput() throws -> Int32 {
+        guard let input, input != "-" else { return 0 }
+        let fd = open(input, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw CLIFailure("cannot read the input file \(input): \(reason)", status: errno == ENOENT ? .noInput : .ioError)
+        }
+        return fd
     }
 }
 
@@ -27,18 +48,31 @@ struct EncryptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encrypt",
         abstract: "Encrypt text with a key; prints base64(nonce ‖ tag ‖ ciphertext), as Rownd's SDKs do.",
-        discussion: "Reads TEXT, else stdin with one trailing newline dropped.")
+        discussion: """
+            Reads stdin (or --input FILE) with one trailing newline dropped: printf '%s' "$text" | sealkit encrypt --key ID. \
+            Plaintext is never taken as an argument, where shell history and ps would show it.
+            """)
 
     @OptionGroup var options: CipherOptions
-    @Argument(help: "The text to encrypt (after --); stdin when absent.") var text: String?
+    @Argument(help: ArgumentHelp("Only '-' (stdin); plaintext as an argument is refused.", valueName: "-")) var text: String?
 
     func validate() throws { try options.validate(text: text) }
 
     func run() throws {
+        if let text, text != "-" {
+            _ = try keyID(options.key)  // an invalid id is refused as such, never echoed below
+            // Never echo it: the refusal must not copy the secret into logs too.
+            throw CLIFailure(
+                "encrypt takes no plaintext argument (shell history and ps would show it): "
+                    + "pipe it in, as in printf '%s' \"$text\" | sealkit encrypt --key \(options.key), or use --input FILE",
+                status: .usage)
+        }
+        let fd = try options.openInput()
+        defer { if fd != 0 { close(fd) } }
         let ring = try options.keyRing()
         let output = StandardOutput()
         if options.lines {
-            let reader = LineReader(fd: 0)
+            let reader = LineReader(fd: fd)
             let key = ring.current
             while try reader.nextLine({ line in
                 guard UTF8Validation.isValid(line) else {
@@ -53,7 +87,7 @@ struct EncryptCommand: ParsableCommand {
                 }
             }) {}
         } else {
-            let plaintext = try text ?? StandardInput.readText(what: "text")
+            let plaintext = try StandardInput.readText(fd: fd, what: "text")
             try output.write(ring.encrypt(plaintext) + "\n")
         }
         try output.flush()
@@ -64,18 +98,20 @@ struct DecryptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decrypt",
         abstract: "Decrypt a ciphertext with a key's current or retired keys.",
-        discussion: "Reads CIPHERTEXT, else stdin with one trailing newline dropped.")
+        discussion: "Reads CIPHERTEXT, else stdin (or --input FILE) with one trailing newline dropped; '-' is stdin.")
 
     @OptionGroup var options: CipherOptions
-    @Argument(help: "The ciphertext to decrypt (after --); stdin when absent.") var ciphertext: String?
+    @Argument(help: "The ciphertext to decrypt (after --); stdin when absent or '-'.") var ciphertext: String?
 
     func validate() throws { try options.validate(text: ciphertext) }
 
     func run() throws {
+        let fd = try options.openInput()
+        defer { if fd != 0 { close(fd) } }
         let ring = try options.keyRing()
         let output = StandardOutput()
         if options.lines {
-            let reader = LineReader(fd: 0)
+            let reader = LineReader(fd: fd)
             while try reader.nextLine({ line in
                 let text = String(decoding: line, as: UTF8.self)
                 let plaintext: String
@@ -93,7 +129,8 @@ struct DecryptCommand: ParsableCommand {
                 try output.write("\n")
             }) {}
         } else {
-            let input = try ciphertext ?? StandardInput.readText(what: "ciphertext")
+            let given = ciphertext == "-" ? nil : ciphertext
+            let input = try given ?? StandardInput.readText(fd: fd, what: "ciphertext")
             try output.write(ring.decrypt(input).plaintext + "\n")
         }
         try output.flush()
@@ -105,7 +142,7 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Say whether encryption is possible with a key; exit 0 when it is, 1 when not.")
 
-    @Option(help: "The key id to check.") var key: String
+    @Option(help: "The key id to check.", completion: .keyIDs) var key: String
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     func run() throws {

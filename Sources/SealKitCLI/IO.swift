@@ -65,6 +65,12 @@ final class StandardOutput {
         while offset < count {
             let written = Glibc.write(1, storage + offset, count - offset)
             if written < 0 && errno == EINTR { continue }
+            if written < 0 && errno == EPIPE {
+                // The reader is gone (`| head -1`): end quietly, as cat does, by the signal
+                // ignored at start-up, so a pipeline with pipefail still sees the output was cut.
+                signal(SIGPIPE, SIG_DFL)
+                raise(SIGPIPE)
+            }
             if written <= 0 {
                 throw CLIFailure("cannot write the output: \(String(cString: strerror(errno)))", status: .ioError)
             }
@@ -93,12 +99,13 @@ enum StandardInput {
     /// - Parameters:
     ///   - limit: refuse more than this many bytes (key material is small; a mistaken pipe may not be).
     ///   - what: names the input in the error.
-    static func readAll(limit: Int = .max, what: String = "input") throws -> [UInt8] {
+    ///   - fd: the descriptor to read (stdin unless `--input` named a file).
+    static func readAll(fd: Int32 = 0, limit: Int = .max, what: String = "input") throws -> [UInt8] {
         var result: [UInt8] = []
         // Secrets are read with a small limit: reserving it up front means no reallocation
         // leaves an unwiped copy behind.
         if limit <= 1 << 20 { result.reserveCapacity(limit) }
-        let reader = LineReader(fd: 0)
+        let reader = LineReader(fd: fd)
         while let chunk = try reader.readChunk() {
             guard result.count + chunk.count <= limit else {
                 ConstantTime.wipe(&result)
@@ -112,8 +119,8 @@ enum StandardInput {
     static var isTerminal: Bool { isatty(0) == 1 }
 
     /// All of stdin as text, with one trailing newline dropped.
-    static func readText(what: String) throws -> String {
-        var bytes = try readAll()
+    static func readText(fd: Int32 = 0, what: String) throws -> String {
+        var bytes = try readAll(fd: fd)
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw CLIFailure("the \(what) on stdin is not UTF-8 text", status: .dataError)

@@ -17,7 +17,7 @@ extension KeysCommand {
                 else it is asked twice on the terminal. Restore with 'sealkit keys restore ID'.
                 """)
 
-        @Argument(help: "Key ids to back up.") var ids: [String] = []
+        @Argument(help: "Key ids to back up.", completion: .keyIDs) var ids: [String] = []
         @Flag(help: "Back up every key id in the namespace.") var all = false
         @Option(help: "text: backup lines alone on stdout; qr: QR codes and text on stderr (default on a terminal).")
         var format: TransferFormat?

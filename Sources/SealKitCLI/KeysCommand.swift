@@ -86,7 +86,7 @@ struct KeysCommand: ParsableCommand {
             commandName: "rotate",
             abstract: "Make a new current key for ID, keeping the old ones to decrypt older ciphertexts.")
 
-        @Argument(help: "The key id to rotate.") var id: String
+        @Argument(help: "The key id to rotate.", completion: .keyIDs) var id: String
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
@@ -103,7 +103,7 @@ struct KeysCommand: ParsableCommand {
             commandName: "delete",
             abstract: "Delete every key stored under ID. Ciphertexts made with them can no longer be opened.")
 
-        @Argument(help: "The key id to delete.") var id: String
+        @Argument(help: "The key id to delete.", completion: .keyIDs) var id: String
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {

@@ -7,11 +7,14 @@ struct KeystoreOptions: ParsableArguments {
     @Option(help: "Keeps apps and environments apart (default: $SEALKIT_NAMESPACE, else 'default').")
     var namespace: String?
 
-    @Option(help: ArgumentHelp("Read the passphrase from this file (first line).", valueName: "path"))
+    @Option(help: ArgumentHelp("Read the passphrase from this file (first line).", valueName: "path"), completion: .file())
     var passphraseFile: String?
 
     /// The keystore at the configured root and namespace.
-    func keystore() throws -> FileKeystore {
+    func keystore() throws -> FileKeystore { try Self.keystore(namespace: namespace) }
+
+    /// The keystore at the configured root, in `namespace`, else `$SEALKIT_NAMESPACE`, else `default`.
+    static func keystore(namespace: String?) throws -> FileKeystore {
         let environment = ProcessInfo.processInfo.environment
         guard let root = FileKeystore.defaultRoot(environment: environment) else {
             throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)

@@ -103,8 +103,8 @@ struct ProfileCommand: ParsableCommand {
 
 /// What every `profile` subcommand takes.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The app schema JSON file.", valueName: "path")) var schema: String
-    @Option(help: "The key id whose keys to use (in Rownd's model, the user id).") var key: String
+    @Option(help: ArgumentHelp("The app schema JSON file.", valueName: "path"), completion: .file(extensions: ["json"])) var schema: String
+    @Option(help: "The key id whose keys to use (in Rownd's model, the user id).", completion: .keyIDs) var key: String
     @Flag(help: "Read one profile per line and write one per line, streamed, for bulk work.") var ndjson = false
     @Flag(help: "Write the profile indented, for people to read.") var pretty = false
     @Flag(help: ArgumentHelp(
@@ -112,7 +112,7 @@ struct ProfileOptions: ParsableArguments {
         discussion: "For profiles that Rownd apps wrote or will read. See the README's Rownd section."))
     var rownd = false
     @OptionGroup var keystoreOptions: KeystoreOptions
-    @Argument(help: ArgumentHelp("The profile JSON file; stdin when absent or '-'.", valueName: "file")) var file: String?
+    @Argument(help: ArgumentHelp("The profile JSON file; stdin when absent or '-'.", valueName: "file"), completion: .file()) var file: String?
 
     func validate() throws {
         if ndjson && pretty { throw ValidationError("--pretty writes several lines per profile; it cannot go with --ndjson") }
@@ -126,6 +126,7 @@ struct ProfileOptions: ParsableArguments {
         let parsed: ProfileSchema
         do {
             parsed = try ProfileSchema(parsing: bytes)
+            try SchemaLint.requireEncryptedField(parsed)
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }
@@ -173,6 +174,7 @@ struct ProfileOptions: ParsableArguments {
         let reader = LineReader(fd: fd)
         let chunksPerBatch = max(1, ProcessInfo.processInfo.activeProcessorCount) * 4
         var warnedProfiles = 0
+        var blankLines = 0
         var firstWarning: (line: Int, fields: [String])?
         // Notes are per field and could be one per line of a huge export: the first ones, then a count.
         var notes: [String] = []
@@ -196,6 +198,7 @@ struct ProfileOptions: ParsableArguments {
                     let result = batch.result(of: chunk)
                     // Whole lines only: a chunk's buffer ends after the last line that succeeded.
                     try result.output.withUnsafeBytes { try output.write(bytes: $0) }
+                    blankLines += result.blankLines
                     for (lineNumber, report) in result.reports {
                         if !report.retiredFields.isEmpty {
                             warnedProfiles += 1
@@ -216,6 +219,9 @@ struct ProfileOptions: ParsableArguments {
         if notesLeftOut > 0 {
             StandardError.write("sealkit: note: \(notesLeftOut) more field\(notesLeftOut == 1 ? "" : "s") left as \(notesLeftOut == 1 ? "it was" : "they were"), not listed\n")
         }
+        if blankLines > 0 {
+            StandardError.write("sealkit: note: \(Self.blankLinesSkipped(blankLines))\n")
+        }
         if let retiredWarning, let firstWarning {
             let profiles = warnedProfiles == 1 ? "1 profile has" : "\(warnedProfiles) profiles have"
             StandardError.write(
@@ -227,6 +233,11 @@ struct ProfileOptions: ParsableArguments {
 
     /// How many --rownd notes --ndjson lists before it only counts them.
     private static let notesShown = 20
+
+    /// "1 blank line skipped": the same words `audit` uses.
+    static func blankLinesSkipped(_ count: Int) -> String {
+        count == 1 ? "1 blank line skipped" : "\(count) blank lines skipped"
+    }
 
     /// Copies the next lines, about 256 KiB of them, out of the reader's block (they outlive the next
     /// read): small enough that a batch's text and results stay in cache, large enough that handing
@@ -344,6 +355,8 @@ private final class LineBatch: @unchecked Sendable {
         var output: [UInt8] = []
         var reports: [(lineNumber: Int, report: ProfileReport)] = []
         var failure: CLIFailure?
+        /// Blank lines skipped, as `audit` skips them.
+        var blankLines = 0
     }
 
     let text: [UInt8]
@@ -377,10 +390,11 @@ private final class LineBatch: @unchecked Sendable {
             for index in lines {
                 let lineNumber = firstLine + index
                 let line = UnsafeBufferPointer(rebasing: text[bounds[index]])
+                if NDJSON.isBlank(UnsafeRawBufferPointer(line)) {
+                    result.blankLines += 1
+                    continue
+                }
                 do throws(CLIFailure) {
-                    guard !Self.isBlank(line) else {
-                        throw CLIFailure("line \(lineNumber): empty; each line must hold one profile", status: .dataError)
-                    }
                     let report = try ProfileOptions.run(
                         operation, on: line, lineNumber: lineNumber, strict: strict, appendingTo: &result.output)
                     if !report.isEmpty { result.reports.append((lineNumber, report)) }
@@ -391,11 +405,5 @@ private final class LineBatch: @unchecked Sendable {
             }
         }
         slots[chunk] = result
-    }
-
-    /// Whether a line holds only spaces, tabs and carriage returns.
-    private static func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in line where byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
-        return true
     }
 }

@@ -32,7 +32,7 @@ struct QRCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write to this file (mode 0600, replaced atomically) instead of stdout.", valueName: "path"))
     var output: String?
 
-    @Argument(help: "The text to encode (after --); stdin when absent.")
+    @Argument(help: "The text to encode (after --); stdin when absent or '-'.")
     var text: String?
 
     func run() throws {
@@ -62,7 +62,7 @@ struct QRCommand: ParsableCommand {
     }
 
     private func payload() throws -> [UInt8] {
-        if let text { return Array(text.utf8) }
+        if let text, text != "-" { return Array(text.utf8) }
         var bytes = try StandardInput.readAll()
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         return bytes
@@ -77,7 +77,7 @@ struct QRCommand: ParsableCommand {
             let pathExtension = URL(fileURLWithPath: output).pathExtension.lowercased()
             return [QRFormat.png, .svg, .pbm].first { $0.rawValue == pathExtension } ?? .utf8
         }
-        return StandardOutput.isTerminal ? .ansi : .utf8
+        return StandardOutput.isTerminal && Terminal.allowsColor ? .ansi : .utf8
     }
 }
 
@@ -88,6 +88,14 @@ enum Terminal {
         var size = winsize()
         if ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// Whether escape sequences may be chosen by default: not when `NO_COLOR` is set to anything
+    /// (no-color.org) or `TERM=dumb`. A format asked for explicitly is honoured regardless.
+    static var allowsColor: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+        return environment["TERM"] != "dumb"
     }
 }
 

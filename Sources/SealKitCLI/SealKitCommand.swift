@@ -32,10 +32,34 @@ struct SealKitCommand: ParsableCommand {
         // Likewise a file-size limit (ulimit -f): write then fails with EFBIG, reported as one line.
         signal(SIGXFSZ, SIG_IGN)
         do {
+            try suggestSubcommand(for: Array(CommandLine.arguments.dropFirst()))
             var command = try parseAsRoot()
             try command.run()
         } catch {
             fail(error)
+        }
+    }
+
+    /// An unknown subcommand would reach the parser as a stray argument and be reported by its
+    /// first option ("Unknown option '--key'"); name it and the nearest command instead.
+    static func suggestSubcommand(for arguments: [String]) throws {
+        var command: any ParsableCommand.Type = SealKitCommand.self
+        var route = "sealkit"
+        for argument in arguments {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty, !argument.hasPrefix("-"), argument != "help" else { return }
+            let name = { (type: any ParsableCommand.Type) in type.configuration.commandName ?? "" }
+            if let match = subcommands.first(where: { name($0) == argument }) {
+                command = match
+                route += " " + argument
+                continue
+            }
+            let known = subcommands.map(name)
+            let nearest = known.map { ($0, SchemaLint.editDistance(argument, $0, limit: 2)) }.filter { $0.1 <= 2 }
+                .min { $0.1 < $1.1 }?.0
+            let hint = nearest.map { "did you mean '\($0)'?" } ?? "commands are " + known.joined(separator: ", ")
+            throw CLIFailure(
+                "'\(TextSafety.printable(argument))' is not a \(route) command: \(hint) (see '\(route) --help')", status: .usage)
         }
     }
 
@@ -116,6 +140,22 @@ enum ExitStatus: Int32 {
         case .damagedKeyFile: self = .dataError
         case .fileSystem: self = .ioError
         }
+    }
+}
+
+/// Text from arguments or files made safe to print on one line of a terminal.
+enum TextSafety {
+    /// Control characters shown as `\u{…}`, so a crafted argument cannot rewrite the terminal.
+    static func printable(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars.prefix(64) {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }
 

@@ -27,8 +27,10 @@ enum TransferDisplay {
         do {
             // ansi: explicit black on white, so it scans whatever the terminal's theme.
             let code = try QRCode(text)
-            StandardError.write(String(decoding: try code.rendered(as: .ansi), as: UTF8.self))
-            if let needed = code.terminalWidth(for: .ansi), let columns = Terminal.columns(fd: 2), needed > columns {
+            // NO_COLOR and TERM=dumb: plain half blocks instead, which scan on a dark theme too.
+            let format: QRFormat = Terminal.allowsColor ? .ansi : .utf8
+            StandardError.write(String(decoding: try code.rendered(as: format), as: UTF8.self))
+            if let needed = code.terminalWidth(for: format), let columns = Terminal.columns(fd: 2), needed > columns {
                 StandardError.write(
                     "this QR code is \(needed) columns wide but the terminal has \(columns): widen the window, or copy the text below\n")
             }
@@ -128,9 +130,9 @@ struct TransferCommand: ParsableCommand {
                 the user in and store the key: it holds the raw key.
                 """)
 
-        @Argument(help: "Key ids to send.") var ids: [String] = []
+        @Argument(help: "Key ids to send.", completion: .keyIDs) var ids: [String] = []
         @Flag(help: "Send every key id in the namespace.") var all = false
-        @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...).", valueName: "offer")) var to: String?
+        @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...); '-' reads it from stdin.", valueName: "offer")) var to: String?
         @Flag(help: "Show Rownd's key text <link>#<key> instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp(
             "With --rownd: the user's sign-in link, which the app's backend gets from Rownd's API; the key follows it after '#'.",
@@ -168,7 +170,9 @@ struct TransferCommand: ParsableCommand {
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
             // Read the offer before unlocking anything, so a bad paste fails fast.
-            let offer = try TransferOffer(to ?? "")
+            // `--to -` reads the offer from stdin, so it need not sit in shell history either.
+            let offerText = to == "-" ? try StandardInput.readText(what: "offer") : (to ?? "")
+            let offer = try TransferOffer(offerText.trimmingBlanks())
             let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
             let lines = try offer.reply(
                 sending: histories, expiresIn: TimeInterval(expiresIn ?? Int(TransferOffer.defaultLifetime)))

@@ -18,7 +18,17 @@ public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
             return "a profile must be a JSON object of fields, found \(found)"
         case .fieldsFailed(let failures):
             let count = failures.count == 1 ? "1 profile field failed" : "\(failures.count) profile fields failed"
-            return count + ": " + failures.map(\.description).joined(separator: "; ")
+            // One reason once, with its fields: a wrong key fails every field the same way.
+            var groups: [(reason: String, fields: [String])] = []
+            for failure in failures {
+                let reason = failure.reasonDescription
+                if let index = groups.firstIndex(where: { $0.reason == reason }) {
+                    groups[index].fields.append(failure.field)
+                } else {
+                    groups.append((reason, [failure.field]))
+                }
+            }
+            return count + ": " + groups.map { $0.fields.joined(separator: ", ") + " " + $0.reason }.joined(separator: "; ")
         }
     }
 }
@@ -49,19 +59,22 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String {
+    public var description: String { field + " " + reasonDescription }
+
+    /// What went wrong, without the field's name, so failures alike can share one sentence.
+    var reasonDescription: String {
         switch reason {
         case .typeMismatch(let expected, let found):
-            return "\(field) holds \(found) but the schema declares type \"\(expected.rawValue)\""
+            return "holds \(found) but the schema declares type \"\(expected.rawValue)\""
         case .missingType(let found):
-            return "\(field) holds \(found.article) but the schema gives it no type, so decryption could not "
+            return "holds \(found.article) but the schema gives it no type, so decryption could not "
                 + "restore it: add \"type\": \"\(found.rawValue)\" to the field in the schema"
         case .notEncrypted(let found):
-            return "\(field) holds \(found), not a ciphertext"
+            return "holds \(found), not a ciphertext"
         case .undecryptable(let error):
-            return "\(field) cannot be decrypted with the user's keys (\(error))"
+            return "cannot be decrypted with the user's keys (\(error))"
         case .decryptedTypeMismatch(let expected):
-            return "\(field) decrypts to text that is not \(expected.article), as the schema's type requires"
+            return "decrypts to text that is not \(expected.article), as the schema's type requires"
         }
     }
 }

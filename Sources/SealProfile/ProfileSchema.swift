@@ -189,6 +189,7 @@ public struct ProfileSchema: Sendable, Equatable {
     }
 
     private static func parseFields(_ json: JSONValue) throws(SchemaError) -> (fields: [Field], route: [String]) {
+        try SchemaLint.checkSpelling(json)
         let (definitions, route) = try locateFields(in: json)
         let base = route.joined(separator: ".")
         var fields: [Field] = []

@@ -10,6 +10,8 @@ public enum SchemaError: Error, Equatable, Sendable, CustomStringConvertible {
     case identifyingFieldEncrypted(field: String, path: String)
     /// Two field definitions share a name.
     case duplicateField(String)
+    /// The schema would encrypt nothing: it flags no field, or a key is misspelt (see `SchemaLint`).
+    case encryptsNothing(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,8 @@ public enum SchemaError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "set its encryption state to \"disabled\""
         case .duplicateField(let name):
             return "invalid schema: the field \"\(name)\" is defined twice"
+        case .encryptsNothing(let problem):
+            return "invalid schema: \(problem)"
         }
     }
 }

@@ -87,8 +87,9 @@ struct ReadingTests {
         let report = try Auditor().audit(paths: [path])
         let finding = try #require(report.findings.first)
         #expect(report.findings.count == 1 && finding.kind == .duplicateCiphertext)
-        #expect(finding.places.map(\.location) == [.pointer("/0/c"), .pointer("/1/c")])
-        #expect(finding.places.map(\.line) == [1, 2])
+        // Reported where it repeats, naming where it was first seen.
+        #expect(finding.places.map(\.location) == [.pointer("/1/c"), .pointer("/0/c")])
+        #expect(finding.places.map(\.line) == [2, 1])
     }
 
     @Test func errorsInLaterElementsKeepFilePositions() throws {
@@ -131,18 +132,20 @@ struct ReadingTests {
         let report = try Auditor().audit(paths: [path])
         let finding = try #require(report.findings.first)
         #expect(finding.kind == .duplicateCiphertext)
-        #expect(finding.places.map(\.location) == [.line(1), .line(4)])
-        #expect(finding.places.map(\.field) == ["s", "t"])
+        #expect(finding.places.map(\.location) == [.line(4), .line(1)])
+        #expect(finding.places.map(\.field) == ["t", "s"])
+        #expect(report.summary.blankLineCount == 2)
     }
 
     @Test func everyBadNDJSONLineIsCountedAndTheRestAudited() throws {
         let text = "{\"a\": 1}\nnot json\n{\"b\": \"\(Self.sealed("q"))\"}\n[1\n"
         let path = try write("mixed.jsonl", text)
         let report = try Auditor(keys: [KeyRing(current: SymmetricKey.generate())]).audit(paths: [path])
-        #expect(report.findings.map(\.kind) == [.unreadableFile, .undecryptable])
-        #expect(report.findings[0].location == .line(2))
-        #expect(report.findings[0].message.contains("2 bad lines"))
-        #expect(report.findings[1].location == .line(3))
+        // Values as they are met; the file's problem once it has been read to the end.
+        #expect(report.findings.map(\.kind) == [.undecryptable, .unreadableFile])
+        #expect(report.findings[1].location == .line(2))
+        #expect(report.findings[1].message.contains("2 bad lines"))
+        #expect(report.findings[0].location == .line(3))
     }
 
     @Test func nestingBeyondTheParserLimitIsAFindingNotACrash() throws {
@@ -168,7 +171,7 @@ struct ReadingTests {
         let value = Self.sealed("x")
         let path = try write("escape.json", "[{\"data\": {\"a/b~c\": \"\(value)\", \"d\": \"\(value)\"}}]")
         let report = try Auditor().audit(paths: [path])
-        #expect(report.findings.first?.places.map(\.location) == [.pointer("/0/data/a~1b~0c"), .pointer("/0/data/d")])
+        #expect(report.findings.first?.places.map(\.location) == [.pointer("/0/data/d"), .pointer("/0/data/a~1b~0c")])
     }
 
     @Test func schemaFlaggingIdentifiersIsReportedNotRefused() throws {
@@ -179,10 +182,43 @@ struct ReadingTests {
         #expect(schema.encryptedFields == ["ssn"])
         let data = try write("p/one.json", #"{"email": "a@example.com", "ssn": "123"}"#)
         let report = try Auditor(schema: schema).audit(paths: [folder.path])
-        #expect(report.findings.map(\.kind) == [.plaintextField, .identifierEncrypted, .identifierEncrypted])
-        #expect(report.findings[0].file == data)
-        #expect(report.findings[1...].map(\.location) == [.pointer("/schema/email/encryption/state"), .pointer("/schema/phone_number/encryption/state")])
+        // The schema's findings come first, before any file is read.
+        #expect(report.findings.map(\.kind) == [.identifierEncrypted, .identifierEncrypted, .plaintextField])
+        #expect(report.findings[2].file == data)
+        #expect(report.findings[..<2].map(\.location) == [.pointer("/schema/email/encryption/state"), .pointer("/schema/phone_number/encryption/state")])
         #expect(report.fileCount == 1, "the schema file itself is not audited as a profile")
+    }
+
+    /// One pass: the progress total is every file's size from the first call, and repeats across
+    /// files are reported as met, then summarised in groups.
+    @Test func oneStreamingPassWithAFixedProgressTotalAndGroupedRepeats() throws {
+        let copied = Self.sealed("copied")
+        let first = try #require(Base64.decode(Self.sealed("one")))
+        // Another ciphertext under the same nonce: the first 24 bytes kept, the rest changed.
+        let reused = Base64.encode(Array(first[..<24]) + Array(try #require(Base64.decode(Self.sealed("two")))[24...]))
+        let a = try write("copies/a.ndjson", "{\"s\": \"\(copied)\", \"n\": \"\(Base64.encode(first))\"}\n")
+        let b = try write("copies/b.ndjson", "{\"s\": \"\(copied)\"}\n{\"s\": \"\(copied)\", \"n\": \"\(reused)\"}\n")
+        var totals: Set<Int> = []
+        var lastRead = 0
+        var streamed: [FindingKind] = []
+        let summary = try Auditor().audit(
+            paths: [folder.appendingPathComponent("copies").path],
+            progress: { totals.insert($0.bytesTotal); lastRead = $0.bytesRead },
+            onFinding: { streamed.append($0.kind) })
+        let size = { (path: String) in try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int }
+        #expect(totals == [try size(a) + size(b)])
+        #expect(lastRead == (try size(a) + size(b)))
+        #expect(streamed == [.duplicateCiphertext, .duplicateCiphertext, .nonceReuse])
+        #expect(summary.groups.copiedCiphertexts == 1 && summary.groups.sharedNonces == 1)
+        #expect(summary.groups.largestGroup == 3 && summary.groups.largestGroupFirstPlace?.file == a)
+        #expect(summary.findingCounts == [.duplicateCiphertext: 2, .nonceReuse: 1] && summary.valueCount == 5)
+    }
+
+    @Test func ignoredKindsAreNeitherReportedNorCounted() throws {
+        let copied = Self.sealed("copied")
+        let path = try write("ignored.ndjson", "{\"s\": \"\(copied)\"}\n{\"s\": \"\(copied)\"}\n")
+        let report = try Auditor(ignoring: [.duplicateCiphertext]).audit(paths: [path])
+        #expect(report.findings.isEmpty && report.summary.findingCount == 0 && report.valueCount == 2)
     }
 
     @Test func invalidSchemaIsAnError() throws {

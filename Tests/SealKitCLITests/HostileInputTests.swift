@@ -200,7 +200,7 @@ enum HostileCorpus {
             ("keys import", ["keys", "import", "../../etc/passwd"], text(plainKey)),
             ("keys rotate", ["keys", "rotate", "a/b"], []),
             ("keys delete", ["keys", "delete", ".."], []),
-            ("encrypt", ["encrypt", "--key", "\u{1b}]0;title\u{7}", "--", "x"], []),
+            ("encrypt", ["encrypt", "--key", "\u{1b}]0;title\u{7}"], []),
             ("decrypt", ["decrypt", "--key", "/etc/shadow", "--", "AAAA"], []),
             ("status", ["status", "--key", "tab\tid"], []),
         ]
@@ -360,13 +360,13 @@ enum HostileCorpus {
         HostileCase(
             name: "encrypt: line 3 not UTF-8", rawArguments: ["encrypt", "--key", "k", "--lines"],
             stdin: text("one\ntwo\n") + [0xFF] + text("\nfour\n"), expected: "line 3: not UTF-8"),
-        HostileCase(name: "encrypt: missing key", rawArguments: ["encrypt", "--key", "missing", "--", "x"], expected: "no key for 'missing'"),
+        HostileCase(name: "encrypt: missing key", rawArguments: ["encrypt", "--key", "missing"], expected: "no key for 'missing'"),
         HostileCase(name: "encrypt: no --key", rawArguments: ["encrypt", "--", "x"], expected: "--key"),
         HostileCase(name: "encrypt: --key without a value", rawArguments: ["encrypt", "--key"], expected: "--key"),
         HostileCase(name: "encrypt: --lines with an argument", rawArguments: ["encrypt", "--key", "k", "--lines", "--", "x"], expected: "--lines reads stdin"),
-        HostileCase(name: "encrypt: protected without passphrase", rawArguments: ["encrypt", "--key", "p", "--", "x"], expected: "passphrase-protected"),
+        HostileCase(name: "encrypt: protected without passphrase", rawArguments: ["encrypt", "--key", "p"], expected: "passphrase-protected"),
         HostileCase(
-            name: "encrypt: protected with wrong passphrase", rawArguments: ["encrypt", "--key", "p", "--", "x"],
+            name: "encrypt: protected with wrong passphrase", rawArguments: ["encrypt", "--key", "p"],
             rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
         HostileCase(
             name: "status: missing key", rawArguments: ["status", "--key", "missing"], expected: "no key for 'missing'"),
@@ -403,15 +403,15 @@ enum HostileCorpus {
     static let damagedFileCases: [HostileCase] = {
         // Each damage with a command that must read the damaged file. `keys list` reads only
         // what it shows, so it meets only damage to the file's structure.
-        let encryptK = ["encrypt", "--key", "k", "--", "x"]
+        let encryptK = ["encrypt", "--key", "k"]
         let commands: [KeyFileDamage: [String]] = [
             .truncated: ["keys", "list"], .headerOnly: ["keys", "list"], .empty: ["status", "--key", "k"],
             .garbage: ["keys", "list"], .wrongMagic: ["keys", "generate", "k"], .crlfLineEnds: ["keys", "list"],
             .idOfAnotherFile: ["keys", "rotate", "k"], .fingerprintMismatch: encryptK,
             .materialNotBase64: ["decrypt", "--key", "k", "--", "AAAA"], .materialWrongLength: ["keys", "rotate", "k"],
             .groupReadable: ["keys", "list"], .symlink: encryptK, .directory: ["keys", "import", "k"],
-            .oversized: ["keys", "list"], .twoCurrentKeys: ["keys", "list"], .retiredListedFirst: ["encrypt", "--key", "r", "--", "x"],
-            .absurdArgon2Limits: ["encrypt", "--key", "p", "--", "x"], .tamperedSalt: ["keys", "rotate", "p"],
+            .oversized: ["keys", "list"], .twoCurrentKeys: ["keys", "list"], .retiredListedFirst: ["encrypt", "--key", "r"],
+            .absurdArgon2Limits: ["encrypt", "--key", "p"], .tamperedSalt: ["keys", "rotate", "p"],
             .idNotUTF8: ["keys", "list"], .timestampOutOfRange: ["keys", "list"], .nulBytes: ["keys", "import", "k"],
         ]
         return KeyFileDamage.allCases.map { damage in
@@ -460,7 +460,7 @@ enum HostileCorpus {
                 name: "namespace: 65 characters", rawArguments: ["keys", "list", "--namespace", String(repeating: "n", count: 65)],
                 expected: "invalid namespace"),
             HostileCase(
-                name: "namespace: from the environment", rawArguments: ["encrypt", "--key", "k", "--", "x"],
+                name: "namespace: from the environment", rawArguments: ["encrypt", "--key", "k"],
                 rawEnvironment: ["SEALKIT_NAMESPACE": "a/b"], expected: "invalid namespace"),
         ]
         return cases

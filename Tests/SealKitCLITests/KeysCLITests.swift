@@ -15,7 +15,7 @@ struct KeysCLITests {
         #expect(fields.first == "alice@example.com")
         #expect(fields.count == 2 && fields[1].count == 19)  // 3f9a:07c2:d41e:8b65
 
-        let sealed = try cli.run(["encrypt", "--key", "alice@example.com", "--", "-starts with a dash ✓"])
+        let sealed = try cli.run(["encrypt", "--key", "alice@example.com"], stdin: "-starts with a dash ✓")
         #expect(sealed.status == 0)
         let opened = try cli.run(["decrypt", "--key", "alice@example.com", "--", sealed.output])
         #expect(opened.stdout == "-starts with a dash ✓\n")
@@ -107,11 +107,11 @@ struct KeysCLITests {
     @Test func rotationKeepsOldCiphertextsReadableAndEncryptsWithNewKey() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "r"]).status == 0)
-        let old = try cli.run(["encrypt", "--key", "r", "--", "before"]).output
+        let old = try cli.run(["encrypt", "--key", "r"], stdin: "before").output
         let rotated = try cli.run(["keys", "rotate", "r"])
         #expect(rotated.status == 0 && rotated.output.hasSuffix("1 retired"))
         #expect(try cli.run(["decrypt", "--key", "r", "--", old]).output == "before")
-        let new = try cli.run(["encrypt", "--key", "r", "--", "after"]).output
+        let new = try cli.run(["encrypt", "--key", "r"], stdin: "after").output
         // The new ciphertext must not open with the old key alone: export-free check via a second keystore.
         #expect(try cli.run(["decrypt", "--key", "r", "--", new]).output == "after")
         #expect(try cli.run(["keys", "list"]).stdout.contains("1 retired"))
@@ -123,7 +123,7 @@ struct KeysCLITests {
         let folder = cli.home.appendingPathComponent("keys/default").path
         let keyFile = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".key") })
         try "not a key file\n".write(toFile: folder + "/" + keyFile, atomically: false, encoding: .utf8)
-        expectCleanFailure(try cli.run(["encrypt", "--key", "d", "--", "x"]), containing: "restore it from a backup or delete it")
+        expectCleanFailure(try cli.run(["encrypt", "--key", "d"], stdin: "x"), containing: "restore it from a backup or delete it")
         #expect(try cli.run(["keys", "delete", "d"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: folder + "/" + keyFile))
         #expect(try cli.run(["keys", "generate", "d"]).status == 0)
@@ -188,7 +188,7 @@ struct KeysCLITests {
         }
         let keyFile = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".key") })
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder + "/" + keyFile)
-        expectCleanFailure(try cli.run(["encrypt", "--key", "p", "--", "x"]), containing: "chmod 600")
+        expectCleanFailure(try cli.run(["encrypt", "--key", "p"], stdin: "x"), containing: "chmod 600")
     }
 
     @Test func passphraseProtectedKeys() throws {
@@ -200,7 +200,7 @@ struct KeysCLITests {
         let before = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + keyFile))
         #expect(String(decoding: before, as: UTF8.self).contains("protection argon2id"))
 
-        let sealed = try cli.run(["encrypt", "--key", "s", "--", "guarded"], environment: secret)
+        let sealed = try cli.run(["encrypt", "--key", "s"], stdin: "guarded", environment: secret)
         #expect(sealed.status == 0)
         expectCleanFailure(try cli.run(["decrypt", "--key", "s", "--", sealed.output]), containing: "passphrase-protected")
         expectCleanFailure(
@@ -253,7 +253,7 @@ struct KeysCLITests {
         let plaintexts = ["", "a", "héllo wörld ✓", String(repeating: "x", count: 5000)]
         var ciphertexts: [String] = []
         for plaintext in plaintexts {
-            let sealed = try cli.run(["encrypt", "--key", "py", "--", plaintext])
+            let sealed = try cli.run(["encrypt", "--key", "py"], stdin: plaintext)
             #expect(sealed.status == 0)
             ciphertexts.append(sealed.output)
         }

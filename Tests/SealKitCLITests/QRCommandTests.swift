@@ -108,7 +108,9 @@ private func zbarimg(_ file: URL, sourceLocation: SourceLocation = #_sourceLocat
 /// stdout and stderr arrive mixed, as on a screen.
 private func runOnTerminal(columns: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let quoted = ([CLI.executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-    let result = try runTool("/usr/bin/script", ["-qec", "stty cols \(columns); exec " + quoted.joined(separator: " "), "/dev/null"])
+    // A terminal that takes colour: `swift test` sets NO_COLOR, which turns the ansi default off.
+    let result = try runTool(
+        "/usr/bin/script", ["-qec", "stty cols \(columns); exec env -u NO_COLOR TERM=xterm " + quoted.joined(separator: " "), "/dev/null"])
     return (result.status, String(decoding: result.stdout, as: UTF8.self))
 }
 

@@ -22,7 +22,7 @@ struct RowndTransferTests {
     @Test func theIOSScannerReadsTheTextAndItsKeyOpensWhatSealKitEncrypted() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "user-9"]).status == 0)
-        let ciphertext = try cli.run(["encrypt", "--key", "user-9", "--", "for the app"]).output
+        let ciphertext = try cli.run(["encrypt", "--key", "user-9"], stdin: "for the app").output
         let shown = try cli.run(["transfer", "send", "user-9", "--rownd", "--link", Self.link, "--format", "text"])
         #expect(shown.status == 0, "\(shown.stderr)")
         // Exactly one line.

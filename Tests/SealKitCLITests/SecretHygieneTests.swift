@@ -47,7 +47,7 @@ struct SecretHygieneTests {
         _ = try run(["keys", "import", "guarded"], stdin: SymmetricKey.generate().fingerprint.description, environment: wrongPassphrase)
         _ = try run(["keys", "list"])
         _ = try run(["status", "--key", "guarded"] + protected)
-        let sealed = try run(["encrypt", "--key", "plain", "--", Self.plaintext])
+        let sealed = try run(["encrypt", "--key", "plain"], stdin: Self.plaintext)
         let ciphertext = sealed.stdoutText.trimmingCharacters(in: .newlines)
         #expect(try run(["decrypt", "--key", "guarded"] + protected + ["--", ciphertext]).stdoutText == Self.plaintext + "\n")
         _ = try run(["decrypt", "--key", "guarded", "--", ciphertext], environment: wrongPassphrase)

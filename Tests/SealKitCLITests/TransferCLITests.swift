@@ -83,9 +83,9 @@ struct TransferCLITests {
     @Test func sealedTransferMovesTheWholeRing() throws {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "alice@example.com"]).status == 0)
-        let old = try sender.run(["encrypt", "--key", "alice@example.com", "--", "before rotation"]).output
+        let old = try sender.run(["encrypt", "--key", "alice@example.com"], stdin: "before rotation").output
         #expect(try sender.run(["keys", "rotate", "alice@example.com"]).status == 0)
-        let new = try sender.run(["encrypt", "--key", "alice@example.com", "--", "after rotation"]).output
+        let new = try sender.run(["encrypt", "--key", "alice@example.com"], stdin: "after rotation").output
 
         var sent: CLI.Result?
         let (offer, received) = try Self.receive(in: receiving) { offer in
@@ -207,7 +207,7 @@ struct TransferCLITests {
     @Test func rowndTextImportsIntoAnotherKeystore() throws {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "user-9"]).status == 0)
-        let ciphertext = try sender.run(["encrypt", "--key", "user-9", "--", "for rownd"]).output
+        let ciphertext = try sender.run(["encrypt", "--key", "user-9"], stdin: "for rownd").output
         let key = try #require(try Self.keyMaterial(sender).first)
         let link = "https://example.rownd.link/s/abc"
         let shown = try sender.run(["transfer", "send", "user-9", "--rownd", "--link", link, "--format", "text"])
@@ -227,7 +227,7 @@ struct TransferCLITests {
     @Test func paperBackupRestoresOneIDAndRefusesWrongPassphrase() throws {
         let sender = try CLI(), receiving = try CLI()
         for id in ["alice", "bob"] { #expect(try sender.run(["keys", "generate", id]).status == 0) }
-        let ciphertext = try sender.run(["encrypt", "--key", "bob", "--", "from paper"]).output
+        let ciphertext = try sender.run(["encrypt", "--key", "bob"], stdin: "from paper").output
         let backup = try sender.run(["keys", "backup", "--all", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "paper pass"])
         #expect(backup.status == 0, "\(backup.stderr)")
         #expect(backup.stdout.hasPrefix("sealkit-backup-v1:") && backup.stdout.split(separator: "\n").count == 1)

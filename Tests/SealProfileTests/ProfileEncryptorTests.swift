@@ -186,7 +186,8 @@ import Testing
                     FieldFailure(field: "codes", reason: .undecryptable(.tooShort(byteCount: 10))),
                 ]))
         let description = error?.description ?? ""
-        #expect(description.hasPrefix("5 profile fields failed: ssn cannot be decrypted with the user's keys (authentication failed"))
+        // Fields failing for the same reason share one sentence.
+        #expect(description.hasPrefix("5 profile fields failed: ssn, verified cannot be decrypted with the user's keys (authentication failed"))
         #expect(description.contains("age holds a number, not a ciphertext"))
         #expect(!description.contains("\n"))
         for secret in ["078-05-1120", "plain-nickname", "36", "Countess"] {

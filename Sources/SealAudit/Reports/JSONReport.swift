@@ -1,6 +1,7 @@
 import SealJSON
 
-/// The report as JSON: `{"findings": [...], "summary": {"files": N, "values": N, "findings": {"<kind>": N}}}`.
+/// The report as JSON: `{"findings": [...], "summary": {"files": N, "values": N, "profiles": N, "blank_lines": N,
+/// "findings": {"<kind>": N}, "repeats": {"copied_ciphertexts": N, "shared_nonces": N, "largest_group": N}}}`.
 ///
 /// Each finding has `kind`, `severity`, `file`, `location` (a line number for NDJSON, a JSON
 /// pointer for JSON), `field` (null for whole-file findings) and `message`; `nonce-reuse` and
@@ -11,19 +12,46 @@ public enum JSONReport {
     /// - Parameter report: the audit's result.
     /// - Returns: pretty-printed JSON text ending in a newline.
     public static func render(_ report: AuditReport) -> String {
+        Stream.render(report) { Stream(write: $0) }
+    }
+
+    /// The same document, written as the audit goes.
+    public final class Stream: ReportStream {
+        private let write: (String) -> Void
+        private var count = 0
+
+        /// - Parameter write: receives the text in order.
+        public init(write: @escaping (String) -> Void) { self.write = write }
+
+        public func add(_ finding: Finding) {
+            write((count == 0 ? "{\n  \"findings\": [\n" : ",\n") + JSONReport.json(finding).serialized(pretty: true).indentingLines(by: 4))
+            count += 1
+        }
+
+        public func finish(_ summary: AuditSummary) {
+            write(count == 0 ? "{\n  \"findings\": [],\n" : "\n  ],\n")
+            write("  \"summary\": " + JSONReport.json(summary).serialized(pretty: true).indentingLines(by: 2, includingFirst: false) + "\n}\n")
+        }
+    }
+
+    static func json(_ summary: AuditSummary) -> JSONValue {
         var counts: [(key: String, value: JSONValue)] = []
         for kind in FindingKind.allCases {
-            counts.append((kind.rawValue, .number(String(report.findings.count { $0.kind == kind }))))
+            counts.append((kind.rawValue, .number(String(summary.findingCounts[kind] ?? 0))))
         }
-        let document: JSONValue = [
-            "findings": .array(report.findings.map(json)),
-            "summary": [
-                "files": .number(String(report.fileCount)),
-                "values": .number(String(report.valueCount)),
-                "findings": .object(counts),
+        let groups = summary.groups
+        return [
+            "files": .number(String(summary.fileCount)),
+            "values": .number(String(summary.valueCount)),
+            "profiles": .number(String(summary.profileCount)),
+            "blank_lines": .number(String(summary.blankLineCount)),
+            "findings": .object(counts),
+            "repeats": [
+                "copied_ciphertexts": .number(String(groups.copiedCiphertexts)),
+                "shared_nonces": .number(String(groups.sharedNonces)),
+                "largest_group": .number(String(groups.largestGroup)),
             ],
         ]
-        return document.serialized(pretty: true) + "\n"
     }
 
     static func json(_ finding: Finding) -> JSONValue {

@@ -14,8 +14,61 @@ public enum SARIFReport {
     ///   - toolVersion: the version of SealKit that made it.
     /// - Returns: the SARIF log as pretty-printed JSON ending in a newline.
     public static func render(_ report: AuditReport, toolVersion: String) -> String {
+        Stream.render(report) { Stream(toolVersion: toolVersion, write: $0) }
+    }
+
+    /// The same log, written as the audit goes: the results array is the run's last member,
+    /// so everything before it is written with the first result, and the rest at the end.
+    public final class Stream: ReportStream {
+        private let write: (String) -> Void
+        private let head: String
+        private let tail: String
+        private let indent: Int
+        private var count = 0
+
+        /// - Parameters:
+        ///   - toolVersion: the version of SealKit that made it.
+        ///   - write: receives the text in order.
+        public init(toolVersion: String, write: @escaping (String) -> Void) {
+            self.write = write
+            let skeleton = SARIFReport.log(results: [], toolVersion: toolVersion).serialized(pretty: true)
+            let marker = "\"results\": []"
+            let split = skeleton.firstRange(of: marker)!
+            head = String(skeleton[..<split.lowerBound]) + "\"results\": ["
+            tail = String(skeleton[split.upperBound...]) + "\n"
+            indent = head.split(separator: "\n").last.map { $0.prefix(while: { $0 == " " }).count } ?? 0
+        }
+
+        public func add(_ finding: Finding) {
+            write((count == 0 ? head + "\n" : ",\n") + SARIFReport.result(finding).serialized(pretty: true).indentingLines(by: indent + 2))
+            count += 1
+        }
+
+        public func finish(_ summary: AuditSummary) {
+            write(count == 0 ? head + "]" + tail : "\n" + String(repeating: " ", count: indent) + "]" + tail)
+        }
+    }
+
+    static func result(_ finding: Finding) -> JSONValue {
         let kinds = FindingKind.allCases
-        let rules: [JSONValue] = kinds.map { kind in
+        var members: [(key: String, value: JSONValue)] = [
+            ("ruleId", .string(finding.kind.rawValue)),
+            ("ruleIndex", .number(String(kinds.firstIndex(of: finding.kind) ?? 0))),
+            ("level", .string(level(finding.severity))),
+            ("message", ["text": .string(finding.message)]),
+            ("locations", [location(finding.places[0], id: nil)]),
+        ]
+        if finding.places.count > 1 {
+            members.append((
+                "relatedLocations",
+                .array(finding.places.enumerated().map { index, place in location(place, id: index) })
+            ))
+        }
+        return .object(members)
+    }
+
+    static func log(results: [JSONValue], toolVersion: String) -> JSONValue {
+        let rules: [JSONValue] = FindingKind.allCases.map { kind in
             [
                 "id": .string(kind.rawValue),
                 "name": .string(ruleName(kind)),
@@ -24,23 +77,7 @@ public enum SARIFReport {
                 "defaultConfiguration": ["level": .string(level(kind.severity))],
             ]
         }
-        let results: [JSONValue] = report.findings.map { finding in
-            var members: [(key: String, value: JSONValue)] = [
-                ("ruleId", .string(finding.kind.rawValue)),
-                ("ruleIndex", .number(String(kinds.firstIndex(of: finding.kind) ?? 0))),
-                ("level", .string(level(finding.severity))),
-                ("message", ["text": .string(finding.message)]),
-                ("locations", [location(finding.places[0], id: nil)]),
-            ]
-            if finding.places.count > 1 {
-                members.append((
-                    "relatedLocations",
-                    .array(finding.places.enumerated().map { index, place in location(place, id: index) })
-                ))
-            }
-            return .object(members)
-        }
-        let log: JSONValue = [
+        return [
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
             "runs": [
@@ -56,7 +93,6 @@ public enum SARIFReport {
                 ]
             ],
         ]
-        return log.serialized(pretty: true) + "\n"
     }
 
     static func level(_ severity: Severity) -> String {

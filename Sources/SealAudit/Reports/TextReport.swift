@@ -1,52 +1,84 @@
-/// The report as a table for people: one row per finding, further places indented below
-/// it, and a summary line. Control characters in file and field names are escaped, so a
-/// crafted name cannot rewrite the terminal.
+/// The report as a table for people: one row per finding (written as found, so columns after
+/// the kind are not aligned), its other place indented below it, and a summary line. Control
+/// characters in file and field names are escaped, so a crafted name cannot rewrite the terminal.
 public enum TextReport {
     /// Renders a report.
     /// - Parameter report: the audit's result.
     /// - Returns: the table and summary, ending in a newline.
     public static func render(_ report: AuditReport) -> String {
-        var rows: [[String]] = [["SEVERITY", "KIND", "WHERE", "FIELD", "MESSAGE"]]
-        var continuation: [Int: [String]] = [:]
-        for finding in report.findings {
-            rows.append([
-                finding.severity.rawValue, finding.kind.rawValue, place(finding.places[0]),
-                safe(finding.field ?? "-"), safe(finding.message),
-            ])
-            if finding.places.count > 1 {
-                continuation[rows.count - 1] = finding.places.dropFirst().map { p in
-                    "also at " + place(p) + (p.field.map { " (\(safe($0)))" } ?? "")
-                }
-            }
-        }
-        var output = ""
-        if !report.findings.isEmpty {
-            let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
-            for (index, row) in rows.enumerated() {
-                var line = ""
-                for column in 0..<4 { line += row[column].padding(to: widths[column]) + "  " }
-                output += line + row[4] + "\n"
-                for more in continuation[index] ?? [] {
-                    output += String(repeating: " ", count: widths[0] + widths[1] + 4) + more + "\n"
-                }
-            }
-            output += "\n"
-        }
-        output += summary(report) + "\n"
-        return output
+        Stream.render(report) { Stream(write: $0) }
     }
 
-    /// One line: how many findings of which kinds, in how many files and values.
-    public static func summary(_ report: AuditReport) -> String {
-        let scope = "\(report.fileCount) \(report.fileCount == 1 ? "file" : "files"), "
-            + "\(report.valueCount) \(report.valueCount == 1 ? "value" : "values")"
-        guard !report.findings.isEmpty else { return "No findings (\(scope))." }
-        let kinds = report.countsByKind.map { "\($0.count) \($0.kind.rawValue)" }.joined(separator: ", ")
-        let total = report.findings.count
-        return "\(total) \(total == 1 ? "finding" : "findings") (\(scope)): \(kinds)."
+    /// The same table, written as the audit goes.
+    public final class Stream: ReportStream {
+        private let write: (String) -> Void
+        private var count = 0
+        static let severityWidth = 8
+        static let kindWidth = FindingKind.allCases.map(\.rawValue.count).max() ?? 20
+
+        /// - Parameter write: receives the text in order.
+        public init(write: @escaping (String) -> Void) { self.write = write }
+
+        public func add(_ finding: Finding) {
+            if count == 0 {
+                write(row("SEVERITY", "KIND", "WHERE", "FIELD", "MESSAGE"))
+            }
+            count += 1
+            var text = row(
+                finding.severity.rawValue, finding.kind.rawValue, TextReport.place(finding.places[0]),
+                safe(finding.field ?? "-"), safe(finding.message))
+            for other in finding.places.dropFirst() {
+                text += String(repeating: " ", count: Self.severityWidth + Self.kindWidth + 4) + "also at "
+                    + TextReport.place(other) + (other.field.map { " (\(safe($0)))" } ?? "") + "\n"
+            }
+            write(text)
+        }
+
+        public func finish(_ summary: AuditSummary) {
+            write((count > 0 ? "\n" : "") + TextReport.summary(summary) + "\n")
+        }
+
+        private func row(_ severity: String, _ kind: String, _ place: String, _ field: String, _ message: String) -> String {
+            severity.padding(to: Self.severityWidth) + "  " + kind.padding(to: Self.kindWidth) + "  " + place + "  " + field + "  "
+                + message + "\n"
+        }
     }
 
-    private static func place(_ place: Place) -> String {
+    /// One line: how many findings of which kinds, in how many files and values, and how the
+    /// repeated nonces group.
+    public static func summary(_ report: AuditReport) -> String { summary(report.summary) }
+
+    /// One line: how many findings of which kinds, in how many files and values, and how the
+    /// repeated nonces group.
+    public static func summary(_ summary: AuditSummary) -> String {
+        var scope = "\(summary.fileCount) \(summary.fileCount == 1 ? "file" : "files"), "
+            + "\(summary.valueCount) \(summary.valueCount == 1 ? "value" : "values")"
+        // The words `profile --ndjson` uses for the same lines.
+        if summary.blankLineCount > 0 {
+            scope += summary.blankLineCount == 1 ? ", 1 blank line skipped" : ", \(summary.blankLineCount) blank lines skipped"
+        }
+        let total = summary.findingCount
+        guard total > 0 else { return "No findings (\(scope))." }
+        let kinds = summary.countsByKind.map { "\($0.count) \($0.kind.rawValue)" }.joined(separator: ", ")
+        var line = "\(total) \(total == 1 ? "finding" : "findings") (\(scope)): \(kinds)"
+        let groups = summary.groups
+        if !groups.isEmpty {
+            var parts: [String] = []
+            if groups.copiedCiphertexts > 0 {
+                parts.append(groups.copiedCiphertexts == 1 ? "1 ciphertext copied" : "\(groups.copiedCiphertexts) ciphertexts copied")
+            }
+            if groups.sharedNonces > 0 {
+                parts.append(groups.sharedNonces == 1 ? "1 nonce shared by different ciphertexts" : "\(groups.sharedNonces) nonces shared by different ciphertexts")
+            }
+            if let first = groups.largestGroupFirstPlace {
+                parts.append("the largest group has \(groups.largestGroup) places, first at \(place(first))")
+            }
+            line += "; repeats: " + parts.joined(separator: ", ")
+        }
+        return line + "."
+    }
+
+    static func place(_ place: Place) -> String {
         switch place.location {
         case .line(let number): return safe(place.file) + ":" + String(number)
         case .pointer(let pointer): return safe(place.file) + "#" + safe(pointer)

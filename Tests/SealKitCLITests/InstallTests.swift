@@ -1,0 +1,80 @@
+import Foundation
+import SealTestSupport
+import Testing
+
+/// `Scripts/install` into a temporary prefix: the man page renders and bash completes key ids
+/// from the keystore. It installs the binaries this test run uses (SEALKIT_PREBUILT), since
+/// SwiftPM cannot build while its tests run; Scripts/test builds `generate-manual` beside them.
+@Suite("Scripts/install")
+struct InstallTests {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func installsAManPageAndCompletionsThatWork() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        #expect(try cli.run(["keys", "generate", "bob@example.com"]).status == 0)
+        #expect(try cli.run(["keys", "generate", "carol", "--namespace", "other"]).status == 0)
+        let prefix = cli.home.appendingPathComponent("prefix").path
+        let binaries = CLI.executable.deletingLastPathComponent().path
+        try #require(
+            FileManager.default.isExecutableFile(atPath: binaries + "/generate-manual"),
+            "build argument-parser's manual generator first: swift build --product generate-manual (Scripts/test does)")
+
+        var environment = cli.environment
+        environment["SEALKIT_PREBUILT"] = binaries
+        let install = try Subprocess.run(
+            Self.repository.path + "/Scripts/install", [prefix], stdin: [], environment: environment)
+        #expect(install.status == 0, "\(install.stderrText)")
+        for file in [
+            "bin/sealkit", "share/man/man1/sealkit.1", "share/bash-completion/completions/sealkit",
+            "share/zsh/site-functions/_sealkit", "share/fish/vendor_completions.d/sealkit.fish",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file)")
+        }
+
+        // man renders the generated page.
+        environment["MANWIDTH"] = "100"
+        let man = try Subprocess.run("/usr/bin/man", ["-l", prefix + "/share/man/man1/sealkit.1"], stdin: [], environment: environment)
+        #expect(man.status == 0, "\(man.stderrText)")
+        for text in ["NAME", "End-to-end field encryption", "rotate", "audit", "--fail-on"] {
+            #expect(man.stdoutText.contains(text), "\(text)")
+        }
+        #expect(!man.stdoutText.contains(".Sh"), "the page must be rendered, not shown as source")
+
+        // bash completes `sealkit keys rotate <TAB>` to the keystore's ids, honouring --namespace.
+        func complete(_ line: String, in folder: String? = nil) throws -> [String] {
+            let words = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            var bash = environment
+            bash["PATH"] = prefix + "/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
+            let script = """
+                \(folder.map { "cd \($0)" } ?? "")
+                source \(prefix)/share/bash-completion/completions/sealkit
+                COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " ")))
+                COMP_CWORD=\(words.count - 1)
+                COMP_LINE='\(line)'
+                COMP_POINT=${#COMP_LINE}
+                _sealkit sealkit "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """
+            let result = try Subprocess.run("/bin/bash", ["-c", script], stdin: [], environment: bash)
+            #expect(result.status == 0, "\(result.stderrText)")
+            return result.stdoutText.split(separator: "\n").map(String.init).sorted()
+        }
+        #expect(try complete("sealkit keys rotate ") == ["alice", "bob@example.com"])
+        #expect(try complete("sealkit keys rotate al") == ["alice"])
+        #expect(try complete("sealkit keys rotate --namespace other ") == ["carol"])
+        #expect(try complete("sealkit encrypt --key b") == ["bob@example.com"])
+        // And file paths where a command reads files.
+        let folder = cli.home.appendingPathComponent("files")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("app-schema.json"))
+        #expect(try complete("sealkit audit --schema app-", in: folder.path) == ["app-schema.json"])
+
+        let uninstall = try Subprocess.run(
+            Self.repository.path + "/Scripts/install", ["--uninstall", prefix], stdin: [], environment: environment)
+        #expect(uninstall.status == 0, "\(uninstall.stderrText)")
+        #expect(!FileManager.default.fileExists(atPath: prefix + "/bin/sealkit"))
+        #expect(!FileManager.default.fileExists(atPath: prefix + "/share/man/man1/sealkit.1"))
+    }
+}
