@@ -7,10 +7,10 @@ import Testing
 
 @Suite("Parts")
 struct PartsTests {
-    static let payload = "sealkit-reply-v1:" + TransferText.encode(SecureRandom.bytes(count: 3000))
+    static let payload = "sealkit-reply-v2:" + TransferText.encode(SecureRandom.bytes(count: 3000))
 
     @Test func shortCodesStayWholeLongOnesSplitEvenly() throws {
-        #expect(try TransferParts.split("sealkit-reply-v1:AAAA") == ["sealkit-reply-v1:AAAA"])
+        #expect(try TransferParts.split("sealkit-reply-v2:AAAA") == ["sealkit-reply-v2:AAAA"])
         let parts = try TransferParts.split(Self.payload)
         #expect(parts.count == 4)
         #expect(parts.allSatisfy { $0.count <= TransferParts.maximumLineLength })
@@ -21,12 +21,12 @@ struct PartsTests {
 
     @Test func missingDuplicatedAndForeignPartsAreRefused() throws {
         let parts = try TransferParts.split(Self.payload)
-        let other = try TransferParts.split("sealkit-reply-v1:" + TransferText.encode(SecureRandom.bytes(count: 3000)))
+        let other = try TransferParts.split("sealkit-reply-v2:" + TransferText.encode(SecureRandom.bytes(count: 3000)))
         #expect(throws: TransferError.missingParts([2, 4], count: 4)) { try TransferParts.join([parts[0], parts[2]]) }
         #expect(throws: TransferError.duplicatePart(index: 1, count: 4)) { try TransferParts.join([parts[0], parts[0]]) }
         #expect(throws: TransferError.partsFromTwoTransfers) { try TransferParts.join([parts[0], other[1]]) }
-        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join([parts[0], "sealkit-reply-v1:AAAA"]) }
-        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join(["sealkit-reply-v1:AAAA", parts[0]]) }
+        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join([parts[0], "sealkit-reply-v2:AAAA"]) }
+        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join(["sealkit-reply-v2:AAAA", parts[0]]) }
         #expect(throws: TransferError.noInput(.reply)) { try TransferParts.join(["", " "]) }
 
         // A piece changed but renumbered consistently: the transfer id catches it.
@@ -46,7 +46,7 @@ struct PartsTests {
     }
 
     @Test func tooLargeIsRefused() {
-        let huge = "sealkit-reply-v1:" + String(repeating: "A", count: 1165 * 100)
+        let huge = "sealkit-reply-v2:" + String(repeating: "A", count: 1165 * 100)
         #expect(throws: TransferError.tooLarge(parts: 101)) { try TransferParts.split(huge) }
     }
 }
