@@ -247,6 +247,75 @@ struct TransferCLITests {
         }
     }
 
+    /// On a terminal the offline receiver survives a damaged paste: it says what is wrong and asks
+    /// again, then joins the real reply wrapped over several lines. Driven through a pseudo-terminal
+    /// (Python's pty), as a person at a terminal would.
+    @Test func receiverOnATerminalAsksAgainAndJoinsAWrappedReply() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "u"]).status == 0)
+        let script = """
+            import json, os, pty, select, subprocess, sys, time
+            sealkit, sender_home, receiver_home = \(try Self.json([CLI.executable.path, sender.environment["SEALKIT_HOME"] ?? "", receiving.environment["SEALKIT_HOME"] ?? ""]))
+            env = dict(os.environ, SEALKIT_HOME=receiver_home)
+            env.pop("SEALKIT_PASSPHRASE", None)
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execve(sealkit, [sealkit, "transfer", "receive", "--offline", "--format", "text"], env)
+            seen = b""
+            def read_until(marker, timeout=20):
+                global seen
+                deadline = time.time() + timeout
+                while marker not in seen and time.time() < deadline:
+                    ready, _, _ = select.select([fd], [], [], 0.2)
+                    if ready:
+                        try:
+                            chunk = os.read(fd, 4096)
+                        except OSError:
+                            break
+                        if not chunk:
+                            break
+                        seen += chunk
+                return marker in seen
+            read_until(b"Paste the reply")
+            lines = seen.decode().replace("\\r", "").split("\\n")
+            offers = [line for line in lines if line.startswith("sealkit-offer-v2:")]
+            if not offers:
+                sys.exit("no offer on the terminal: %r" % seen)
+            offer = offers[0]
+            code = lines[lines.index(offer) + 1].strip()
+            reply = subprocess.run([sealkit, "transfer", "send", "u", "--to", offer, "--code", code, "--format", "text"],
+                                   env=dict(os.environ, SEALKIT_HOME=sender_home), capture_output=True, text=True).stdout.strip()
+            damaged = reply[:40] + ("A" if reply[40] != "A" else "B") + reply[41:]
+            os.write(fd, (damaged + "\\n\\n").encode())
+            read_until(b"Paste it again")
+            os.write(fd, (offer + "\\n").encode())
+            read_until(b"not a reply")
+            for start in range(0, len(reply), 50):
+                os.write(fd, (reply[start:start + 50] + "\\n").encode())
+                time.sleep(0.05)
+            read_until(b"imported")
+            read_until(b"\\x00", timeout=2)
+            _, status = os.waitpid(pid, 0)
+            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace"), "code": code}))
+            """
+        let result = try Python.run(script)
+        #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
+        struct Outcome: Decodable { let status: Int; let output: String; let code: String }
+        let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.stdout))
+        #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(outcome.output.contains("check does not match"), "\(outcome.output)")
+        #expect(outcome.output.contains("this is a transfer offer, not a reply"), "\(outcome.output)")
+        #expect(outcome.output.components(separatedBy: "Paste it again").count == 3, "\(outcome.output)")
+        #expect(outcome.output.contains("u\t") && outcome.output.contains("\timported"), "\(outcome.output)")
+        #expect(try Self.ids(receiving) == ["u"])
+    }
+
+    static func json(_ strings: [String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return String(decoding: try encoder.encode(strings), as: UTF8.self)
+    }
+
     @Test func replyWorksOnceAndConflictsStoreNothing() throws {
         let sender = try CLI(), receiving = try CLI()
         for id in ["a", "b"] { #expect(try sender.run(["keys", "generate", id]).status == 0) }
