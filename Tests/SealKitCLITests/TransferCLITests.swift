@@ -310,6 +310,51 @@ struct TransferCLITests {
         #expect(try Self.ids(receiving) == ["u"])
     }
 
+    /// Without --code on a terminal, the sender asks for the code there (the offer may come on stdin).
+    @Test func senderAsksForTheCodeOnATerminal() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "u"]).status == 0)
+        let (_, code, received) = try Self.receive(in: receiving) { offer, code in
+            let script = """
+                import json, os, pty, select, sys, time
+                sealkit, home, offer, code = \(try Self.json([CLI.executable.path, sender.environment["SEALKIT_HOME"] ?? "", offer, code]))
+                env = dict(os.environ, SEALKIT_HOME=home)
+                env.pop("SEALKIT_PASSPHRASE", None)
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execve(sealkit, [sealkit, "transfer", "send", "u", "--to", offer, "--format", "text"], env)
+                seen = b""
+                deadline = time.time() + 20
+                asked = False
+                while time.time() < deadline:
+                    ready, _, _ = select.select([fd], [], [], 0.2)
+                    if ready:
+                        try:
+                            chunk = os.read(fd, 4096)
+                        except OSError:
+                            break
+                        if not chunk:
+                            break
+                        seen += chunk
+                    if not asked and b"Code the receiver shows" in seen:
+                        os.write(fd, (code.upper() + "\\n").encode())
+                        asked = True
+                _, status = os.waitpid(pid, 0)
+                print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
+                """
+            let result = try Python.run(script)
+            #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
+            struct Outcome: Decodable { let status: Int; let output: String }
+            let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.stdout))
+            #expect(outcome.status == 0, "\(outcome.output)")
+            #expect(outcome.output.contains("Code the receiver shows"))
+            return outcome.output.replacingOccurrences(of: "\r", with: "").split(separator: "\n")
+                .filter { $0.hasPrefix("sealkit-reply-v2:") }.map(String.init)
+        }
+        #expect(received.status == 0 && received.stdout.hasSuffix("\timported\n"), "\(received.stderr)")
+        #expect(!received.stderr.contains(code))
+    }
+
     static func json(_ strings: [String]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
