@@ -39,7 +39,8 @@ enum TransferOffline {
     }
 
     /// `transfer receive --offline`: shows the offer and the code, reads the reply, stores its keys.
-    static func receive(format: TransferFormat, protect: Bool, keystoreOptions: KeystoreOptions) throws {
+    /// - Parameter assumeYes: store without asking, even at a terminal (`--yes`).
+    static func receive(format: TransferFormat, protect: Bool, assumeYes: Bool = false, keystoreOptions: KeystoreOptions) throws {
         let keystore = try keystoreOptions.keystore()
         let receiver = TransferReceiver()
         let offer = receiver.offer
@@ -61,7 +62,7 @@ enum TransferOffline {
         let reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
         TransferDisplay.describe(reply.keys, "Received")
         StandardError.write("Check that the sender shows the same fingerprints.\n")
-        if format == .qr && interactive {
+        if format == .qr && interactive && !assumeYes {
             StandardError.write("Store these keys? [y/N] ")
             var answer = ""
             _ = try reader.nextLine(maximumLength: maximumLineLength) { answer = String(decoding: $0, as: UTF8.self) }
