@@ -112,9 +112,9 @@ struct TransferCommand: ParsableCommand {
         commandName: "transfer",
         abstract: "Move keys to another keystore: sealed to a one-time offer, or as Rownd's QR text.",
         discussion: """
-            Sealed (default): run 'sealkit transfer receive' on the receiving side; it shows an offer. \
-            Run 'sealkit transfer send ID --to OFFER' on the sending side and give its reply to the receiver. \
-            Both sides show the same verification code, and the key fingerprints: compare them. \
+            Offline: run 'sealkit transfer receive --offline' on the receiving side; it shows an offer and a code. \
+            Run 'sealkit transfer send ID --to OFFER --code CODE' on the sending side and give its reply to the receiver. \
+            Only the code authenticates (SPAKE2): tell it yourself, apart from the offer. \
             See docs/transfer.md.
             """,
         subcommands: [Send.self, Receive.self])
@@ -132,7 +132,9 @@ struct TransferCommand: ParsableCommand {
 
         @Argument(help: "Key ids to send.", completion: .keyIDs) var ids: [String] = []
         @Flag(help: "Send every key id in the namespace.") var all = false
-        @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...); '-' reads it from stdin.", valueName: "offer")) var to: String?
+        @Option(help: ArgumentHelp("The code the receiver shows, such as 7-guitarist-revenge (asked on a terminal when not given).", valueName: "code"))
+        var code: String?
+        @Option(help: ArgumentHelp("Offline: the receiver's offer (sealkit-offer-v2:...), or - to read it from stdin.", valueName: "offer")) var to: String?
         @Flag(help: "Show Rownd's key text <link>#<key> instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp(
             "With --rownd: the user's sign-in link, which the app's backend gets from Rownd's API; the key follows it after '#'.",
@@ -160,6 +162,7 @@ struct TransferCommand: ParsableCommand {
                 try Self.validateRowndLink(link)
             }
             if link != nil && !rownd { throw ValidationError("--link is only for --rownd") }
+            if rownd && code != nil { throw ValidationError("--code is for transfers with a code, not --rownd") }
             if let expiresIn, !(1...86_400).contains(expiresIn) {
                 throw ValidationError("--expires-in must be 1 to 86400 seconds")
             }
@@ -169,19 +172,9 @@ struct TransferCommand: ParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
-            // Read the offer before unlocking anything, so a bad paste fails fast.
-            // `--to -` reads the offer from stdin, so it need not sit in shell history either.
-            let offerText = to == "-" ? try StandardInput.readText(what: "offer") : (to ?? "")
-            let offer = try TransferOffer(offerText.trimmingBlanks())
-            let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
-            let lines = try offer.reply(
-                sending: histories, expiresIn: TimeInterval(expiresIn ?? Int(TransferOffer.defaultLifetime)))
-            StandardError.write("Verification code: \(offer.verificationCode) (the receiver must show the same)\n")
-            TransferDisplay.describe(histories, "Sending")
-            if format == .qr {
-                StandardError.write("Give the receiver this reply: scan it, or paste its line\(lines.count > 1 ? "s" : "").\n")
-            }
-            try TransferDisplay.show(lines, format: format)
+            try TransferOffline.send(
+                ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
+                keystoreOptions: keystoreOptions)
         }
 
         /// Rownd's iOS scanner reads the whole text with `URL(string:)` and takes the key from the
@@ -237,49 +230,17 @@ struct TransferCommand: ParsableCommand {
                 """)
 
         @Flag(help: "Protect new keys with a passphrase (asked on the terminal unless given).") var protect = false
-        @Option(help: "text: offer on stdout's first line; qr: QR code, text and instructions on stderr (default on a terminal).")
+        @Option(help: "text: offer on stdout's first line and the code on the second; qr: QR code, text and instructions on stderr (default on a terminal).")
         var format: TransferFormat?
+        @Flag(help: "Offline: show an offer and read the sender's reply from stdin instead of using a relay.") var offline = false
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
             let format = TransferFormat.resolve(format)
-            let keystore = try keystoreOptions.keystore()
-            let receiver = TransferReceiver()
-            let offer = receiver.offer
-            switch format {
-            case .text:
-                let output = StandardOutput()
-                try output.write(offer.text + "\n")
-                try output.flush()
-            case .qr:
-                StandardError.write("On the sending side, scan this offer or run: sealkit transfer send ID --to <offer>\n")
-                TransferDisplay.showQR(offer.text)
-                StandardError.write(offer.text + "\n")
+            guard offline else {
+                throw ValidationError("give --offline: show an offer and a code, and read the reply from stdin")
             }
-            StandardError.write("Verification code: \(offer.verificationCode) (the sender must show the same)\n")
-            let interactive = isatty(0) == 1
-            if interactive { StandardError.write("Paste the reply (one line per part), then press Enter:\n") }
-
-            let reader = LineReader(fd: 0)
-            let reply = try receiver.accept(readTransferCode(expecting: .reply, from: reader))
-            TransferDisplay.describe(reply.keys, "Received")
-            StandardError.write("Check that the sender shows the same fingerprints.\n")
-            if format == .qr && interactive {
-                StandardError.write("Store these keys? [y/N] ")
-                var answer = ""
-                _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
-                guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
-                    throw CLIFailure("nothing was stored", status: .negative)
-                }
-            }
-            let ids = reply.keys.map(\.id)
-            let passphrase = try keystoreOptions.passphrase(forStoring: ids, protect: protect, in: keystore)
-            let outcomes = try keystore.storeAll(reply.keys, passphrase: passphrase)
-            let output = StandardOutput()
-            for (history, outcome) in zip(reply.keys, outcomes) {
-                try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
-            }
-            try output.flush()
+            try TransferOffline.receive(format: format, protect: protect, keystoreOptions: keystoreOptions)
         }
     }
 }

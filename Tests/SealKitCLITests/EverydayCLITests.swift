@@ -73,9 +73,10 @@ struct EverydayCLITests {
     @Test func dashIsStdinForTheOfferAndQRText() throws {
         let sender = try Self.cliWithKey("alice")
         let receiving = try CLI()
-        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--format", "text"])
+        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--offline", "--format", "text"])
         let offer = try #require(receiver.readLine())
-        let reply = try sender.run(["transfer", "send", "alice", "--to", "-", "--format", "text"], stdin: offer + "\n")
+        let code = try #require(receiver.readLine())
+        let reply = try sender.run(["transfer", "send", "alice", "--to", "-", "--code", code, "--format", "text"], stdin: offer + "\n")
         #expect(reply.status == 0, "\(reply.stderr)")
         receiver.write(reply.stdout.split(separator: "\n").map(String.init))
         let received = receiver.finish()
