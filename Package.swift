@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -40,6 +41,18 @@ let package = Package(
         .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
         // Key transfer: sealed offers and replies, Rownd links, paper backups.
         .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore"]),
+        // The magic-wormhole mailbox client: WebSocket through swift-nio, the server protocol's
+        // small state machines, and the wormhole client protocol (PAKE, version, phases) on SealCore.
+        .target(
+            name: "SealMailbox",
+            dependencies: [
+                "SealCore", "SealJSON",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
