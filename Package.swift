@@ -40,7 +40,7 @@ let package = Package(
         // QR codes: libqrencode for the symbol, libpng for PNG output.
         .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
         // Key transfer: sealed offers and replies, Rownd links, paper backups.
-        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore"]),
+        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealMailbox"]),
         // The magic-wormhole mailbox client: WebSocket through swift-nio, the server protocol's
         // small state machines, and the wormhole client protocol (PAKE, version, phases) on SealCore.
         .target(
@@ -60,6 +60,7 @@ let package = Package(
             name: "SealKit",
             dependencies: [
                 "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
+                "SealMailbox",
             ]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(

@@ -108,12 +108,12 @@ extension KeystoreOptions {
 struct TransferCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer",
-        abstract: "Move keys to another keystore: sealed to a one-time offer, or as Rownd's QR text.",
+        abstract: "Move keys to another keystore: with a short code through a mailbox relay, offline, or as Rownd's QR text.",
         discussion: """
-            Sealed (default): run 'sealkit transfer receive' on the receiving side; it shows an offer. \
-            Run 'sealkit transfer send ID --to OFFER' on the sending side and give its reply to the receiver. \
-            Both sides show the same verification code, and the key fingerprints: compare them. \
-            See docs/transfer.md.
+            Network (default): run 'sealkit transfer receive' on the receiving device; it shows a code such as \
+            7-guitarist-revenge. Run 'sealkit transfer send ID' on the sending device and type the code \
+            (or pass --code). The keys travel end-to-end encrypted through a magic-wormhole mailbox relay \
+            (--relay URL, else SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1). See docs/transfer.md.
             """,
         subcommands: [Send.self, Receive.self])
 
@@ -129,7 +129,13 @@ struct TransferCommand: ParsableCommand {
 
         @Argument(help: "Key ids to send.") var ids: [String] = []
         @Flag(help: "Send every key id in the namespace.") var all = false
-        @Option(help: ArgumentHelp("The receiver's offer (sealkit-offer-v1:...).", valueName: "offer")) var to: String?
+        @Option(help: ArgumentHelp("The code the receiver shows, such as 7-guitarist-revenge (asked on a terminal when not given).", valueName: "code"))
+        var code: String?
+        @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
+        var relay: String?
+        @Option(help: ArgumentHelp("Seconds to wait for the receiver (default 600).", valueName: "seconds"))
+        var timeout: Int?
+        @Option(help: ArgumentHelp("Offline: the receiver's offer (sealkit-offer-v1:...).", valueName: "offer")) var to: String?
         @Flag(help: "Show Rownd's key QR text instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp("The sign-in link before the key in Rownd's QR text (default: none).", valueName: "url"))
         var link: String?
@@ -140,9 +146,15 @@ struct TransferCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
-            guard rownd != (to != nil) else {
-                throw ValidationError("give --to OFFER for a sealed transfer, or --rownd for Rownd's QR text")
+            guard !(rownd && to != nil) else {
+                throw ValidationError("give --to OFFER for an offline transfer, or --rownd for Rownd's QR text, not both")
             }
+            if (rownd || to != nil) && (relay != nil || timeout != nil) {
+                throw ValidationError("--relay and --timeout are for network transfers")
+            }
+            if rownd && code != nil { throw ValidationError("--code is for network transfers") }
+            if to == nil && !rownd && expiresIn != nil { throw ValidationError("--expires-in is for offline transfers (--to)") }
+            if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
             if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
             if !all && ids.isEmpty { throw ValidationError("name a key id to send, or use --all") }
             if rownd {
@@ -159,6 +171,11 @@ struct TransferCommand: ParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
+            if to == nil {
+                let relay = try TransferNetwork.relay(relay)
+                let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+                return try TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
+            }
             // Read the offer before unlocking anything, so a bad paste fails fast.
             let offer = try TransferOffer(to ?? "")
             let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
@@ -202,12 +219,28 @@ struct TransferCommand: ParsableCommand {
                 """)
 
         @Flag(help: "Protect new keys with a passphrase (asked on the terminal unless given).") var protect = false
-        @Option(help: "text: offer on stdout's first line; qr: QR code, text and instructions on stderr (default on a terminal).")
+        @Option(help: "text: the code (or offer) on stdout's first line; qr: QR code, text and instructions on stderr (default on a terminal).")
         var format: TransferFormat?
+        @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
+        var relay: String?
+        @Option(help: ArgumentHelp("Seconds to wait for the sender (default 600).", valueName: "seconds"))
+        var timeout: Int?
+        @Flag(help: "Store the keys without asking on the terminal.") var yes = false
+        @Flag(help: "Offline: show an offer and read the sender's reply from stdin instead of using a relay.") var offline = false
         @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func validate() throws {
+            if offline && (relay != nil || timeout != nil) { throw ValidationError("--relay and --timeout are for network transfers") }
+            if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
+        }
 
         func run() throws {
             let format = TransferFormat.resolve(format)
+            if !offline {
+                return try TransferNetwork.receive(
+                    relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,
+                    assumeYes: yes, protect: protect, keystoreOptions: keystoreOptions)
+            }
             let keystore = try keystoreOptions.keystore()
             let receiver = TransferReceiver()
             let offer = receiver.offer

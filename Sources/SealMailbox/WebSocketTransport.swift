@@ -92,7 +92,11 @@ final class WebSocketTransport: @unchecked Sendable {
                     })
                 let configuration: NIOHTTPClientUpgradeSendableConfiguration = (
                     upgraders: [upgrader], completionHandler: { _ in })
-                return channel.pipeline.addHTTPClientHandlers(withClientUpgrade: configuration).flatMap {
+                // The relay sends its welcome right behind the 101 answer, often in the same packet:
+                // those bytes must reach the WebSocket decoder, not be dropped.
+                return channel.pipeline.addHTTPClientHandlers(
+                    leftOverBytesStrategy: .forwardBytes, withClientUpgrade: configuration
+                ).flatMap {
                     channel.pipeline.addHandler(ConnectionWatcher(inbox: inbox, relay: relay))
                 }
             }

@@ -75,7 +75,7 @@ struct HostileInputTests {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
         let before = TreeSnapshot(home)
-        let receiver = try TimedProcess.start(CLI.executable.path, ["transfer", "receive", "--format", "text"], environment: environment)
+        let receiver = try TimedProcess.start(CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment)
         let offerText = try #require(receiver.readLine(), "no offer")
         let key = try SymmetricKey(base64Encoded: HostileCorpus.otherKey)
         let history = try KeyHistory(id: KeyID("new-id"), versions: [.init(key: key, created: Date(), retired: nil)])
@@ -626,11 +626,11 @@ enum HostileCorpus {
         ]
         cases += replies.map { label, lines, expected in
             HostileCase(
-                name: "transfer receive: \(label)", rawArguments: ["transfer", "receive", "--format", "text"],
+                name: "transfer receive: \(label)", rawArguments: ["transfer", "receive", "--offline", "--format", "text"],
                 stdin: text(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")), expected: expected, outcome: .failureAfterOffer)
         }
         cases.append(HostileCase(
-            name: "transfer receive: not UTF-8", rawArguments: ["transfer", "receive", "--format", "text"], stdin: [0xFF, 0xFE, 0x0A],
+            name: "transfer receive: not UTF-8", rawArguments: ["transfer", "receive", "--offline", "--format", "text"], stdin: [0xFF, 0xFE, 0x0A],
             outcome: .failureAfterOffer))
         return cases
     }()

@@ -74,7 +74,7 @@ struct TransferCLITests {
     static func receive(
         in receiving: CLI, arguments: [String] = [], reply: (String) throws -> [String]
     ) throws -> (offer: String, result: CLI.Result) {
-        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--format", "text"] + arguments)
+        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--offline", "--format", "text"] + arguments)
         let offer = try #require(receiver.readLine())
         receiver.write(try reply(offer))
         return (offer, receiver.finish())
@@ -135,7 +135,7 @@ struct TransferCLITests {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "u"]).status == 0)
         let other = try CLI()
-        let elsewhere = try RunningCLI(other, ["transfer", "receive", "--format", "text"])
+        let elsewhere = try RunningCLI(other, ["transfer", "receive", "--offline", "--format", "text"])
         let otherOffer = try #require(elsewhere.readLine())
         let foreignReply = try sender.run(["transfer", "send", "u", "--to", otherOffer, "--format", "text"]).stdout
         _ = elsewhere.finish()
@@ -197,7 +197,7 @@ struct TransferCLITests {
     @Test func sendRefusesBadArguments() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
-        expectCleanFailure(try cli.run(["transfer", "send", "u"]), containing: "--to OFFER")
+        expectCleanFailure(try cli.run(["transfer", "send", "u"]), containing: "--code CODE")
         expectCleanFailure(try cli.run(["transfer", "send", "u", "--to", "sealkit-offer-v1:AAAA"]), containing: "offer is damaged")
         expectCleanFailure(try cli.run(["transfer", "send", "u", "--to", "x", "--expires-in", "0"]), containing: "1 to 86400")
         expectCleanFailure(try cli.run(["transfer", "send", "u", "v", "--rownd"]), containing: "exactly one id")
