@@ -41,10 +41,10 @@ enum TransferNetwork {
             TransferDisplay.showQR(code)
             StandardError.write(code + "\n")
         }
-        StandardError.write("Waiting for the sender (up to \(timeout) seconds; Ctrl-C cancels)...\n")
+        progress("Waiting for the sender (up to \(timeout) seconds; Ctrl-C cancels)...\n")
 
         let keys = try receiver.receiveKeys()
-        TransferDisplay.describe(keys, "Received")
+        if StandardError.isTerminal { TransferDisplay.describe(keys, "Received") }
         if StandardInput.isTerminal && StandardError.isTerminal && !assumeYes {
             StandardError.write("Check that the sender shows the same fingerprints. Store these keys? [y/N] ")
             var answer = ""
@@ -84,12 +84,18 @@ enum TransferNetwork {
         let interrupts = InterruptHandler()
         let sender = try NetworkKeySender(relay: relay, code: code, timeout: timeout)
         interrupts.arm(cancel: sender.abandon)
-        TransferDisplay.describe(histories, "Sending")
-        StandardError.write("Waiting for the receiver to confirm...\n")
+        if StandardError.isTerminal { TransferDisplay.describe(histories, "Sending") }
+        progress("Waiting for the receiver to confirm...\n")
         try sender.send(histories)
         interrupts.disarm()
         let count = histories.count
-        StandardError.write("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")
+        progress("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")
+    }
+
+    /// Progress for a person at a terminal; scripts see only the contract lines, and a failure
+    /// stays one line on stderr.
+    private static func progress(_ text: String) {
+        if StandardError.isTerminal { StandardError.write(text) }
     }
 
     /// Asks for the code on the terminal (prompt on stderr, answer from the tty).
