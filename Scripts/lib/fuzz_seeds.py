@@ -11,7 +11,6 @@ import os
 import sys
 import urllib.parse
 
-import nacl.public
 import nacl.secret
 import nacl.utils
 
@@ -65,11 +64,19 @@ def main(fixtures, out):
     # Transfer codes: offers, replies, parts and backups, from the transfer vectors and made here.
     def b64url(data):
         return base64.urlsafe_b64encode(data).decode().rstrip("=")
-    for _ in range(3):
-        write(out, "offer", "sealkit-offer-v1:" + b64url(os.urandom(64)))
-        public = nacl.public.PrivateKey.generate().public_key
-        sealed = nacl.public.SealedBox(public).encrypt(bytes([1]) + os.urandom(32 + 16) + bytes(16) + bytes(10))
-        write(out, "reply", "sealkit-reply-v1:" + b64url(os.urandom(8) + bytes(sealed)))
+    # Offers and replies v2 (and the retired v1) come from Fixtures/transfer below; SPAKE2
+    # messages from Fixtures/pake (python-spake2's), codes in every form people type them.
+    pake = os.path.join(fixtures, "pake", "vectors.json")
+    if os.path.exists(pake):
+        spake = json.load(open(pake))
+        for exchange in spake["exchanges"]:
+            write(out, "spake2", bytes.fromhex(exchange["message_a"]))
+            write(out, "spake2", bytes.fromhex(exchange["message_b"]))
+        for bad in spake["bad_messages"]:
+            write(out, "spake2", bytes.fromhex(bad["message"]))
+    for code in ["7-guitarist-revenge", " 7 Guitarist REVENGE\n", "007-guitarist-revenge", "7-revenge-guitarist",
+                 "123456789-adroitness-aardvark", "7--guitarist--revenge", "7-guitarist"]:
+        write(out, "code", code)
     transfer = os.path.join(fixtures, "transfer", "vectors.json")
     if os.path.exists(transfer):
         for vector in json.load(open(transfer)):

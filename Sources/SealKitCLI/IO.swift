@@ -138,6 +138,10 @@ final class LineReader {
         block = [UInt8](repeating: 0, count: blockSize)
     }
 
+    private static func tooLong(_ limit: Int) -> CLIFailure {
+        CLIFailure("a line on stdin is longer than \(limit) bytes, longer than any input expected here", status: .dataError)
+    }
+
     // What passed through may have been a secret (key text, plaintext).
     deinit { ConstantTime.wipe(&block) }
 
@@ -159,8 +163,10 @@ final class LineReader {
     }
 
     /// Calls `body` with the next line's bytes (without its newline).
+    /// - Parameter maximumLength: refuse a line longer than this many bytes instead of growing
+    ///   the buffer for it (untrusted input with a known longest line).
     /// - Returns: false at the end of input.
-    func nextLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    func nextLine(maximumLength: Int = .max, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         // Where the search for the newline resumes, so a long line arriving in many reads is
         // scanned once, not once per read.
         var scanned = start
@@ -170,6 +176,7 @@ final class LineReader {
                 return UnsafeRawPointer(hit) - raw.baseAddress!
             }
             if let newline = found {
+                guard newline - start <= maximumLength else { throw Self.tooLong(maximumLength) }
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
@@ -177,11 +184,13 @@ final class LineReader {
             }
             if finished {
                 guard start < end else { return false }
+                guard end - start <= maximumLength else { throw Self.tooLong(maximumLength) }
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
                 start = end
                 return true
             }
+            guard end - start <= maximumLength else { throw Self.tooLong(maximumLength) }
             // Move the partial line to the front, growing the block for long lines.
             if start > 0 {
                 block.withUnsafeMutableBytes { raw in

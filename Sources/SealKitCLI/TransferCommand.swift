@@ -113,16 +113,21 @@ struct TransferCommand: ParsableCommand {
             Network (default): run 'sealkit transfer receive' on the receiving device; it shows a code such as \
             7-guitarist-revenge. Run 'sealkit transfer send ID' on the sending device and type the code \
             (or pass --code). The keys travel end-to-end encrypted through a magic-wormhole mailbox relay \
-            (--relay URL, else SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1). See docs/transfer.md.
+            (--relay URL, else SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1). \
+            Offline: run 'sealkit transfer receive --offline' on the receiving side; it shows an offer and a code. \
+            Run 'sealkit transfer send ID --to OFFER --code CODE' on the sending side and give its reply to the receiver. \
+            Only the code authenticates (SPAKE2): tell it yourself, apart from the offer. \
+            See docs/transfer.md.
             """,
         subcommands: [Send.self, Receive.self])
 
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "send",
-            abstract: "Seal keys to a receiver's offer (--to), or show one key as Rownd's QR text (--rownd).",
+            abstract: "Send keys to the receiver whose code you type (network), to an offer (--to), or as Rownd's QR text (--rownd).",
             discussion: """
-                With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
+                Without --to or --rownd, joins the receiver's code through the mailbox relay and exits 0 once the \
+                receiver confirmed that it stored every key. With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
                 retired keys, sealed so only that receiver can open it, and expires (default 600 seconds). \
                 With --rownd, prints {"data":"<link>#<base64 key>"}, which Rownd-based apps scan: it holds the raw key.
                 """)
@@ -135,7 +140,7 @@ struct TransferCommand: ParsableCommand {
         var relay: String?
         @Option(help: ArgumentHelp("Seconds to wait for the receiver (default 600).", valueName: "seconds"))
         var timeout: Int?
-        @Option(help: ArgumentHelp("Offline: the receiver's offer (sealkit-offer-v1:...).", valueName: "offer")) var to: String?
+        @Option(help: ArgumentHelp("Offline: the receiver's offer (sealkit-offer-v2:...), or - to read it from stdin.", valueName: "offer")) var to: String?
         @Flag(help: "Show Rownd's key QR text instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp("The sign-in link before the key in Rownd's QR text (default: none).", valueName: "url"))
         var link: String?
@@ -152,7 +157,6 @@ struct TransferCommand: ParsableCommand {
             if (rownd || to != nil) && (relay != nil || timeout != nil) {
                 throw ValidationError("--relay and --timeout are for network transfers")
             }
-            if rownd && code != nil { throw ValidationError("--code is for network transfers") }
             if to == nil && !rownd && expiresIn != nil { throw ValidationError("--expires-in is for offline transfers (--to)") }
             if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
             if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
@@ -162,6 +166,7 @@ struct TransferCommand: ParsableCommand {
                 guard expiresIn == nil else { throw ValidationError("--expires-in is for sealed transfers; Rownd's QR text never expires") }
             }
             if link != nil && !rownd { throw ValidationError("--link is only for --rownd") }
+            if rownd && code != nil { throw ValidationError("--code is for transfers with a code, not --rownd") }
             if let expiresIn, !(1...86_400).contains(expiresIn) {
                 throw ValidationError("--expires-in must be 1 to 86400 seconds")
             }
@@ -176,17 +181,9 @@ struct TransferCommand: ParsableCommand {
                 let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
                 return try TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
             }
-            // Read the offer before unlocking anything, so a bad paste fails fast.
-            let offer = try TransferOffer(to ?? "")
-            let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
-            let lines = try offer.reply(
-                sending: histories, expiresIn: TimeInterval(expiresIn ?? Int(TransferOffer.defaultLifetime)))
-            StandardError.write("Verification code: \(offer.verificationCode) (the receiver must show the same)\n")
-            TransferDisplay.describe(histories, "Sending")
-            if format == .qr {
-                StandardError.write("Give the receiver this reply: scan it, or paste its line\(lines.count > 1 ? "s" : "").\n")
-            }
-            try TransferDisplay.show(lines, format: format)
+            try TransferOffline.send(
+                ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
+                keystoreOptions: keystoreOptions)
         }
 
         private func sendRownd(format: TransferFormat, keystore: FileKeystore) throws {
@@ -211,19 +208,21 @@ struct TransferCommand: ParsableCommand {
     struct Receive: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "receive",
-            abstract: "Show a one-time offer, read the sender's reply from stdin, and store its keys.",
+            abstract: "Show a code, wait for the sender through the mailbox relay, and store its keys (--offline: an offer and a reply).",
             discussion: """
-                With --format text, the offer is the first line of stdout; the reply is read from stdin (one line, or \
+                With --format text, stdout's first line is the code; after the transfer, one line per stored id: \
+                id, fingerprint, imported|unchanged. On a terminal it asks before storing (--yes skips the question). \
+                With --offline and --format text, the offer is the first line of stdout; the reply is read from stdin (one line, or \
                 one line per part, in any order); then one line per stored id: id, fingerprint, imported|unchanged. \
                 A different key already stored under an id refuses the whole reply; nothing is stored.
                 """)
 
         @Flag(help: "Protect new keys with a passphrase (asked on the terminal unless given).") var protect = false
-        @Option(help: "text: the code (or offer) on stdout's first line; qr: QR code, text and instructions on stderr (default on a terminal).")
+        @Option(help: "text: the code on stdout's first line (--offline: the offer, then the code); qr: QR code, text and instructions on stderr (default on a terminal).")
         var format: TransferFormat?
         @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
         var relay: String?
-        @Option(help: ArgumentHelp("Seconds to wait for the sender (default 600).", valueName: "seconds"))
+        @Option(help: ArgumentHelp("Seconds to wait for the sender (1 to 86400, default 600).", valueName: "seconds"))
         var timeout: Int?
         @Flag(help: "Store the keys without asking on the terminal.") var yes = false
         @Flag(help: "Offline: show an offer and read the sender's reply from stdin instead of using a relay.") var offline = false
@@ -236,48 +235,12 @@ struct TransferCommand: ParsableCommand {
 
         func run() throws {
             let format = TransferFormat.resolve(format)
-            if !offline {
+            guard offline else {
                 return try TransferNetwork.receive(
                     relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,
                     assumeYes: yes, protect: protect, keystoreOptions: keystoreOptions)
             }
-            let keystore = try keystoreOptions.keystore()
-            let receiver = TransferReceiver()
-            let offer = receiver.offer
-            switch format {
-            case .text:
-                let output = StandardOutput()
-                try output.write(offer.text + "\n")
-                try output.flush()
-            case .qr:
-                StandardError.write("On the sending side, scan this offer or run: sealkit transfer send ID --to <offer>\n")
-                TransferDisplay.showQR(offer.text)
-                StandardError.write(offer.text + "\n")
-            }
-            StandardError.write("Verification code: \(offer.verificationCode) (the sender must show the same)\n")
-            let interactive = isatty(0) == 1
-            if interactive { StandardError.write("Paste the reply (one line per part), then press Enter:\n") }
-
-            let reader = LineReader(fd: 0)
-            let reply = try receiver.accept(readTransferCode(expecting: .reply, from: reader))
-            TransferDisplay.describe(reply.keys, "Received")
-            StandardError.write("Check that the sender shows the same fingerprints.\n")
-            if format == .qr && interactive {
-                StandardError.write("Store these keys? [y/N] ")
-                var answer = ""
-                _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
-                guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
-                    throw CLIFailure("nothing was stored", status: .negative)
-                }
-            }
-            let ids = reply.keys.map(\.id)
-            let passphrase = try keystoreOptions.passphrase(forStoring: ids, protect: protect, in: keystore)
-            let outcomes = try keystore.storeAll(reply.keys, passphrase: passphrase)
-            let output = StandardOutput()
-            for (history, outcome) in zip(reply.keys, outcomes) {
-                try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
-            }
-            try output.flush()
+            try TransferOffline.receive(format: format, protect: protect, assumeYes: yes, keystoreOptions: keystoreOptions)
         }
     }
 }

@@ -26,10 +26,15 @@ enum FuzzTarget: String, CaseIterable {
     /// `ProfileEncryptor` decrypt, rotate and encrypt over an arbitrary profile with a fixed schema;
     /// encrypting from text (the fast path) must fail and succeed exactly as the value tree does.
     case profile
-    /// `TransferOffer(_:)`: offers pasted into `transfer send --to`.
+    /// `TransferOffer(_:)`: offers pasted into `transfer send --to`, and answering them.
     case offer
-    /// `TransferReceiver.accept`: replies (and parts) typed into `transfer receive`.
+    /// `TransferReceiver.accept`: replies (and parts) typed into `transfer receive --offline`,
+    /// for the receiver of Fixtures/transfer's vectors, so seeds made from them open.
     case reply
+    /// `SPAKE2Symmetric.finish`: a peer's SPAKE2 message (offers, replies, mailbox `pake` phases).
+    case spake2
+    /// `WormholeCode(parsing:)`: codes people type.
+    case code
     /// `PartAssembler`: numbered parts, one per line, in any order.
     case parts
     /// `PaperBackup.open`: paper backups typed into `keys restore`.
@@ -59,12 +64,58 @@ enum FuzzTarget: String, CaseIterable {
         case .json: Self.json(bytes)
         case .schema: _ = try? ProfileSchema(parsing: bytes)
         case .profile: Self.profile(bytes)
-        case .offer: _ = try? TransferOffer(String(decoding: bytes, as: UTF8.self))
-        case .reply: _ = try? TransferReceiver().accept(String(decoding: bytes, as: UTF8.self))
+        case .offer: Self.offer(bytes)
+        case .reply: Self.reply(bytes)
+        case .spake2: Self.spake2(bytes)
+        case .code: Self.code(bytes)
         case .parts: Self.parts(bytes)
         case .backup: Self.backup(bytes)
         case .audit: Self.audit(bytes)
         }
+    }
+
+    /// The receiver of Fixtures/transfer/vectors.json: code 7-guitarist-revenge and its fixed entropy.
+    static let vectorCode = try! WormholeCode(parsing: "7-guitarist-revenge")
+    static let vectorEntropy: [UInt8] = {
+        // SHA-512 of "receiver entropy", as Fixtures/transfer/make_vectors.py makes it.
+        let hex = Array("333ceba8cd47fd2f6d8b0de169bd0285473bd0fe0a2ac54e3a000856375b176c"
+            + "4ae66883024a4be9f8ed40411a5ead26d4e1b1fcdfa2199f2531d227d742708a")
+        return stride(from: 0, to: hex.count, by: 2).map { UInt8(String(hex[$0...$0 + 1]), radix: 16)! }
+    }()
+
+    private static func offer(_ bytes: [UInt8]) {
+        guard let offer = try? TransferOffer(String(decoding: bytes, as: UTF8.self)) else { return }
+        check((try? TransferOffer(offer.text))?.message == offer.message, "an offer does not read back from its text")
+        check(offer.message.count == SPAKE2Symmetric.messageByteCount, "an offer of \(offer.message.count) bytes")
+        if let history = try? KeyHistory(id: KeyID("fuzz"), versions: [.init(key: keys[0], created: Date(), retired: nil)]) {
+            // Answering any offer that reads either works or refuses it with a typed error.
+            _ = try? offer.reply(sending: [history], code: vectorCode)
+        }
+    }
+
+    private static func reply(_ bytes: [UInt8]) {
+        let receiver = TransferReceiver(code: vectorCode, entropy: { Array(vectorEntropy.prefix($0)) })
+        let text = String(decoding: bytes, as: UTF8.self)
+        let checked = (try? receiver.check(text)) != nil
+        let accepted = (try? receiver.accept(text, now: Date(timeIntervalSince1970: 1_750_000_100))) != nil
+        check(!accepted || checked, "accepted a reply that check refuses")
+    }
+
+    private static func spake2(_ bytes: [UInt8]) {
+        let spake = SPAKE2Symmetric(
+            password: Array("7-guitarist-revenge".utf8), identity: Array(TransferOffer.appID.utf8),
+            entropy: { [UInt8](repeating: 7, count: $0) })
+        guard (try? spake.finish(peerMessage: bytes)) != nil else { return }
+        check(bytes.count == SPAKE2Symmetric.messageByteCount && bytes[0] == UInt8(ascii: "S"), "accepted a malformed message")
+        check(bytes != spake.message, "accepted its own message")
+    }
+
+    private static func code(_ bytes: [UInt8]) {
+        guard let code = try? WormholeCode(parsing: String(decoding: bytes, as: UTF8.self)) else { return }
+        let text = code.revealedText
+        check(text.wholeMatch(of: /[1-9][0-9]*-[a-z]+-[a-z]+/) != nil, "a parsed code is not canonical")
+        check((try? WormholeCode(parsing: text)) == code, "a code does not parse back from its text")
+        check(!code.description.contains(text.split(separator: "-")[1]), "a code's description shows its words")
     }
 
     private static func ciphertext(_ bytes: [UInt8]) {

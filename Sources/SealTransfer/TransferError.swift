@@ -6,8 +6,17 @@ import SealKeystore
 public enum TransferTextKind: String, Sendable, Equatable {
     case offer, reply, part, backup
 
-    /// The text every code of this kind starts with, such as `sealkit-offer-v1:`.
-    public var prefix: String { "sealkit-\(rawValue)-v1:" }
+    /// The format version SealKit writes and reads: 2 for offers and replies (the PAKE-authenticated
+    /// transfer; version 1 is retired), 1 for parts and backups.
+    public var version: Int {
+        switch self {
+        case .offer, .reply: return 2
+        case .part, .backup: return 1
+        }
+    }
+
+    /// The text every code of this kind starts with, such as `sealkit-offer-v2:`.
+    public var prefix: String { "sealkit-\(rawValue)-v\(version):" }
 
     var name: String {
         switch self {
@@ -28,22 +37,21 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongKind(found: TransferTextKind, expected: TransferTextKind)
     /// A SealKit code of a format version this SealKit does not read.
     case unsupportedVersion(TransferTextKind, version: String)
+    /// A version 1 offer or reply: retired, because a man in the middle could read its keys.
+    case retiredVersion(TransferTextKind)
     /// The code has the right prefix but its contents are damaged.
     case malformed(TransferTextKind, reason: String)
-    /// The reply was sealed to another receiver's offer.
-    case sealedForAnotherReceiver
-    /// The reply does not authenticate: it was changed on the way.
-    case altered
-    /// The reply's sender did not see this receiver's offer (its proof is wrong).
-    case offerNotSeen
+    /// The reply does not open with this receiver's code: the sender typed another code,
+    /// answered another offer, or the reply was altered.
+    case wrongCode
+    /// A typed code that is not a code.
+    case badCode(WormholeCodeError)
     /// The reply is past its expiry time.
     case expired(at: Date, now: Date)
     /// The reply claims a lifetime longer than receivers accept.
     case expiresTooLate(Date)
     /// The reply was made later than this machine's clock allows.
     case madeInTheFuture(Date)
-    /// This reply was already accepted.
-    case replayed
     /// The offer already served a reply.
     case offerUsed
     /// `expiresIn` is outside what a reply may ask for.
@@ -82,7 +90,7 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             case (.backup, _):
                 return "this is a paper backup, not a \(expected.name): restore it with 'sealkit keys restore ID'"
             case (.offer, .reply):
-                return "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER'"
+                return "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER --code CODE'"
             default:
                 return "this is a SealKit \(found.name), not a \(expected.name): check what was pasted"
             }
@@ -90,22 +98,20 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             return "this \(kind.name) is format \(version), which this SealKit does not read: update sealkit, or make it with a matching version"
         case .malformed(let kind, let reason):
             return "the \(kind.name) is damaged (\(reason)): copy it again in full"
-        case .sealedForAnotherReceiver:
-            return "this reply was sealed for another receiver: the sender must reply to the offer this receiver shows; nothing was stored"
-        case .altered:
-            return "this reply was altered on the way (it does not authenticate): ask the sender to send again; nothing was stored"
-        case .offerNotSeen:
-            return "this reply was made without seeing this receiver's offer (its proof is wrong): nothing was stored; send again to the offer shown here"
+        case .retiredVersion(let kind):
+            return "this \(kind.name) is format v1, retired because a man in the middle could read its keys: update sealkit on both sides and start again with 'sealkit transfer receive --offline'"
+        case .wrongCode:
+            return "wrong code: the reply does not open with this receiver's code (the sender typed another code, answered another offer, or the reply was altered); nothing was stored; start again with a new 'sealkit transfer receive --offline'"
+        case .badCode(let error):
+            return error.description
         case .expired(let at, let now):
             return "this reply expired at \(at.formatted(.iso8601)) (\(Int(now.timeIntervalSince(at))) seconds ago): ask the sender to send again; nothing was stored"
         case .expiresTooLate(let date):
             return "this reply says it stays valid until \(date.formatted(.iso8601)), more than 24 hours ahead: refused; check both clocks and send again"
         case .madeInTheFuture(let date):
             return "this reply was made at \(date.formatted(.iso8601)), ahead of this machine's clock: check both clocks and send again"
-        case .replayed:
-            return "this reply was already accepted: a reply works once; nothing more was stored"
         case .offerUsed:
-            return "this offer was already used: start a new 'sealkit transfer receive' for another transfer"
+            return "this offer was already used (a reply was tried): start a new 'sealkit transfer receive --offline' for another transfer"
         case .badLifetime(let seconds):
             return "a reply must expire within 1 to 86400 seconds, not \(seconds): choose --expires-in in that range"
         case .nothingToSend:

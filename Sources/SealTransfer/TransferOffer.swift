@@ -2,12 +2,17 @@ import FoundationEssentials
 import SealCore
 import SealKeystore
 
-/// What a receiver shows to ask for keys: its one-time X25519 public key and a one-time
-/// secret, as `sealkit-offer-v1:<base64url of public key (32) ‖ secret (32)>`.
+/// What a receiver shows to ask for keys offline: its SPAKE2 message, as
+/// `sealkit-offer-v2:<base64url of SPAKE2 message (33) ‖ check (4)>`.
 ///
-/// The sender seals its reply to the public key (`crypto_box_seal`) and proves inside it
-/// that it saw the secret, so a reply made without seeing this offer is refused.
+/// The code the receiver shows beside it is the SPAKE2 password and never travels in the
+/// offer. The sender answers with `reply(sending:code:)`: only a sender that typed the
+/// receiver's code can make a reply this receiver opens, and only this receiver can open
+/// it, whoever carried, read or swapped the offer. The check bytes only catch a damaged
+/// paste early, before the one-time exchange is spent; they protect nothing.
 public struct TransferOffer: Sendable, CustomStringConvertible {
+    /// The application id both sides give SPAKE2 as its identity, shared with the network transfer.
+    public static let appID = "sealkit/key-transfer/v1"
     /// How long a reply stays valid unless the sender says otherwise: 10 minutes.
     public static let defaultLifetime: TimeInterval = 600
     /// The longest lifetime a reply may ask for, and a receiver accepts: 24 hours.
@@ -15,114 +20,88 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     /// How far the sender's and receiver's clocks may disagree: 2 minutes.
     public static let allowedClockSkew: TimeInterval = 120
 
-    static let secretByteCount = 32
+    /// The receiver's SPAKE2 message (public).
+    public let message: [UInt8]
 
-    /// The receiver's one-time public key.
-    public let publicKey: [UInt8]
-    /// The one-time secret a reply must prove it knows.
-    let secret: SecureBytes
-
-    init(publicKey: [UInt8], secret: SecureBytes) {
-        self.publicKey = publicKey
-        self.secret = secret
+    init(message: [UInt8]) {
+        self.message = message
     }
 
     /// Reads an offer as the receiver showed it.
     /// - Parameter text: the offer's one line; surrounding whitespace is ignored.
-    /// - Throws: `TransferError` when it is not a version 1 offer, or is damaged.
+    /// - Throws: `TransferError` when it is not a version 2 offer, or is damaged.
     public init(_ text: String) throws(TransferError) {
-        var bytes = try TransferText.body(of: TransferText.trimmed(text), as: .offer)
-        defer { ConstantTime.wipe(&bytes) }
-        guard bytes.count == BoxKeyPair.publicKeyByteCount + Self.secretByteCount else {
-            throw .malformed(.offer, reason: "it holds \(bytes.count) bytes, an offer holds 64")
+        let body = try TransferText.checkedBody(of: TransferText.trimmed(text), as: .offer)
+        guard body.count == SPAKE2Symmetric.messageByteCount else {
+            throw .malformed(.offer, reason: "it holds \(body.count) bytes, an offer holds \(SPAKE2Symmetric.messageByteCount)")
         }
-        publicKey = Array(bytes[..<BoxKeyPair.publicKeyByteCount])
-        secret = SecureBytes(copying: bytes[BoxKeyPair.publicKeyByteCount...])
+        message = body
     }
 
     /// The offer's one line of text, for the sender.
-    public var text: String {
-        var bytes = publicKey + secret.withUnsafeBytes(Array.init)
-        defer { ConstantTime.wipe(&bytes) }
-        return TransferKind.offer.prefix + TransferText.encode(bytes)
-    }
+    public var text: String { TransferText.checkedText(message, as: .offer) }
 
-    /// A short code both sides show, such as `482-915`, so people can confirm the sender
-    /// answers this receiver's offer and not one an attacker put in its place.
-    public var verificationCode: String {
-        var message = Array("SealKit transfer code v1".utf8) + publicKey + secret.withUnsafeBytes(Array.init)
-        defer { ConstantTime.wipe(&message) }
-        let digest = GenericHash.hash(message, byteCount: 16)
-        let number = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % 1_000_000
-        let digits = String(number)
-        let padded = String(repeating: "0", count: 6 - digits.count) + digits
-        return padded.prefix(3) + "-" + padded.suffix(3)
-    }
+    public var description: String { "TransferOffer(\(text))" }
 
-    public var description: String { "TransferOffer(code: \(verificationCode))" }
-
-    /// Seals keys to this offer.
+    /// Seals keys for the receiver that showed this offer and `code`.
     ///
-    /// The reply holds, sealed to the offer's public key: the proof of the offer's secret,
-    /// a random reply id, its creation and expiry time, and each id's keys (current and
-    /// retired, with fingerprints and times). See docs/transfer.md.
+    /// Runs the sender's half of SPAKE2 with the code, and seals under a key derived from
+    /// the result: a random reply id, its creation and expiry time, and each id's keys
+    /// (current and retired, with fingerprints and times). See docs/transfer.md. A wrong code
+    /// is not noticed here (nothing can tell without the receiver); the receiver refuses the reply.
     /// - Parameters:
     ///   - keys: the ids and keys to send, each id once.
+    ///   - code: the code the receiver shows.
     ///   - expiresIn: seconds until the receiver refuses the reply (1 to 86400; default 600).
     ///   - now: the time the reply counts as made.
     /// - Returns: the reply's lines: one, or numbered parts when it is too long for one QR code.
-    /// - Throws: `TransferError` for no keys, a bad lifetime, too many keys, or a damaged offer.
+    /// - Throws: `TransferError` for no keys, a bad lifetime, too many keys, or an offer
+    ///   whose SPAKE2 message is not valid.
     public func reply(
-        sending keys: [KeyHistory], expiresIn: TimeInterval = defaultLifetime, now: Date = Date()
+        sending keys: [KeyHistory], code: WormholeCode, expiresIn: TimeInterval = defaultLifetime, now: Date = Date()
     ) throws(TransferError) -> [String] {
         guard expiresIn >= 1, expiresIn <= Self.maximumLifetime else { throw .badLifetime(seconds: Int(expiresIn)) }
         try KeyBundle.validate(keys)
         let created = unixTime(now)
-        return try sealReply(sending: keys, created: created, expires: created + Int64(expiresIn.rounded(.down)))
+        return try sealReply(sending: keys, code: code, created: created, expires: created + Int64(expiresIn.rounded(.down)))
     }
 
     /// Seals a reply with the times given, unchecked: tests use it to make replies a sender would refuse.
-    func sealReply(sending keys: [KeyHistory], created: Int64, expires: Int64) throws(TransferError) -> [String] {
+    func sealReply(
+        sending keys: [KeyHistory], code: WormholeCode, created: Int64, expires: Int64,
+        entropy: ((Int) -> [UInt8])? = nil, nonce: [UInt8]? = nil, replyID: [UInt8]? = nil
+    ) throws(TransferError) -> [String] {
+        let spake = entropy.map { SPAKE2Symmetric(password: code.storage, identity: Array(Self.appID.utf8), entropy: $0) }
+            ?? SPAKE2Symmetric(code: code, appID: Self.appID)
+        let key: WormholeKey
+        do {
+            key = try spake.finish(peerMessage: message)
+        } catch {
+            throw .malformed(.offer, reason: error.description)
+        }
         let plaintext = SecureBytes(count: Self.replyHeaderByteCount + KeyBundle.byteCount(of: keys)) { buffer in
             var writer = ByteWriter(buffer)
             writer.write(Self.replyFormatVersion)
-            writer.write(proof)
-            writer.write(SecureRandom.bytes(count: Self.replyIDByteCount))
+            writer.write(replyID ?? SecureRandom.bytes(count: Self.replyIDByteCount))
             writer.write(created)
             writer.write(expires)
             KeyBundle.write(keys, into: &writer)
         }
-        let sealed: [UInt8]
-        do {
-            sealed = try SealedBox.seal(plaintext, to: publicKey)
-        } catch {
-            throw .malformed(.offer, reason: "its public key is not a usable X25519 key")
-        }
-        return try TransferParts.split(TransferKind.reply.prefix + TransferText.encode(recipientTag + sealed))
+        let replyKey = Self.replyKey(key)
+        let sealed = nonce.map { replyKey.seal(plaintext, nonce: $0) } ?? replyKey.seal(plaintext)
+        return try TransferParts.split(TransferText.checkedText(spake.message + sealed, as: .reply))
     }
 
     // MARK: Shared with the receiver
 
-    static let replyFormatVersion: UInt8 = 1
+    static let replyFormatVersion: UInt8 = 2
     static let replyIDByteCount = 16
-    static let proofByteCount = 32
-    static let recipientTagByteCount = 8
-    static let replyHeaderByteCount = 1 + proofByteCount + replyIDByteCount + 8 + 8
+    static let replyHeaderByteCount = 1 + replyIDByteCount + 8 + 8
+    /// The purpose of the key that seals an offline reply: kept apart from the network
+    /// transfer's phase keys, so no key does two jobs.
+    static let replyPurpose = Array("sealkit/key-transfer/v1:offline-reply".utf8)
 
-    /// Keyed BLAKE2b of the public key under the one-time secret: only someone who saw
-    /// the offer can compute it.
-    var proof: [UInt8] {
-        var key = secret.withUnsafeBytes(Array.init)
-        defer { ConstantTime.wipe(&key) }
-        return GenericHash.hash(Array("SealKit transfer proof v1".utf8) + publicKey, key: key, byteCount: Self.proofByteCount)
-    }
-
-    /// Names the receiver a reply is for, outside the sealed box, so a reply for another
-    /// receiver can be told apart from an altered one.
-    var recipientTag: [UInt8] {
-        Array(GenericHash.hash(Array("SealKit transfer recipient v1".utf8) + publicKey, byteCount: 16)
-            .prefix(Self.recipientTagByteCount))
-    }
+    static func replyKey(_ key: WormholeKey) -> WormholeKey { key.derive(purpose: replyPurpose) }
 }
 
 typealias TransferKind = TransferTextKind

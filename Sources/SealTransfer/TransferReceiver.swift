@@ -2,84 +2,112 @@ import FoundationEssentials
 import SealCore
 import SealKeystore
 
-/// The receiving side of a sealed transfer: makes a one-time key pair and secret, kept
-/// only in memory, shows them as an offer, and accepts exactly one reply to it.
+/// The receiving side of an offline transfer: makes a one-time code and SPAKE2 exchange,
+/// kept only in memory, shows the offer and (separately) the code, and accepts exactly one
+/// reply.
+///
+/// One reply is opened at most: the SPAKE2 exchange finishes once, so a wrong code, or a
+/// reply made for another offer, ends the transfer, and an attacker gets one guess per offer.
+/// A damaged paste is found before that (`check(_:)`), so the person can paste again.
 ///
 /// ```swift
 /// let receiver = TransferReceiver()
-/// show(receiver.offer.text, receiver.offer.verificationCode)
+/// show(receiver.offer.text); tell(receiver.code.revealedText)
 /// let reply = try receiver.accept(replyText)     // joined parts, if it came in parts
 /// try keystore.storeAll(reply.keys, passphrase: nil)
 /// ```
 public final class TransferReceiver: @unchecked Sendable {
     /// The offer to show the sender.
     public let offer: TransferOffer
-    private let keyPair: BoxKeyPair
+    /// The code to show the sender apart from the offer (it is the secret).
+    public let code: WormholeCode
+    private let spake: SPAKE2Symmetric
     private let lock = Lock()
-    private var acceptedReplyIDs: [[UInt8]] = []
+    private var used = false
 
-    /// Makes a fresh key pair and one-time secret.
-    public init() {
-        keyPair = BoxKeyPair.generate()
-        var secret = SecureRandom.bytes(count: TransferOffer.secretByteCount)
-        defer { ConstantTime.wipe(&secret) }
-        offer = TransferOffer(publicKey: keyPair.publicKey, secret: SecureBytes(copying: secret))
+    /// Makes a fresh code and SPAKE2 exchange with libsodium's randomness.
+    public convenience init() {
+        self.init(code: WormholeCode.generate())
     }
 
-    /// Opens and checks a reply. The first reply accepted uses up the offer: any later
-    /// one is refused, so a receiver stores keys from one sender, once.
+    /// A receiver for a given code, with fixed entropy for test vectors when given.
+    package init(code: WormholeCode, entropy: ((Int) -> [UInt8])? = nil) {
+        self.code = code
+        let identity = Array(TransferOffer.appID.utf8)
+        spake = entropy.map { SPAKE2Symmetric(password: code.storage, identity: identity, entropy: $0) }
+            ?? SPAKE2Symmetric(code: code, appID: TransferOffer.appID)
+        offer = TransferOffer(message: spake.message)
+    }
+
+    /// Checks that `text` is a whole, undamaged version 2 reply, without opening it or using
+    /// up anything: for asking again after a damaged paste.
+    /// - Parameter text: the reply's line (parts joined).
+    /// - Throws: `TransferError` saying what is wrong with the text.
+    public func check(_ text: String) throws(TransferError) {
+        _ = try Self.parse(text)
+    }
+
+    /// Opens and checks a reply. The first reply that gets this far uses up the offer.
     /// - Parameters:
     ///   - text: the reply's line (join parts first with `TransferParts` or `PartAssembler`).
     ///   - now: the receiver's clock.
     /// - Returns: the reply's times and keys, to show and then store.
-    /// - Throws: `TransferError`: sealed for another receiver, altered, made without
-    ///   seeing this offer, expired, replayed, offer already used, or damaged.
+    /// - Throws: `TransferError`: damaged (nothing used up), `.wrongCode` (the sender typed
+    ///   another code, answered another offer, or the reply was altered), expired, or offer
+    ///   already used.
     public func accept(_ text: String, now: Date = Date()) throws(TransferError) -> TransferReply {
-        let body = try TransferText.body(of: TransferText.trimmed(text), as: .reply)
-        guard body.count > TransferOffer.recipientTagByteCount + SealedBox.overheadByteCount else {
-            throw .malformed(.reply, reason: "truncated")
-        }
-        guard ConstantTime.equals(body.prefix(TransferOffer.recipientTagByteCount), offer.recipientTag) else {
-            throw .sealedForAnotherReceiver
-        }
-        let plaintext: SecureBytes
+        let (peerMessage, sealed) = try Self.parse(text)
+        lock.lock()
+        let alreadyUsed = used
+        used = true
+        lock.unlock()
+        guard !alreadyUsed else { throw .offerUsed }
+        let key: WormholeKey
         do {
-            plaintext = try SealedBox.open(Array(body.dropFirst(TransferOffer.recipientTagByteCount)), with: keyPair)
+            key = try spake.finish(peerMessage: peerMessage)
         } catch {
-            throw .altered
+            // A message that is no group element comes from no honest sender: as good as a wrong code.
+            throw .wrongCode
         }
-        let (replyID, created, expires, keys) = try plaintext.reading {
-            (raw) throws(TransferError) -> ([UInt8], Int64, Int64, [KeyHistory]) in
+        let plaintext: SecureBytes?
+        do {
+            plaintext = try TransferOffer.replyKey(key).openSecret(sealed)
+        } catch {
+            throw .wrongCode
+        }
+        guard let plaintext else { throw .malformed(.reply, reason: "empty") }
+        let (created, expires, keys) = try plaintext.reading {
+            (raw) throws(TransferError) -> (Int64, Int64, [KeyHistory]) in
             var reader = ByteReader(raw, kind: .reply)
             let version = try reader.byte()
             guard version == TransferOffer.replyFormatVersion else {
                 throw .malformed(.reply, reason: "inner format \(version) does not match its prefix")
             }
-            guard ConstantTime.equals(try reader.bytes(TransferOffer.proofByteCount), offer.proof) else {
-                throw .offerNotSeen
-            }
-            let replyID = try reader.array(TransferOffer.replyIDByteCount)
+            _ = try reader.bytes(TransferOffer.replyIDByteCount)
             let created = try reader.int64()
             let expires = try reader.int64()
             let keys = try KeyBundle.read(from: &reader, as: .reply)
             try reader.finish()
-            return (replyID, created, expires, keys)
+            return (created, expires, keys)
         }
         guard expires > created else { throw .malformed(.reply, reason: "it expires before it was made") }
         let createdDate = Date(timeIntervalSince1970: TimeInterval(created))
         let expiresDate = Date(timeIntervalSince1970: TimeInterval(expires))
-
-        lock.lock()
-        defer { lock.unlock() }
-        if acceptedReplyIDs.contains(replyID) { throw .replayed }
-        guard acceptedReplyIDs.isEmpty else { throw .offerUsed }
         if now.timeIntervalSince(expiresDate) > TransferOffer.allowedClockSkew { throw .expired(at: expiresDate, now: now) }
         if expiresDate.timeIntervalSince(now) > TransferOffer.maximumLifetime + TransferOffer.allowedClockSkew {
             throw .expiresTooLate(expiresDate)
         }
         if createdDate.timeIntervalSince(now) > TransferOffer.allowedClockSkew { throw .madeInTheFuture(createdDate) }
-        acceptedReplyIDs.append(replyID)
         return TransferReply(created: createdDate, expires: expiresDate, keys: keys)
+    }
+
+    /// The sender's SPAKE2 message and the sealed box of a reply: `sealkit-reply-v2:` and
+    /// base64url of message (33) ‖ nonce (24) ‖ secretbox ‖ check (4).
+    private static func parse(_ text: String) throws(TransferError) -> ([UInt8], [UInt8]) {
+        let body = try TransferText.checkedBody(of: TransferText.trimmed(text), as: .reply)
+        let messageCount = SPAKE2Symmetric.messageByteCount
+        guard body.count > messageCount + WormholeKey.sealOverhead else { throw .malformed(.reply, reason: "truncated") }
+        return (Array(body[..<messageCount]), Array(body[messageCount...]))
     }
 }
 

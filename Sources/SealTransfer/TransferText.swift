@@ -33,16 +33,43 @@ enum TransferText {
 
     /// Which kind of code `text` is, checking only its `sealkit-<kind>-v<n>:` prefix.
     /// - Returns: nil when it is no SealKit code at all.
-    /// - Throws: `.unsupportedVersion` for a known kind in a version other than 1.
+    /// - Throws: `.retiredVersion` for a version 1 offer or reply, `.unsupportedVersion` for
+    ///   any other version than the kind's current one.
     static func kind(of text: Substring) throws(TransferError) -> TransferTextKind? {
         for kind in [TransferTextKind.offer, .reply, .part, .backup] {
             let stem = "sealkit-\(kind.rawValue)-v"
             guard text.hasPrefix(stem) else { continue }
             if text.hasPrefix(kind.prefix) { return kind }
             let version = text.dropFirst(stem.count).prefix { $0 != ":" }.prefix(12)
+            if version == "1" && (kind == .offer || kind == .reply) { throw .retiredVersion(kind) }
             throw .unsupportedVersion(kind, version: "v" + version)
         }
         return nil
+    }
+
+    /// Bytes of the check at the end of offers and replies (version 2).
+    static let checkByteCount = 4
+
+    /// The text of an offer or reply: the prefix, then base64url of `body` and a short BLAKE2b
+    /// of it. The check finds a damaged paste before anything is spent on it; it is no
+    /// protection (anyone can compute it), the SPAKE2 key is.
+    static func checkedText(_ body: [UInt8], as kind: TransferTextKind) -> String {
+        kind.prefix + encode(body + check(body, kind))
+    }
+
+    /// The body of an offer or reply whose check matches.
+    static func checkedBody(of text: Substring, as kind: TransferTextKind) throws(TransferError) -> [UInt8] {
+        let bytes = try body(of: text, as: kind)
+        guard bytes.count > checkByteCount else { throw .malformed(kind, reason: "truncated") }
+        let body = Array(bytes.dropLast(checkByteCount))
+        guard Array(bytes.suffix(checkByteCount)) == check(body, kind) else {
+            throw .malformed(kind, reason: "cut short or mistyped: its check does not match")
+        }
+        return body
+    }
+
+    private static func check(_ body: [UInt8], _ kind: TransferTextKind) -> [UInt8] {
+        Array(GenericHash.hash(Array("SealKit \(kind.rawValue) v2 check".utf8) + body, byteCount: 16).prefix(checkByteCount))
     }
 
     /// The base64url body of a code expected to be of `kind`, decoded.

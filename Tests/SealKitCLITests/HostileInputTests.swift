@@ -36,18 +36,16 @@ struct HostileInputTests {
             #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
         case .failureAfterOffer:
             let lines = outcome.stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
-            #expect(lines.count == 2 && lines[0].hasPrefix("sealkit-offer-v1:") && lines[1].isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
+            #expect(
+                lines.count == 3 && lines[0].hasPrefix("sealkit-offer-v2:") && lines[1].wholeMatch(of: /[0-9]+-[a-z]+-[a-z]+/) != nil
+                    && lines[2].isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
+            // The code is on stdout for the person; it never reaches the error.
+            if lines.count > 1 { #expect(!outcome.stderrText.contains(String(lines[1])), "the code reached stderr") }
         case .auditFinding:
             #expect(outcome.status == 1, "an audit finding exits 1")
             #expect(outcome.stdoutText.contains("unreadable-file"), "stdout: \(outcome.stdoutText.prefix(300))")
         }
-        var stderr = outcome.stderrText
-        if entry.outcome == .failureAfterOffer, stderr.hasPrefix("Verification code: ") {
-            // The receiver shows its verification code before reading the reply.
-            let firstLine = stderr.prefix { $0 != "\n" }
-            #expect(firstLine.wholeMatch(of: /Verification code: \d{3}-\d{3} \(the sender must show the same\)/) != nil)
-            stderr = String(stderr.dropFirst(firstLine.count + 1))
-        }
+        let stderr = outcome.stderrText
         #expect(stderr.hasPrefix("sealkit: ") && stderr.hasSuffix("\n"), "stderr: \(stderr.prefix(300))")
         #expect(stderr.utf8.filter { $0 == UInt8(ascii: "\n") }.count == 1, "stderr must be one line: \(stderr.prefix(600))")
         #expect(stderr.utf8.count < 2000, "stderr is \(stderr.utf8.count) bytes")
@@ -64,9 +62,9 @@ struct HostileInputTests {
         #expect(after == before, "written: \(after.differences(from: before))")
     }
 
-    /// Replies only the live receiver's offer can produce, made here with SealTransfer: each is
-    /// refused in one line after the offer, and the keystore is untouched.
-    @Test(arguments: ["expired an hour ago", "created an hour from now", "forged proof"])
+    /// Replies to the live receiver's own offer, made here with SealTransfer: each is refused in
+    /// one line after the offer and code, and the keystore is untouched.
+    @Test(arguments: ["expired an hour ago", "created an hour from now", "wrong code", "answered another offer"])
     func transferReceiveRefusesRepliesToItsOwnOffer(_ kind: String) throws {
         let home = try HostileCorpus.prepare(.keystore)
         defer { try? FileManager.default.removeItem(atPath: home) }
@@ -75,28 +73,32 @@ struct HostileInputTests {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
         let before = TreeSnapshot(home)
-        let receiver = try TimedProcess.start(CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment)
-        let offerText = try #require(receiver.readLine(), "no offer")
+        let receiver = try TimedProcess.start(
+            CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment)
+        let shown = try #require(receiver.readLines(2), "no offer and code")
+        let (offerText, codeText) = (shown[0], shown[1])
         let key = try SymmetricKey(base64Encoded: HostileCorpus.otherKey)
         let history = try KeyHistory(id: KeyID("new-id"), versions: [.init(key: key, created: Date(), retired: nil)])
         var offer = try TransferOffer(offerText)
+        var code = try WormholeCode(parsing: codeText)
         var now = Date()
         switch kind {
         case "expired an hour ago": now -= 3600
         case "created an hour from now": now += 3600
+        case "wrong code":
+            // One online guess: the right nameplate, other words.
+            code = try WormholeCode(parsing: codeText.hasSuffix("-aardvark") ? "\(code.nameplate)-adroitness-absurd" : "\(code.nameplate)-adroitness-aardvark")
         default:
-            // The right public key, a made-up secret: what someone who saw only part of the offer could send.
-            let publicKey = Base64.encode(offer.publicKey + SecureRandom.bytes(count: 32))
-            offer = try TransferOffer("sealkit-offer-v1:" + publicKey.replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            offer = try TransferOffer(HostileCorpus.strayOffer)
         }
-        let lines = try offer.reply(sending: [history], now: now)
+        let lines = try offer.reply(sending: [history], code: code, now: now)
         receiver.send(Array((lines.joined(separator: "\n") + "\n").utf8))
         let outcome = receiver.finish(stdin: [], timeout: 20)
         #expect((1..<126).contains(outcome.status ?? 0) && outcome.signal == nil)
-        #expect(outcome.stdoutText == offerText + "\n", "stdout: \(outcome.stdoutText)")
-        let lastLine = outcome.stderrText.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(lastLine.hasPrefix("sealkit: ") && outcome.stderrText.split(separator: "\n").count == 2, "\(outcome.stderrText)")
+        #expect(outcome.stdoutText == offerText + "\n" + codeText + "\n", "stdout: \(outcome.stdoutText)")
+        #expect(outcome.stderrText.hasPrefix("sealkit: ") && outcome.stderrText.split(separator: "\n").count == 1, "\(outcome.stderrText)")
+        #expect(!outcome.stderrText.contains(codeText))
+        if kind == "wrong code" || kind == "answered another offer" { #expect(outcome.stderrText.contains("wrong code")) }
         #expect(TreeSnapshot(home) == before, "the refused reply wrote to the keystore")
     }
 
@@ -128,7 +130,7 @@ enum HostileSetup: Sendable {
 enum HostileOutcome: Sendable {
     /// Fails: nothing on stdout, one line on stderr.
     case failure
-    /// `transfer receive` fails after showing its offer: stdout holds only the offer line.
+    /// `transfer receive --offline` fails after showing its offer and code: stdout holds only those two lines.
     case failureAfterOffer
     /// `audit` reports bad content as a finding: the report on stdout, exit status 1, a
     /// one-line summary on stderr.
@@ -560,16 +562,26 @@ enum HostileCorpus {
         return cases
     }()
 
-    /// A live-looking offer from a receiver that is gone, and a reply sealed to it: for
-    /// every later receiver, a replayed reply.
-    static let strayOffer = TransferReceiver().offer.text
+    /// A live-looking offer from a receiver that is gone, its code, and a reply made for it with
+    /// that code: for every later receiver, a reply to another offer (which does not open).
+    static let strayReceiver = TransferReceiver()
+    static let strayOffer = strayReceiver.offer.text
+    static let strayCode = strayReceiver.code.revealedText
     static let replayedReply: String = {
         guard let key = try? SymmetricKey(base64Encoded: plainKey), let id = try? KeyID("k"),
             let history = try? KeyHistory(id: id, versions: [.init(key: key, created: Date(), retired: nil)]),
-            let lines = try? TransferOffer(strayOffer).reply(sending: [history])
+            let lines = try? TransferOffer(strayOffer).reply(sending: [history], code: strayReceiver.code)
         else { return "" }
         return lines.joined(separator: "\n")
     }()
+
+    /// `text` with one character in its body changed, as a mistyped copy would have it.
+    static func mistyped(_ text: String) -> String {
+        var characters = Array(text)
+        guard characters.count > 30 else { return text }
+        characters[25] = characters[25] == "A" ? "B" : "A"
+        return String(characters)
+    }
 
     /// Lines of a vector in Fixtures/transfer/vectors.json.
     static func transferVector(_ name: String) -> [String] {
@@ -581,48 +593,75 @@ enum HostileCorpus {
     }
 
     static let transferCases: [HostileCase] = {
-        let offerBody = String(strayOffer.dropFirst("sealkit-offer-v1:".count))
+        let offerBody = String(strayOffer.dropFirst("sealkit-offer-v2:".count))
         let offers: [(String, String, String?)] = [
             ("garbage", "garbage", nil),
-            ("future version", "sealkit-offer-v2:" + offerBody, "v2"),
+            ("future version", "sealkit-offer-v3:" + offerBody, "v3"),
+            ("retired version 1", "sealkit-offer-v1:" + String(repeating: "A", count: 86), "retired"),
             ("truncated", String(strayOffer.dropLast(5)), nil),
+            ("one character changed", mistyped(strayOffer), "check"),
             ("padded base64", strayOffer + "==", nil),
             ("standard base64 alphabet", strayOffer.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "+/", nil),
-            ("a reply instead", "sealkit-reply-v1:" + offerBody, nil),
-            ("control characters", "sealkit-offer-v1:\u{1b}[2J" + offerBody, nil),
-            ("100 KB", "sealkit-offer-v1:" + String(repeating: "A", count: 100_000), nil),
+            ("a reply instead", "sealkit-reply-v2:" + offerBody, nil),
+            ("control characters", "sealkit-offer-v2:\u{1b}[2J" + offerBody, nil),
+            ("100 KB", "sealkit-offer-v2:" + String(repeating: "A", count: 100_000), nil),
         ]
         var cases = offers.map { label, offer, expected in
             HostileCase(
-                name: "transfer send: offer \(label)", rawArguments: ["transfer", "send", "k", "--to", offer, "--format", "text"],
+                name: "transfer send: offer \(label)",
+                rawArguments: ["transfer", "send", "k", "--to", offer, "--code", "7-guitarist-revenge", "--format", "text"],
                 expected: expected)
         }
+        cases.append(HostileCase(
+            name: "transfer send: offer on stdin, 100 KB", rawArguments: ["transfer", "send", "k", "--to", "-", "--code", "7-guitarist-revenge"],
+            stdin: text(String(repeating: "sealkit-offer-v2:", count: 6000)), expected: "larger than"))
+        cases.append(HostileCase(
+            name: "transfer send: offer on stdin, nothing", rawArguments: ["transfer", "send", "k", "--to", "-", "--code", "7-guitarist-revenge"]))
+        let codes: [(String, String, String?)] = [
+            ("empty", "", "no code"),
+            ("no number", "guitarist-revenge", "number"),
+            ("unknown word", "7-guitarist-xyzzy", "word list"),
+            ("swapped words", "7-revenge-guitarist", "wrong order"),
+            ("three words", "7-guitarist-revenge-aardvark", "3 words"),
+            ("control characters", "7-guitarist-\u{1b}[2J", nil),
+            ("10 KB", String(repeating: "7-", count: 5000), "too long"),
+        ]
+        cases += codes.map { label, code, expected in
+            HostileCase(
+                name: "transfer send: code \(label)", rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--code", code, "--format", "text"],
+                expected: expected)
+        }
+        cases.append(HostileCase(
+            name: "transfer send: no code and no terminal", rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--format", "text"],
+            expected: "--code"))
         for lifetime in ["0", "86401", "-1", "99999999999999999999", "ten", "1e3"] {
             cases.append(HostileCase(
                 name: "transfer send: --expires-in \(lifetime)",
-                rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--expires-in", lifetime, "--format", "text"]))
+                rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--code", strayCode, "--expires-in", lifetime, "--format", "text"]))
         }
         cases += [
-            HostileCase(name: "transfer send: missing id", rawArguments: ["transfer", "send", "nobody", "--to", strayOffer, "--format", "text"], expected: "no key for 'nobody'"),
-            HostileCase(name: "transfer send: no ids", rawArguments: ["transfer", "send", "--to", strayOffer, "--format", "text"]),
-            HostileCase(name: "transfer send: invalid id", rawArguments: ["transfer", "send", "../k", "--to", strayOffer, "--format", "text"], expected: "invalid key id"),
-            HostileCase(name: "transfer send: protected without passphrase", rawArguments: ["transfer", "send", "p", "--to", strayOffer, "--format", "text"], expected: "passphrase-protected"),
+            HostileCase(name: "transfer send: missing id", rawArguments: ["transfer", "send", "nobody", "--to", strayOffer, "--code", strayCode, "--format", "text"], expected: "no key for 'nobody'"),
+            HostileCase(name: "transfer send: no ids", rawArguments: ["transfer", "send", "--to", strayOffer, "--code", strayCode, "--format", "text"]),
+            HostileCase(name: "transfer send: invalid id", rawArguments: ["transfer", "send", "../k", "--to", strayOffer, "--code", strayCode, "--format", "text"], expected: "invalid key id"),
+            HostileCase(name: "transfer send: protected without passphrase", rawArguments: ["transfer", "send", "p", "--to", strayOffer, "--code", strayCode, "--format", "text"], expected: "passphrase-protected"),
             HostileCase(name: "transfer send: --rownd for a protected key, wrong passphrase", rawArguments: ["transfer", "send", "p", "--rownd", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
-            HostileCase(name: "transfer send: unknown format", rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--format", "gif"]),
+            HostileCase(name: "transfer send: unknown format", rawArguments: ["transfer", "send", "k", "--to", strayOffer, "--code", strayCode, "--format", "gif"]),
         ]
         let replies: [(String, [String], String?)] = [
             ("nothing", [], nil),
             ("garbage", ["garbage"], nil),
-            ("replayed reply", [replayedReply], "another receiver"),
-            ("future version", [replayedReply.replacingOccurrences(of: "sealkit-reply-v1:", with: "sealkit-reply-v2:")], "v2"),
+            ("reply to another offer", [replayedReply], "wrong code"),
+            ("future version", [replayedReply.replacingOccurrences(of: "sealkit-reply-v2:", with: "sealkit-reply-v3:")], "v3"),
+            ("retired version 1", ["sealkit-reply-v1:" + String(repeating: "A", count: 400)], "retired"),
             ("truncated reply", [String(replayedReply.dropLast(7))], nil),
+            ("one character changed", [mistyped(replayedReply)], "check"),
             ("an offer instead", [strayOffer], nil),
             ("a backup instead", transferVector("backup-one-key"), nil),
             ("parts with one missing", transferVector("parts-missing-one"), "missing"),
             ("a part twice", transferVector("parts-duplicated"), nil),
             ("parts of two transfers", transferVector("parts-from-two-transfers"), nil),
             ("altered parts", transferVector("parts-altered"), nil),
-            ("100 KB line", [String(repeating: "sealkit-reply-v1:AAAA", count: 5000)], nil),
+            ("100 KB line", [String(repeating: "sealkit-reply-v2:AAAA", count: 5000)], "longer than"),
         ]
         cases += replies.map { label, lines, expected in
             HostileCase(

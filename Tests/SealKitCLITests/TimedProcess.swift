@@ -55,19 +55,25 @@ enum TimedProcess {
 
         /// The first line on stdout (without its newline), waiting up to `timeout` seconds.
         func readLine(timeout: Double = 10) -> String? {
+            readLines(1, timeout: timeout)?.first
+        }
+
+        /// The first `count` lines of stdout, without their newlines, once they are there; they
+        /// stay in the output `finish` returns. Nil if they do not come in `timeout` seconds.
+        func readLines(_ count: Int, timeout: Double = 10) -> [String]? {
             let deadline = Date().addingTimeInterval(timeout)
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while !early.contains(UInt8(ascii: "\n")) {
+            while early.filter({ $0 == UInt8(ascii: "\n") }).count < count {
                 var entry = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
                 let remaining = deadline.timeIntervalSinceNow
                 guard remaining > 0 else { return nil }
                 if poll(&entry, 1, Int32(remaining * 1000) + 1) <= 0 { continue }
-                let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
-                if count <= 0 { return nil }
-                early += buffer[0..<count]
+                let bytesRead = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+                if bytesRead <= 0 { return nil }
+                early += buffer[0..<bytesRead]
             }
-            let line = early.prefix { $0 != UInt8(ascii: "\n") }
-            return String(decoding: line, as: UTF8.self)
+            return early.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).prefix(count)
+                .map { String(decoding: $0, as: UTF8.self) }
         }
 
         /// Writes a small stdin (it must fit in the pipe) and closes it.

@@ -70,17 +70,35 @@ struct TransferCLITests {
         try cli.run(["keys", "list"]).output.split(separator: "\n").compactMap { $0.split(separator: "\t").first.map(String.init) }
     }
 
-    /// Runs a receiver in `receiving`, lets `reply` make the lines to give it, and returns its result.
+    /// Runs an offline receiver in `receiving`, lets `reply` make the lines to give it from the
+    /// offer and the code, and returns its result.
     static func receive(
-        in receiving: CLI, arguments: [String] = [], reply: (String) throws -> [String]
-    ) throws -> (offer: String, result: CLI.Result) {
+        in receiving: CLI, arguments: [String] = [], reply: (_ offer: String, _ code: String) throws -> [String]
+    ) throws -> (offer: String, code: String, result: CLI.Result) {
         let receiver = try RunningCLI(receiving, ["transfer", "receive", "--offline", "--format", "text"] + arguments)
         let offer = try #require(receiver.readLine())
-        receiver.write(try reply(offer))
-        return (offer, receiver.finish())
+        let code = try #require(receiver.readLine())
+        receiver.write(try reply(offer, code))
+        return (offer, code, receiver.finish())
     }
 
-    @Test func sealedTransferMovesTheWholeRing() throws {
+    /// The reply `sender` prints for `ids` to an offer with a code.
+    static func send(_ sender: CLI, _ ids: [String], to offer: String, code: String) throws -> [String] {
+        let result = try sender.run(["transfer", "send"] + ids + ["--to", offer, "--code", code, "--format", "text"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// Every encoding a key could leak in: base64, base64url (unpadded), hex.
+    static func encodings(of base64Key: String) throws -> [String] {
+        let bytes = try #require(Data(base64Encoded: base64Key))
+        return [
+            base64Key, String(base64Key.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").dropLast()),
+            bytes.map { String(format: "%02x", $0) }.joined(), bytes.map { String(format: "%02X", $0) }.joined(),
+        ]
+    }
+
+    @Test func offlineTransferMovesTheWholeRing() throws {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "alice@example.com"]).status == 0)
         let old = try sender.run(["encrypt", "--key", "alice@example.com", "--", "before rotation"]).output
@@ -88,12 +106,13 @@ struct TransferCLITests {
         let new = try sender.run(["encrypt", "--key", "alice@example.com", "--", "after rotation"]).output
 
         var sent: CLI.Result?
-        let (offer, received) = try Self.receive(in: receiving) { offer in
-            #expect(offer.hasPrefix("sealkit-offer-v1:"))
-            let result = try sender.run(["transfer", "send", "alice@example.com", "--to", offer, "--format", "text"])
+        let (offer, code, received) = try Self.receive(in: receiving) { offer, code in
+            #expect(offer.hasPrefix("sealkit-offer-v2:"))
+            #expect(code.wholeMatch(of: /[1-9][0-9]?-[a-z]+-[a-z]+/) != nil, "code: \(code)")
+            let result = try sender.run(["transfer", "send", "alice@example.com", "--to", offer, "--code", code, "--format", "text"])
             sent = result
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("sealkit-reply-v1:") })
+            #expect(result.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("sealkit-reply-v2:") })
             return result.stdout.split(separator: "\n").map(String.init)
         }
         let sendResult = try #require(sent)
@@ -103,16 +122,20 @@ struct TransferCLITests {
         #expect(try receiving.run(["decrypt", "--key", "alice@example.com", "--", old]).stdout == "before rotation\n")
         #expect(try receiving.run(["decrypt", "--key", "alice@example.com", "--", new]).stdout == "after rotation\n")
 
-        // Both sides show the same verification code and fingerprint, and no key material.
-        let code = try #require(sendResult.stderr.firstMatch(of: /Verification code: ([0-9]{3}-[0-9]{3})/)?.1)
-        #expect(received.stderr.contains("Verification code: \(code)"))
+        // Both sides show the fingerprint; the code travels in neither the offer nor the reply, and
+        // no output holds key material in any encoding.
         #expect(received.stderr.contains(String(stored[1])) && sendResult.stderr.contains(String(stored[1])))
+        let words = code.split(separator: "-").dropFirst()
+        for text in [offer, sendResult.stdout, sendResult.stderr, received.stderr] {
+            #expect(!words.contains { text.contains($0) }, "the code's words appear in \(text.prefix(100))")
+        }
         let material = try Self.keyMaterial(sender)
         #expect(material.count == 2)
         for key in material {
-            for text in [sendResult.stdout, sendResult.stderr, received.stdout, received.stderr, offer] {
-                #expect(!text.contains(key))
-                #expect(!text.contains(key.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").dropLast()))
+            for encoded in try Self.encodings(of: key) {
+                for text in [sendResult.stdout, sendResult.stderr, received.stdout, received.stderr, offer] {
+                    #expect(!text.contains(encoded))
+                }
             }
         }
     }
@@ -121,9 +144,8 @@ struct TransferCLITests {
         let sender = try CLI(), receiving = try CLI()
         let names = (0..<14).map { "a-rather-long-user-identifier-number-\($0)@customers.example.com" }
         for name in names { #expect(try sender.run(["keys", "generate", name]).status == 0) }
-        let (_, received) = try Self.receive(in: receiving) { offer in
-            let lines = try sender.run(["transfer", "send", "--all", "--to", offer, "--format", "text"]).output
-                .split(separator: "\n").map(String.init)
+        let (_, _, received) = try Self.receive(in: receiving) { offer, code in
+            let lines = try Self.send(sender, ["--all"], to: offer, code: code)
             #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("sealkit-part-v1:") && $0.count <= 1200 })
             return lines.reversed()
         }
@@ -131,66 +153,236 @@ struct TransferCLITests {
         #expect(try Self.ids(receiving) == names.sorted())
     }
 
-    @Test func foreignTamperedAndGarbledRepliesStoreNothing() throws {
+    @Test func offerOnStdinWrappedAndTypedCodeWithCapitalsWork() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "u"]).status == 0)
+        let (_, _, received) = try Self.receive(in: receiving) { offer, code in
+            let wrapped = stride(from: 0, to: offer.count, by: 20).map { start in
+                String(offer.dropFirst(start).prefix(20))
+            }.joined(separator: "\n")
+            let typed = code.replacingOccurrences(of: "-", with: " ").uppercased()
+            let result = try sender.run(["transfer", "send", "u", "--to", "-", "--code", typed, "--format", "text"], stdin: wrapped + "\n")
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(received.status == 0 && received.stdout.hasSuffix("\timported\n"), "\(received.stderr)")
+    }
+
+    @Test func wrongCodeOtherOfferDamagedAndRetiredRepliesStoreNothing() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "u"]).status == 0)
         let other = try CLI()
         let elsewhere = try RunningCLI(other, ["transfer", "receive", "--offline", "--format", "text"])
         let otherOffer = try #require(elsewhere.readLine())
-        let foreignReply = try sender.run(["transfer", "send", "u", "--to", otherOffer, "--format", "text"]).stdout
+        let otherCode = try #require(elsewhere.readLine())
+        let foreignReply = try Self.send(sender, ["u"], to: otherOffer, code: otherCode)
         _ = elsewhere.finish()
 
-        let cases: [(String, (String) throws -> [String])] = [
-            ("sealed for another receiver", { _ in [foreignReply] }),
-            ("altered on the way", { offer in
-                let reply = try sender.run(["transfer", "send", "u", "--to", offer, "--format", "text"]).output
+        let cases: [(String, (String, String) throws -> [String])] = [
+            ("wrong code", { offer, code in
+                // The right nameplate and first word, another second word: one online guess, wrong.
+                let parts = code.split(separator: "-")
+                let guess = "\(parts[0])-\(parts[1])-\(parts[2] == "aardvark" ? "absurd" : "aardvark")"
+                return try Self.send(sender, ["u"], to: offer, code: guess)
+            }),
+            ("wrong code", { _, _ in foreignReply }),
+            ("check does not match", { offer, code in
+                let reply = try Self.send(sender, ["u"], to: offer, code: code)[0]
                 let index = reply.index(reply.startIndex, offsetBy: 60)
                 return [reply.replacingCharacters(in: index...index, with: reply[index] == "A" ? "B" : "A")]
             }),
-            ("this is a transfer offer, not a reply", { offer in [offer] }),
-            ("not a SealKit transfer reply", { _ in ["hello"] }),
-            ("no transfer reply on stdin", { _ in [] }),
+            ("retired because a man in the middle", { _, _ in ["sealkit-reply-v1:" + String(repeating: "A", count: 300)] }),
+            ("this is a transfer offer, not a reply", { offer, _ in [offer] }),
+            ("not a SealKit transfer reply", { _, code in [code] }),
+            ("no transfer reply on stdin", { _, _ in [] }),
         ]
         for (message, reply) in cases {
             let receiving = try CLI()
-            let (_, result) = try Self.receive(in: receiving, reply: reply)
+            let (_, code, result) = try Self.receive(in: receiving, reply: reply)
             #expect(result.status == 65 || result.status == 66, "\(message): \(result.status)")
-            #expect(result.stderr.split(separator: "\n").last?.hasPrefix("sealkit: ") == true)
+            #expect(result.stderr.hasPrefix("sealkit: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
             #expect(result.stderr.contains(message), "\(result.stderr)")
-            #expect(result.stdout.isEmpty, "nothing on stdout after the offer: \(result.stdout)")
-            #expect(try Self.ids(receiving).isEmpty)
+            #expect(!result.stderr.contains(code), "the code reached stderr")
+            #expect(result.stdout.isEmpty, "nothing on stdout after the offer and code: \(result.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: receiving.home.appendingPathComponent("keys").path))
         }
+    }
+
+    /// The attack of issue 11, as a regression test: an attacker who can swap the offer runs a
+    /// receiver of its own and hands ITS offer to the sender, with the real receiver's code.
+    /// Nothing comes of it: the attacker's receiver cannot open the reply, the real receiver
+    /// refuses it, and the key appears in no output in any encoding.
+    @Test func swappedOfferGivesTheAttackerNothing() throws {
+        let sender = try CLI(), real = try CLI(), attacker = try CLI()
+        #expect(try sender.run(["keys", "generate", "victim@example.com"]).status == 0)
+        let key = try #require(try Self.keyMaterial(sender).first)
+
+        let realReceiver = try RunningCLI(real, ["transfer", "receive", "--offline", "--format", "text"])
+        let realOffer = try #require(realReceiver.readLine())
+        let realCode = try #require(realReceiver.readLine())
+        let attackerReceiver = try RunningCLI(attacker, ["transfer", "receive", "--offline", "--format", "text"])
+        let attackerOffer = try #require(attackerReceiver.readLine())
+        let attackerCode = try #require(attackerReceiver.readLine())
+        #expect(attackerOffer != realOffer)
+
+        // The sender is fooled about the offer, not about the code (people read it to each other).
+        let sent = try sender.run(["transfer", "send", "victim@example.com", "--to", attackerOffer, "--code", realCode, "--format", "text"])
+        #expect(sent.status == 0)
+        let reply = sent.stdout.split(separator: "\n").map(String.init)
+        attackerReceiver.write(reply)
+        let attackerResult = attackerReceiver.finish()
+        realReceiver.write(reply)
+        let realResult = realReceiver.finish()
+
+        #expect(attackerResult.status == 65 && attackerResult.stderr.contains("wrong code"), "\(attackerResult.stderr)")
+        #expect(realResult.status == 65 && realResult.stderr.contains("wrong code"), "\(realResult.stderr)")
+        #expect(try Self.ids(attacker).isEmpty && Self.ids(real).isEmpty)
+        // The attacker cannot make a reply the real receiver takes either: without the code
+        // it can only guess, and the guess ends that receiver's transfer (as above).
+        for encoded in try Self.encodings(of: key) {
+            for text in [sent.stdout, sent.stderr, attackerResult.stdout, attackerResult.stderr, realResult.stdout,
+                         realResult.stderr, realOffer, attackerOffer, realCode, attackerCode] {
+                #expect(!text.contains(encoded), "the key leaked")
+            }
+        }
+    }
+
+    /// On a terminal the offline receiver survives a damaged paste: it says what is wrong and asks
+    /// again, then joins the real reply wrapped over several lines. Driven through a pseudo-terminal
+    /// (Python's pty), as a person at a terminal would.
+    @Test func receiverOnATerminalAsksAgainAndJoinsAWrappedReply() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "u"]).status == 0)
+        let script = """
+            import json, os, pty, select, subprocess, sys, time
+            sealkit, sender_home, receiver_home = \(try Self.json([CLI.executable.path, sender.environment["SEALKIT_HOME"] ?? "", receiving.environment["SEALKIT_HOME"] ?? ""]))
+            env = dict(os.environ, SEALKIT_HOME=receiver_home)
+            env.pop("SEALKIT_PASSPHRASE", None)
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execve(sealkit, [sealkit, "transfer", "receive", "--offline", "--format", "text"], env)
+            seen = b""
+            def read_until(marker, timeout=20):
+                global seen
+                deadline = time.time() + timeout
+                while marker not in seen and time.time() < deadline:
+                    ready, _, _ = select.select([fd], [], [], 0.2)
+                    if ready:
+                        try:
+                            chunk = os.read(fd, 4096)
+                        except OSError:
+                            break
+                        if not chunk:
+                            break
+                        seen += chunk
+                return marker in seen
+            read_until(b"Paste the reply")
+            lines = seen.decode().replace("\\r", "").split("\\n")
+            offers = [line for line in lines if line.startswith("sealkit-offer-v2:")]
+            if not offers:
+                sys.exit("no offer on the terminal: %r" % seen)
+            offer = offers[0]
+            code = lines[lines.index(offer) + 1].strip()
+            reply = subprocess.run([sealkit, "transfer", "send", "u", "--to", offer, "--code", code, "--format", "text"],
+                                   env=dict(os.environ, SEALKIT_HOME=sender_home), capture_output=True, text=True).stdout.strip()
+            damaged = reply[:40] + ("A" if reply[40] != "A" else "B") + reply[41:]
+            os.write(fd, (damaged + "\\n\\n").encode())
+            read_until(b"Paste it again")
+            os.write(fd, (offer + "\\n").encode())
+            read_until(b"not a reply")
+            for start in range(0, len(reply), 50):
+                os.write(fd, (reply[start:start + 50] + "\\n").encode())
+                time.sleep(0.05)
+            read_until(b"imported")
+            read_until(b"\\x00", timeout=2)
+            _, status = os.waitpid(pid, 0)
+            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace"), "code": code}))
+            """
+        let result = try Python.run(script)
+        #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
+        struct Outcome: Decodable { let status: Int; let output: String; let code: String }
+        let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.stdout))
+        #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(outcome.output.contains("check does not match"), "\(outcome.output)")
+        #expect(outcome.output.contains("this is a transfer offer, not a reply"), "\(outcome.output)")
+        #expect(outcome.output.components(separatedBy: "Paste it again").count == 3, "\(outcome.output)")
+        #expect(outcome.output.contains("u\t") && outcome.output.contains("\timported"), "\(outcome.output)")
+        #expect(try Self.ids(receiving) == ["u"])
+    }
+
+    /// Without --code on a terminal, the sender asks for the code there (the offer may come on stdin).
+    @Test func senderAsksForTheCodeOnATerminal() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "u"]).status == 0)
+        let (_, code, received) = try Self.receive(in: receiving) { offer, code in
+            let script = """
+                import json, os, pty, select, sys, time
+                sealkit, home, offer, code = \(try Self.json([CLI.executable.path, sender.environment["SEALKIT_HOME"] ?? "", offer, code]))
+                env = dict(os.environ, SEALKIT_HOME=home)
+                env.pop("SEALKIT_PASSPHRASE", None)
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execve(sealkit, [sealkit, "transfer", "send", "u", "--to", offer, "--format", "text"], env)
+                seen = b""
+                deadline = time.time() + 20
+                asked = False
+                while time.time() < deadline:
+                    ready, _, _ = select.select([fd], [], [], 0.2)
+                    if ready:
+                        try:
+                            chunk = os.read(fd, 4096)
+                        except OSError:
+                            break
+                        if not chunk:
+                            break
+                        seen += chunk
+                    if not asked and b"Code the receiver shows" in seen:
+                        os.write(fd, (code.upper() + "\\n").encode())
+                        asked = True
+                _, status = os.waitpid(pid, 0)
+                print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
+                """
+            let result = try Python.run(script)
+            #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
+            struct Outcome: Decodable { let status: Int; let output: String }
+            let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.stdout))
+            #expect(outcome.status == 0, "\(outcome.output)")
+            #expect(outcome.output.contains("Code the receiver shows"))
+            return outcome.output.replacingOccurrences(of: "\r", with: "").split(separator: "\n")
+                .filter { $0.hasPrefix("sealkit-reply-v2:") }.map(String.init)
+        }
+        #expect(received.status == 0 && received.stdout.hasSuffix("\timported\n"), "\(received.stderr)")
+        #expect(!received.stderr.contains(code))
+    }
+
+    static func json(_ strings: [String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return String(decoding: try encoder.encode(strings), as: UTF8.self)
     }
 
     @Test func replyWorksOnceAndConflictsStoreNothing() throws {
         let sender = try CLI(), receiving = try CLI()
         for id in ["a", "b"] { #expect(try sender.run(["keys", "generate", id]).status == 0) }
         var reply: [String] = []
-        let (_, first) = try Self.receive(in: receiving) { offer in
-            reply = try sender.run(["transfer", "send", "a", "b", "--to", offer, "--format", "text"]).output
-                .split(separator: "\n").map(String.init)
+        let (_, _, first) = try Self.receive(in: receiving) { offer, code in
+            reply = try Self.send(sender, ["a", "b"], to: offer, code: code)
             return reply + reply  // The same reply twice: taken once, the copy never read.
         }
         #expect(first.status == 0)
         #expect(first.output.split(separator: "\n").map { $0.split(separator: "\t").last } == ["imported", "imported"])
-        // Replayed to a new receiver, it is refused: the old offer's key is gone.
-        let (_, replayed) = try Self.receive(in: receiving) { _ in reply }
-        #expect(replayed.status == 65 && replayed.stderr.contains("another receiver"))
+        // Replayed to a new receiver, it is refused: it was made for another offer and code.
+        let (_, _, replayed) = try Self.receive(in: receiving) { _, _ in reply }
+        #expect(replayed.status == 65 && replayed.stderr.contains("wrong code"))
 
         // A different key under one id refuses the whole transfer.
         let fresh = try CLI()
         #expect(try fresh.run(["keys", "generate", "b"]).status == 0)
-        let (_, conflict) = try Self.receive(in: fresh) { offer in
-            try sender.run(["transfer", "send", "a", "b", "--to", offer, "--format", "text"]).output
-                .split(separator: "\n").map(String.init)
-        }
+        let (_, _, conflict) = try Self.receive(in: fresh) { offer, code in try Self.send(sender, ["a", "b"], to: offer, code: code) }
         #expect(conflict.status == 73 && conflict.stderr.contains("a different key is already stored under 'b'"))
         #expect(try Self.ids(fresh) == ["b"])
         // The identical key is fine.
-        let (_, again) = try Self.receive(in: receiving) { offer in
-            try sender.run(["transfer", "send", "a", "--to", offer, "--format", "text"]).output
-                .split(separator: "\n").map(String.init)
-        }
+        let (_, _, again) = try Self.receive(in: receiving) { offer, code in try Self.send(sender, ["a"], to: offer, code: code) }
         #expect(again.status == 0 && again.stdout.hasSuffix("\tunchanged\n"))
     }
 
@@ -198,7 +390,15 @@ struct TransferCLITests {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
         expectCleanFailure(try cli.run(["transfer", "send", "u"]), containing: "--code CODE")
-        expectCleanFailure(try cli.run(["transfer", "send", "u", "--to", "sealkit-offer-v1:AAAA"]), containing: "offer is damaged")
+        let receiver = try RunningCLI(cli, ["transfer", "receive", "--offline", "--format", "text"])
+        defer { _ = receiver.finish() }
+        let offer = try #require(receiver.readLine())
+        expectCleanFailure(
+            try cli.run(["transfer", "send", "u", "--to", "sealkit-offer-v1:AAAA", "--code", "7-guitarist-revenge"]), containing: "retired")
+        expectCleanFailure(
+            try cli.run(["transfer", "send", "u", "--to", "sealkit-offer-v2:AAAA", "--code", "7-guitarist-revenge"]), containing: "offer is damaged")
+        expectCleanFailure(try cli.run(["transfer", "send", "u", "--to", offer]), containing: "--code")
+        expectCleanFailure(try cli.run(["transfer", "send", "u", "--to", offer, "--code", "7-guitarist"]), containing: "1 word after the number")
         expectCleanFailure(try cli.run(["transfer", "send", "u", "--to", "x", "--expires-in", "0"]), containing: "1 to 86400")
         expectCleanFailure(try cli.run(["transfer", "send", "u", "v", "--rownd"]), containing: "exactly one id")
         expectCleanFailure(try cli.run(["transfer", "send", "nobody", "--rownd"]), containing: "no key for 'nobody'")

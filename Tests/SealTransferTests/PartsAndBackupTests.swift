@@ -7,10 +7,10 @@ import Testing
 
 @Suite("Parts")
 struct PartsTests {
-    static let payload = "sealkit-reply-v1:" + TransferText.encode(SecureRandom.bytes(count: 3000))
+    static let payload = "sealkit-reply-v2:" + TransferText.encode(SecureRandom.bytes(count: 3000))
 
     @Test func shortCodesStayWholeLongOnesSplitEvenly() throws {
-        #expect(try TransferParts.split("sealkit-reply-v1:AAAA") == ["sealkit-reply-v1:AAAA"])
+        #expect(try TransferParts.split("sealkit-reply-v2:AAAA") == ["sealkit-reply-v2:AAAA"])
         let parts = try TransferParts.split(Self.payload)
         #expect(parts.count == 4)
         #expect(parts.allSatisfy { $0.count <= TransferParts.maximumLineLength })
@@ -21,12 +21,12 @@ struct PartsTests {
 
     @Test func missingDuplicatedAndForeignPartsAreRefused() throws {
         let parts = try TransferParts.split(Self.payload)
-        let other = try TransferParts.split("sealkit-reply-v1:" + TransferText.encode(SecureRandom.bytes(count: 3000)))
+        let other = try TransferParts.split("sealkit-reply-v2:" + TransferText.encode(SecureRandom.bytes(count: 3000)))
         #expect(throws: TransferError.missingParts([2, 4], count: 4)) { try TransferParts.join([parts[0], parts[2]]) }
         #expect(throws: TransferError.duplicatePart(index: 1, count: 4)) { try TransferParts.join([parts[0], parts[0]]) }
         #expect(throws: TransferError.partsFromTwoTransfers) { try TransferParts.join([parts[0], other[1]]) }
-        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join([parts[0], "sealkit-reply-v1:AAAA"]) }
-        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join(["sealkit-reply-v1:AAAA", parts[0]]) }
+        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join([parts[0], "sealkit-reply-v2:AAAA"]) }
+        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join(["sealkit-reply-v2:AAAA", parts[0]]) }
         #expect(throws: TransferError.noInput(.reply)) { try TransferParts.join(["", " "]) }
 
         // A piece changed but renumbered consistently: the transfer id catches it.
@@ -46,7 +46,7 @@ struct PartsTests {
     }
 
     @Test func tooLargeIsRefused() {
-        let huge = "sealkit-reply-v1:" + String(repeating: "A", count: 1165 * 100)
+        let huge = "sealkit-reply-v2:" + String(repeating: "A", count: 1165 * 100)
         #expect(throws: TransferError.tooLarge(parts: 101)) { try TransferParts.split(huge) }
     }
 }
@@ -98,6 +98,13 @@ struct TransferVectorTests {
         let passphrase: String?
         let expect: String
         let keys: [VectorKey]?
+        let receiver: VectorReceiver?
+    }
+    /// The offline receiver the vector was made for: its code, fixed SPAKE2 entropy, and clock.
+    struct VectorReceiver: Decodable {
+        let code: String
+        let entropy: String
+        let now: Int64
     }
     struct VectorKey: Decodable {
         let id: String
@@ -120,6 +127,8 @@ struct TransferVectorTests {
 
     @Test func vectorsAreThere() {
         #expect(Self.vectors.count >= 6, "Fixtures/transfer/vectors.json is missing or unreadable")
+        #expect(Set(Self.vectors.map(\.kind)) == ["offer", "reply", "backup"])
+        #expect(Set(Self.vectors.filter { $0.kind == "reply" }.map(\.expect)).isSuperset(of: ["ok", "wrong-code", "retired-version"]))
     }
 
     @Test(arguments: vectors.map(\.name))
@@ -134,6 +143,14 @@ struct TransferVectorTests {
                 opened = try PaperBackup.open(joined, passphrase: Passphrase(vector.passphrase ?? "-")).keys
             case "parts":
                 #expect(joined.hasPrefix("sealkit-"))
+            case "offer":
+                let offer = try TransferOffer(joined)
+                let made = try Self.receiver(vector)
+                #expect(offer.text == made.offer.text, "the receiver's offer differs from python-spake2's")
+            case "reply":
+                let receiver = try Self.receiver(vector)
+                let now = Date(timeIntervalSince1970: TimeInterval(try #require(vector.receiver).now))
+                opened = try receiver.accept(joined, now: now).keys
             default:
                 Issue.record("unknown kind \(vector.kind)")
             }
@@ -156,8 +173,25 @@ struct TransferVectorTests {
         }
     }
 
+    /// A receiver with the vector's code and entropy: it makes python-spake2's offer.
+    static func receiver(_ vector: Vector) throws -> TransferReceiver {
+        let made = try #require(vector.receiver)
+        var seed: [UInt8] = []
+        var index = made.entropy.startIndex
+        while index < made.entropy.endIndex {
+            let next = made.entropy.index(index, offsetBy: 2)
+            seed.append(try #require(UInt8(made.entropy[index..<next], radix: 16)))
+            index = next
+        }
+        let fixed = seed
+        return TransferReceiver(code: try WormholeCode(parsing: made.code), entropy: { Array(fixed.prefix($0)) })
+    }
+
     static func name(of error: TransferError) -> String {
         switch error {
+        case .wrongCode: return "wrong-code"
+        case .retiredVersion: return "retired-version"
+        case .expired: return "expired"
         case .wrongPassphrase: return "wrong-passphrase"
         case .missingParts: return "missing-parts"
         case .duplicatePart: return "duplicate-part"

@@ -76,17 +76,6 @@ public enum HKDF {
         return blocks.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0.prefix(outputByteCount))) }
     }
 
-    /// Derives a 32-byte secretbox key, as magic-wormhole's `derive_key` does.
-    /// - Parameters:
-    ///   - inputKeyMaterial: the secret to derive from.
-    ///   - salt: the extract step's salt; empty for none.
-    ///   - info: the purpose.
-    /// - Returns: the key.
-    public static func deriveKey(inputKeyMaterial: SymmetricKey, salt: [UInt8] = [], info: [UInt8]) -> SymmetricKey {
-        SymmetricKey(storage: deriveBytes(
-            inputKeyMaterial: inputKeyMaterial.storage, salt: salt, info: info, outputByteCount: SymmetricKey.byteCount))
-    }
-
     /// HMAC-SHA256 of the concatenated `parts` under `key`, written into `output` (32 bytes).
     /// libsodium's streaming interface hashes a key longer than the block size first, as RFC 2104 says.
     private static func hmac(

@@ -1,0 +1,219 @@
+import ArgumentParser
+import FoundationEssentials
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The offline transfer (`transfer receive --offline`, `transfer send --to OFFER --code CODE`):
+/// texts carried by hand, authenticated by the receiver's one-time code through SPAKE2.
+/// Argument handling and printing only; the protocol is SealTransfer's `TransferReceiver`
+/// and `TransferOffer`.
+enum TransferOffline {
+    /// The longest line read from stdin: a whole reply or part is at most
+    /// `TransferParts.maximumLineLength` characters; the rest is room for stray blanks.
+    static let maximumLineLength = 4 * TransferParts.maximumLineLength
+    /// The longest offer `--to -` reads.
+    static let maximumOfferInput = 4096
+
+    /// `transfer send ID... --to OFFER [--code CODE]`: prints the reply.
+    static func send(
+        ids: [String], all: Bool, to: String, code: String?, expiresIn: Int?, format: TransferFormat,
+        keystoreOptions: KeystoreOptions
+    ) throws {
+        // Read the offer and the code before unlocking anything, so a bad paste fails fast.
+        let offer = try TransferOffer(to == "-" ? readOffer() : to)
+        let code = try senderCode(code)
+        let keystore = try keystoreOptions.keystore()
+        let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+        let lines = try offer.reply(
+            sending: histories, code: code, expiresIn: TimeInterval(expiresIn ?? Int(TransferOffer.defaultLifetime)))
+        TransferDisplay.describe(histories, "Sending")
+        if format == .qr {
+            StandardError.write(
+                "Give the receiver this reply: scan it, or paste its line\(lines.count > 1 ? "s" : ""). "
+                    + "It opens only with the code the receiver showed; a wrong code ends the transfer there.\n")
+        }
+        try TransferDisplay.show(lines, format: format)
+    }
+
+    /// `transfer receive --offline`: shows the offer and the code, reads the reply, stores its keys.
+    /// - Parameter assumeYes: store without asking, even at a terminal (`--yes`).
+    static func receive(format: TransferFormat, protect: Bool, assumeYes: Bool = false, keystoreOptions: KeystoreOptions) throws {
+        let keystore = try keystoreOptions.keystore()
+        let receiver = TransferReceiver()
+        let offer = receiver.offer
+        let code = receiver.code.revealedText
+        switch format {
+        case .text:
+            let output = StandardOutput()
+            try output.write(offer.text + "\n" + code + "\n")
+            try output.flush()
+        case .qr:
+            StandardError.write("On the sending side, scan this offer, then run: sealkit transfer send ID --to <offer> --code <code>\n")
+            TransferDisplay.showQR(offer.text)
+            StandardError.write(offer.text + "\n")
+            StandardError.write(
+                "Code: \(code)\nTell the sender this code yourself (read it out; do not send it with the offer).\n")
+        }
+        let interactive = isatty(0) == 1
+        let reader = LineReader(fd: 0)
+        let reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
+        TransferDisplay.describe(reply.keys, "Received")
+        StandardError.write("Check that the sender shows the same fingerprints.\n")
+        if format == .qr && interactive && !assumeYes {
+            StandardError.write("Store these keys? [y/N] ")
+            var answer = ""
+            _ = try reader.nextLine(maximumLength: maximumLineLength) { answer = String(decoding: $0, as: UTF8.self) }
+            guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
+                throw CLIFailure("nothing was stored", status: .negative)
+            }
+        }
+        let ids = reply.keys.map(\.id)
+        let passphrase = try keystoreOptions.passphrase(forStoring: ids, protect: protect, in: keystore)
+        let outcomes = try keystore.storeAll(reply.keys, passphrase: passphrase)
+        let output = StandardOutput()
+        for (history, outcome) in zip(reply.keys, outcomes) {
+            try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
+        }
+        try output.flush()
+    }
+
+    /// The offer from stdin (`--to -`): its line, or its pieces if something wrapped it.
+    private static func readOffer() throws -> String {
+        var bytes = try StandardInput.readAll(limit: maximumOfferInput, what: "offer")
+        defer { ConstantTime.wipe(&bytes) }
+        // An offer has no blanks, so every one is from wrapping or copying.
+        let joined = bytes.filter { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains($0) }
+        guard let text = String(validating: joined, as: UTF8.self) else {
+            throw CLIFailure("the offer on stdin is not UTF-8 text", status: .dataError)
+        }
+        guard !text.isEmpty else { throw TransferError.noInput(.offer) }
+        return text
+    }
+
+    /// The code from `--code`, else asked on the terminal.
+    private static func senderCode(_ given: String?) throws -> WormholeCode {
+        do {
+            if let given { return try WormholeCode(parsing: given) }
+        } catch {
+            throw TransferError.badCode(error)
+        }
+        guard let typed = try askOnTerminal("Code the receiver shows (such as 7-guitarist-revenge): ") else {
+            throw ValidationError("give --code CODE: the code the receiver shows (no terminal to ask on)")
+        }
+        do {
+            return try WormholeCode(parsing: typed)
+        } catch {
+            throw TransferError.badCode(error)
+        }
+    }
+
+    /// Asks on the controlling terminal (not stdin, which may carry the offer). The code is
+    /// one-time and shown on the other screen anyway, so it is echoed as typed.
+    /// - Returns: nil when there is no terminal.
+    private static func askOnTerminal(_ prompt: String) throws -> String? {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        var bytes: [UInt8] = []
+        defer { ConstantTime.wipe(&bytes) }
+        var byte: UInt8 = 0
+        while bytes.count <= WormholeCode.maximumTextLength, Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Non-interactive: one line, or one line per part in any order; anything wrong ends the run.
+    private static func readReply(_ receiver: TransferReceiver, from reader: LineReader) throws -> TransferReply {
+        var assembler = PartAssembler()
+        var whole: String?
+        while whole == nil, try reader.nextLine(maximumLength: maximumLineLength, { line in
+            whole = try assembler.add(String(decoding: line, as: UTF8.self))
+        }) {}
+        guard let whole else { throw assembler.incompleteError(expecting: .reply) }
+        return try receiver.accept(whole)
+    }
+
+    /// On a terminal: survives a damaged paste. Says what is wrong and asks again, joins a
+    /// reply wrapped over several lines, and spends the one-time exchange only on a reply
+    /// whose text is whole (`TransferReceiver.check`).
+    private static func readReplyInteractively(_ receiver: TransferReceiver, from reader: LineReader) throws -> TransferReply {
+        StandardError.write("Paste the reply (one line per part), then press Enter:\n")
+        var assembler = PartAssembler()
+        var pending = ""
+        func retry(_ problem: Error) {
+            StandardError.write("\(problem)\nPaste it again:\n")
+        }
+        while true {
+            var line = ""
+            guard try reader.nextLine(maximumLength: maximumLineLength, { line = String(decoding: $0, as: UTF8.self) }) else {
+                // End of input: what was pasted so far is all there is.
+                if !pending.isEmpty { return try receiver.accept(pending) }
+                throw assembler.incompleteError(expecting: .reply)
+            }
+            let text = line.trimmingBlanks()
+            var candidate: String?
+            if text.isEmpty {
+                // Enter on its own: what is pending is all the person pasted.
+                if !pending.isEmpty {
+                    do {
+                        try receiver.check(pending)
+                        candidate = pending
+                    } catch {
+                        retry(error)
+                        pending = ""
+                    }
+                }
+            } else if text.hasPrefix(TransferTextKind.part.prefix) {
+                pending = ""
+                do {
+                    candidate = try assembler.add(text)
+                    if candidate == nil {
+                        StandardError.write("Got it; still missing part\(assembler.missing.count == 1 ? "" : "s") "
+                            + assembler.missing.map(String.init).joined(separator: ", ") + ".\n")
+                    }
+                } catch {
+                    retry(error)
+                    switch error {
+                    case .partsDoNotFit, .partsFromTwoTransfers, .partsMixedWithWhole: assembler = PartAssembler()
+                    default: break
+                    }
+                }
+            } else if text.hasPrefix("sealkit-") || pending.isEmpty {
+                pending = text
+            } else if pending.utf8.count + text.utf8.count <= TransferParts.maximumLineLength + maximumLineLength {
+                // A wrapped line: the rest of the reply.
+                pending += text
+            } else {
+                retry(TransferError.malformed(.reply, reason: "longer than any reply"))
+                pending = ""
+            }
+            if candidate == nil, !pending.isEmpty {
+                do {
+                    try receiver.check(pending)
+                    candidate = pending
+                } catch TransferError.malformed(_, _) {
+                    // Perhaps wrapped: wait for the rest, or for Enter.
+                } catch {
+                    retry(error)
+                    pending = ""
+                }
+            }
+            guard let candidate else { continue }
+            pending = ""
+            do {
+                try receiver.check(candidate)
+            } catch {
+                retry(error)
+                assembler = PartAssembler()
+                continue
+            }
+            // The text is whole: from here a failure (wrong code, expired) is final.
+            return try receiver.accept(candidate)
+        }
+    }
+}
