@@ -88,6 +88,7 @@ let package = Package(
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
+        .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.

@@ -97,7 +97,7 @@ public enum ServerMessage: Equatable, Sendable {
 }
 
 /// Messages this client sends to the server, each with a fresh random `id` (as magic-wormhole does).
-enum ClientMessage {
+enum ClientMessage: Equatable {
     case bind(appID: String, side: String, clientVersion: String)
     case allocate
     case claim(nameplate: String)

@@ -38,7 +38,12 @@ public final class Wormhole: @unchecked Sendable {
     private var key: WormholeKey?
     private var peerSide: String?
     private var peerVersions: JSONValue?
-    private var received: [Int: SecureBytes] = [:]
+    /// Numbered messages that arrived ahead of the application; nil stands for an empty one
+    /// (guarded memory cannot hold zero bytes).
+    private var received: [Int: Message] = [:]
+    private struct Message {
+        let bytes: SecureBytes?
+    }
     private var receivedBytes = 0
     private var nextReceivePhase = 0
     private var nextSendPhase = 0
@@ -133,11 +138,11 @@ public final class Wormhole: @unchecked Sendable {
     }
 
     /// The peer's next numbered message, in order whatever order they arrived in.
-    /// - Returns: the plaintext, in guarded memory.
-    package func receive() throws(MailboxError) -> SecureBytes {
+    /// - Returns: the plaintext, in guarded memory; nil when the message is empty.
+    package func receive() throws(MailboxError) -> SecureBytes? {
         try pump { $0.received[$0.nextReceivePhase] != nil }
-        let message = received.removeValue(forKey: nextReceivePhase)!
-        receivedBytes -= message.count
+        let message = received.removeValue(forKey: nextReceivePhase)!.bytes
+        receivedBytes -= message?.count ?? 0
         nextReceivePhase += 1
         return message
     }
@@ -274,12 +279,11 @@ public final class Wormhole: @unchecked Sendable {
             peerVersions = versions["app_versions"] ?? [:]
         } else if let number = Int(message.phase), String(number) == message.phase, number >= 0 {
             guard number >= nextReceivePhase, number < nextReceivePhase + 100_000 else { return }
-            let bytes = plaintext ?? SecureBytes(count: 0) { _ in }
-            receivedBytes += bytes.count
-            guard receivedBytes <= Self.maximumBufferedBytes else {
-                throw .protocolViolation("the peer sent more than \(Self.maximumBufferedBytes / 1_048_576) MiB ahead")
+            receivedBytes += plaintext?.count ?? 0
+            guard receivedBytes <= Self.maximumBufferedBytes, received.count < 4096 else {
+                throw .protocolViolation("the peer sent more than the application has read")
             }
-            received[number] = bytes
+            received[number] = Message(bytes: plaintext)
         }
         // Other phases (dilation and later extensions) are not for this client: ignored, as magic-wormhole does.
     }

@@ -82,8 +82,9 @@ public enum NetworkTransfer {
     }
 
     /// Reads one keys message: its part number, the part count, and its keys.
-    static func readKeysMessage(_ message: SecureBytes) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
-        try message.reading { raw throws(TransferError) in
+    static func readKeysMessage(_ message: SecureBytes?) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
+        guard let message else { throw .malformed(.reply, reason: "an empty message") }
+        return try message.reading { raw throws(TransferError) in
             var reader = ByteReader(raw, kind: .reply)
             guard try reader.byte() == keysMessageKind else {
                 throw .malformed(.reply, reason: "not a keys message")
@@ -108,8 +109,8 @@ public enum NetworkTransfer {
         return Array(value.serialized().utf8)
     }
 
-    static func readAnswer(_ message: SecureBytes) throws(MailboxError) -> ReceiverAnswer {
-        let bytes = message.withUnsafeBytes { Array($0) }
+    static func readAnswer(_ message: SecureBytes?) throws(MailboxError) -> ReceiverAnswer {
+        let bytes = message?.withUnsafeBytes { Array($0) } ?? []
         guard bytes.count <= 4096, let value = try? JSONValue.parse(bytes), let stored = value["stored"]?.boolValue else {
             throw .notSealKit("its answer is not a SealKit receipt")
         }
