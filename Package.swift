@@ -73,7 +73,7 @@ let package = Package(
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
             name: "SealKitFuzz",
-            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit"]),
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),

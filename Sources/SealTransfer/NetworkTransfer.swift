@@ -56,7 +56,7 @@ public enum NetworkTransfer {
 
     /// The keys messages for `keys`: each `kind (u8) ‖ part (u16) ‖ parts (u16) ‖ KeyBundle`,
     /// every id whole in one part, built in guarded memory.
-    static func keysMessages(_ keys: [KeyHistory]) throws(TransferError) -> [SecureBytes] {
+    package static func keysMessages(_ keys: [KeyHistory]) throws(TransferError) -> [SecureBytes] {
         try KeyBundle.validate(keys)
         var groups: [[KeyHistory]] = [[]]
         var size = 5 + 2
@@ -82,7 +82,7 @@ public enum NetworkTransfer {
     }
 
     /// Reads one keys message: its part number, the part count, and its keys.
-    static func readKeysMessage(_ message: SecureBytes?) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
+    package static func readKeysMessage(_ message: SecureBytes?) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
         guard let message else { throw .malformed(.reply, reason: "an empty message") }
         return try message.reading { raw throws(TransferError) in
             var reader = ByteReader(raw, kind: .reply)
@@ -109,7 +109,7 @@ public enum NetworkTransfer {
         return Array(value.serialized().utf8)
     }
 
-    static func readAnswer(_ message: SecureBytes?) throws(MailboxError) -> ReceiverAnswer {
+    package static func readAnswer(_ message: SecureBytes?) throws(MailboxError) -> ReceiverAnswer {
         let bytes = message?.withUnsafeBytes { Array($0) } ?? []
         guard bytes.count <= 4096, let value = try? JSONValue.parse(bytes), let stored = value["stored"]?.boolValue else {
             throw .notSealKit("its answer is not a SealKit receipt")
