@@ -207,6 +207,23 @@ struct NetworkTransferCLITests {
         }
     }
 
+    @Test func receiverWithADifferentKeyStoresNothingAndTheSenderIsTold() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            #expect(try sending.run(["keys", "generate", "bob"]).status == 0)
+            #expect(try receiving.run(["keys", "generate", "bob"]).status == 0)
+            let before = try keysList(receiving)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let sent = try sending.run(["transfer", "send", "alice", "bob", "--code", code, "--relay", server.relay])
+            expectCleanFailure(sent, containing: "already has a different key")
+            #expect(sent.status == 73)
+            let received = receiver.finish()
+            #expect(received.status == 73 && received.stdoutText.isEmpty, "\(received.stderrText)")
+            #expect(try keysList(receiving) == before, "alice was not stored either")
+        }
+    }
+
     @Test func nobodyJoiningTimesOut() throws {
         try MailboxServer.shared { server in
             let receiving = try CLI()
