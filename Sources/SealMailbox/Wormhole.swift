@@ -252,6 +252,8 @@ public final class Wormhole: @unchecked Sendable {
             if !peerReleasedNameplate {
                 peerReleasedNameplate = true
                 if let release = nameplate.release() { transmit(release) }
+                // A Ctrl-C from now on has only the mailbox left to close.
+                pending.set(nameplate: nil, mailbox: mailbox.held)
             }
             switch order.receive(PeerMessage(side: side, phase: phase, body: body)) {
             case .overflow: throw .protocolViolation("the peer sent too much before its PAKE message")
