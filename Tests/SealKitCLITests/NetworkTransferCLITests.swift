@@ -254,6 +254,28 @@ struct NetworkTransferCLITests {
         expectCleanFailure(try cli.run(["transfer", "send", "u", "--code", "seven"]), containing: "code")
     }
 
+    @Test func interruptedSenderReleasesTheNameplateItClaimed() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
+            let sender = try RunningProgram(
+                CLI.executable.path, ["transfer", "send", "alice", "--code", "9876-adroitness-aardvark", "--relay", server.relay],
+                environment: sending.environment)
+            var waited = 0
+            while try !Self.nameplates(server.relay).contains("9876") && waited < 100 {
+                usleep(100_000)
+                waited += 1
+            }
+            #expect(try Self.nameplates(server.relay).contains("9876"))
+            sender.send(signal: SIGINT)
+            let result = sender.finish()
+            #expect(result.status == 130, "\(result.stderrText)")
+            #expect(result.stdout.isEmpty && result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(try !Self.nameplates(server.relay).contains("9876"))
+        }
+    }
+
     @Test func interruptReleasesTheNameplateAndStoresNothing() throws {
         try MailboxServer.shared { server in
             let receiving = try CLI()
