@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -159,7 +160,10 @@ final class WebSocketTransport: @unchecked Sendable {
             if connect.dnsAAAAError != nil || connect.dnsAError != nil, connect.connectionErrors.isEmpty {
                 return "its host name does not resolve"
             }
-            if let first = connect.connectionErrors.first { return printable(String(describing: first.error)) }
+            if let first = connect.connectionErrors.first {
+                if let io = first.error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
+                return printable(String(describing: first.error))
+            }
         }
         if error is ChannelError { return "connection timed out" }
         return printable(String(describing: error))
