@@ -195,6 +195,10 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 guard part.part == expected, part.parts == total else {
                     throw MailboxError.notSealKit("its keys messages are numbered out of sequence")
                 }
+                // The same bound as a single bundle: every part together holds at most 4,096 ids.
+                guard keys.count + part.keys.count <= KeyBundle.maximumIDCount else {
+                    throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumIDCount) ids, more than a transfer carries")
+                }
                 for history in part.keys {
                     guard seen.insert(history.id).inserted else {
                         throw TransferError.malformed(.reply, reason: "key id '\(history.id)' appears twice")
