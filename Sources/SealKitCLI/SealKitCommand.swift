@@ -106,6 +106,14 @@ enum ExitStatus: Int32 {
     case ioError = 74
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
+    /// The mailbox relay cannot be reached, refused us, or dropped the connection.
+    case unavailable = 69
+    /// Nobody joined the transfer in time: trying again may work.
+    case temporaryFailure = 75
+    /// The peer is not a SealKit key transfer, or broke the protocol.
+    case protocolError = 76
+    /// Ctrl-C: the shell's convention for SIGINT, 128 + 2.
+    case interrupted = 130
 
     init?(for error: any Error) {
         switch error {
@@ -113,6 +121,9 @@ enum ExitStatus: Int32 {
         case is CiphertextError, is KeyFormatError, is KeyTextError, is KeyHistoryError, is QRCodeError: self = .dataError
         case let error as TransferError: self.init(error)
         case let error as KeystoreError: self.init(error)
+        case let error as MailboxError: self.init(error)
+        case is WormholeCodeError: self = .usage
+        case let error as ReceiverRefusedError: self = error.reason == .conflict ? .conflict : .negative
         case let error as VaultError:
             switch error {
             case .noUser: self = .usage
