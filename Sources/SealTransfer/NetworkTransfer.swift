@@ -135,6 +135,8 @@ public enum Refusal: String, Sendable {
     case conflict
     /// The keys arrived but could not be stored (a locked keystore, a full disk, ...).
     case failed
+    /// The person at the receiver pressed Ctrl-C after the keys arrived.
+    case cancelled
 }
 
 /// Why the receiver stored nothing, as the sender reports it.
@@ -145,6 +147,7 @@ public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConv
         case .declined: return "the receiver declined the keys; nothing was stored there"
         case .conflict: return "the receiver already has a different key under one of these ids; nothing was stored there"
         case .failed: return "the receiver could not store the keys; nothing was stored there (see its message)"
+        case .cancelled: return "the receiver cancelled the transfer (Ctrl-C); nothing was stored there"
         }
     }
 }
@@ -156,7 +159,10 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     /// The relay in use.
     public var relay: RelayURL { wormhole.relay }
     private let wormhole: Wormhole
+    // `abandon` runs on the signal thread: these two are read and set under `state`.
+    private let state = Lock()
     private var finished = false
+    private var keysArrived = false
 
     /// Connects to `relay`, allocates a nameplate and opens its mailbox.
     /// - Parameters:
@@ -207,6 +213,7 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 keys += part.keys
                 expected += 1
             }
+            state.withLock { keysArrived = true }
             return keys
         } catch {
             cancel(after: error)
@@ -216,16 +223,14 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
 
     /// Tells the sender the outcome and closes the wormhole.
     public func answer(_ answer: ReceiverAnswer) {
-        guard !finished else { return }
-        finished = true
+        guard finish() else { return }
         wormhole.send(NetworkTransfer.answer(answer))
         wormhole.close(mood: answer == .stored ? .happy : .errory)
     }
 
     /// Closes the wormhole after a failure, with the mood magic-wormhole uses for it.
     public func cancel(after error: Error) {
-        guard !finished else { return }
-        finished = true
+        guard finish() else { return }
         wormhole.close(mood: mood(for: error))
     }
 
@@ -233,7 +238,23 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     public func interrupt() { wormhole.interrupt() }
 
     /// Sends the release and close at once and disconnects, for a process about to exit (thread-safe).
-    public func abandon() { wormhole.abandon(mood: .lonely) }
+    /// Once the keys have arrived the sender waits for our answer (closing the mailbox tells it
+    /// nothing), so it is told first that nothing was stored, instead of waiting out its timeout.
+    public func abandon() {
+        let senderWaits = state.withLock { keysArrived && !finished }
+        // The main thread is then at the question or the passphrase prompt, not using the wormhole.
+        if senderWaits, finish() { wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
+        wormhole.abandon(mood: .lonely)
+    }
+
+    /// Marks the transfer finished; true for the one caller that did so.
+    private func finish() -> Bool {
+        state.withLock {
+            guard !finished else { return false }
+            finished = true
+            return true
+        }
+    }
 }
 
 /// The sending end: joins the receiver's code, sends keys, waits for the receipt.
