@@ -195,7 +195,8 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 do {
                     part = try NetworkTransfer.readKeysMessage(message)
                 } catch {
-                    throw MailboxError.notSealKit("its message is not a SealKit keys message (\(error))")
+                    // The reason alone: TransferError's own text ("copy it again in full") is advice for a pasted reply.
+                    throw MailboxError.notSealKit("its message is not a SealKit keys message (\(Self.reason(error)))")
                 }
                 if expected == 1 { total = part.parts }
                 guard part.part == expected, part.parts == total else {
@@ -207,7 +208,7 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 }
                 for history in part.keys {
                     guard seen.insert(history.id).inserted else {
-                        throw TransferError.malformed(.reply, reason: "key id '\(history.id)' appears twice")
+                        throw MailboxError.notSealKit("its keys messages hold key id '\(history.id)' twice")
                     }
                 }
                 keys += part.keys
@@ -219,6 +220,12 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
             cancel(after: error)
             throw error
         }
+    }
+
+    /// Why a keys message was refused, without the advice meant for pasted text.
+    private static func reason(_ error: TransferError) -> String {
+        if case .malformed(_, let reason) = error { return reason }
+        return "\(error)"
     }
 
     /// Tells the sender the outcome and closes the wormhole.

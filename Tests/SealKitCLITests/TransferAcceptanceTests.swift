@@ -48,7 +48,11 @@ struct TransferAcceptanceTests {
             sender = subprocess.Popen([sealkit, "transfer", "send"] + ids + ["--code", code, "--relay", relay],
                                       env=dict(os.environ, SEALKIT_HOME=sender_home), stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            asked = read_until(b"[y/N]")
+            if action == "none":
+                read_until(b"imported")
+                asked = b"[y/N]" in seen
+            else:
+                asked = read_until(b"[y/N]")
             if action == "interrupt":
                 os.kill(pid, signal.SIGINT)
             elif action.startswith("answer:"):
@@ -92,6 +96,135 @@ struct TransferAcceptanceTests {
             #expect(outcome.senderErr.split(separator: "\n").count == 1)
             #expect(try TransferCLITests.ids(receiving).isEmpty, "nothing stored")
             #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(outcome.code)))
+        }
+    }
+
+    /// `--yes` on a terminal stores without the question; `y` stores, `n` stores nothing and
+    /// the sender says the receiver declined.
+    @Test func theQuestionOnATerminalAndYes() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let fingerprint = try sending.run(["keys", "list"]).output.split(separator: "\t")[1]
+
+            let yes = try CLI()
+            let skipped = try Self.receiveOnATerminal(
+                sending: sending, receiving: yes, relay: server.relay, ids: ["alice"], receiverArguments: ["--yes"], action: "none")
+            #expect(!skipped.asked && skipped.status == 0, "\(skipped.output)")
+            #expect(skipped.output.contains("alice\t\(fingerprint)\timported"), "\(skipped.output)")
+            #expect(skipped.senderStatus == 0 && skipped.senderOut.isEmpty, "\(skipped.senderStatus) \(skipped.senderErr)")
+            #expect(try TransferCLITests.ids(yes) == ["alice"])
+
+            let accepting = try CLI()
+            let accepted = try Self.receiveOnATerminal(
+                sending: sending, receiving: accepting, relay: server.relay, ids: ["alice"], action: "answer:y")
+            #expect(accepted.asked && accepted.status == 0, "\(accepted.output)")
+            #expect(accepted.senderStatus == 0, "\(accepted.senderStatus) \(accepted.senderErr)")
+            #expect(try TransferCLITests.ids(accepting) == ["alice"])
+
+            let declining = try CLI()
+            let declined = try Self.receiveOnATerminal(
+                sending: sending, receiving: declining, relay: server.relay, ids: ["alice"], action: "answer:n")
+            #expect(declined.asked && declined.status == 1, "\(declined.output)")
+            #expect(declined.senderStatus == 1 && declined.senderErr.hasPrefix("sealkit: the receiver declined"), "\(declined.senderErr)")
+            #expect(declined.senderErr.split(separator: "\n").count == 1)
+            #expect(try TransferCLITests.ids(declining).isEmpty)
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(declined.code)))
+        }
+    }
+
+    /// A passphrase-protected key travels once the passphrase is given; without one (and no
+    /// terminal) the sender fails with one line before it joins, and the receiver gets nothing.
+    @Test func protectedKeysNeedTheirPassphrase() throws {
+        try MailboxServer.shared { server in
+            let passphrase = ["SEALKIT_PASSPHRASE": "correct horse battery staple"]
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice", "--protect"], environment: passphrase).status == 0)
+            #expect(try sending.run(["keys", "rotate", "alice"], environment: passphrase).status == 0)
+            let (receiver, code) = try Network.startReceiver(receiving, relay: server.relay, ["--timeout", "20"])
+            let locked = try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay])
+            expectCleanFailure(locked, containing: "passphrase")
+            #expect(locked.status == 77)
+            let sent = try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay], environment: passphrase)
+            #expect(sent.status == 0 && sent.stdout.isEmpty, "\(sent.stderr)")
+            let received = receiver.finish()
+            #expect(received.status == 0, "\(received.stderrText)")
+            let listed = try sending.run(["keys", "list"], environment: passphrase).output
+            let fingerprint = try #require(listed.split(separator: "\t").dropFirst().first)
+            #expect(received.stdoutText == "alice\t\(fingerprint)\timported\n")
+            #expect(try receiving.run(["keys", "list"]).output.contains("1 retired"), "retired keys of a protected id travel too")
+        }
+    }
+
+    /// A magic-wormhole peer that claims SealKit's app versions and then misbehaves:
+    /// `send RELAY BODY` reads the code from stdin and sends BODY's bytes instead of keys;
+    /// `receive RELAY BODY` shows a code, takes the keys and answers with BODY's bytes instead of a receipt.
+    static let oddPeer = """
+        import os, sys
+        from twisted.internet import defer
+        from twisted.internet.task import react
+        import wormhole
+        BODIES = {"garbage": b"\\x01\\x00\\x01\\x00", "json": b'{"hello": 1}', "notjson": b"\\xff not json",
+                  "declined": b'{"stored": false, "reason": "declined"}'}
+        @defer.inlineCallbacks
+        def main(reactor, mode, relay, body):
+            reactor.callLater(30, os._exit, 5)
+            role = "sender" if mode == "send" else "receiver"
+            w = wormhole.create("sealkit/key-transfer/v1", relay, reactor,
+                                versions={"sealkit": {"protocol": "key-transfer/v1", "role": role}})
+            if mode == "send":
+                w.set_code(sys.stdin.readline().strip())
+            else:
+                w.allocate_code()
+                print((yield w.get_code()), flush=True)
+            yield w.get_versions()
+            if mode == "receive":
+                yield w.get_message()
+            w.send_message(BODIES[body])
+            yield defer.Deferred()
+        react(lambda reactor: main(reactor, *sys.argv[1:4]))
+        """
+
+    static func startOddPeer(_ mode: String, relay: String, body: String) throws -> RunningProgram {
+        try RunningProgram(MailboxServer.python, ["-c", oddPeer, mode, relay, body], limit: 40)
+    }
+
+    @Test func aPeerSendingSomethingElseThanKeysIsNotSealKit() throws {
+        try MailboxServer.shared { server in
+            for body in ["garbage", "json"] {
+                let receiving = try CLI()
+                let (receiver, code) = try Network.startReceiver(receiving, relay: server.relay, ["--timeout", "30"])
+                let peer = try Self.startOddPeer("send", relay: server.relay, body: body)
+                peer.write(code + "\n")
+                let received = receiver.finish()
+                peer.send(signal: SIGKILL)
+                _ = peer.finish()
+                #expect(received.status == 76, "\(body): \(received.stderrText)")
+                #expect(received.stdoutText.isEmpty, "only the code on stdout")
+                #expect(received.stderrText.hasPrefix("sealkit: the other side is not a SealKit key transfer"), "\(received.stderrText)")
+                #expect(received.stderrText.split(separator: "\n").count == 1)
+                // Advice for a pasted offline reply does not fit a network peer.
+                #expect(!received.stderrText.contains("copy it again"), "\(received.stderrText)")
+                #expect(try TransferCLITests.ids(receiving).isEmpty)
+                #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(code)))
+            }
+        }
+    }
+
+    @Test func aReceiverAnsweringSomethingElseThanAReceiptIsNotSuccess() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            for (body, status, text) in [("notjson", 76, "not a SealKit key transfer"), ("json", 76, "not a SealKit key transfer"),
+                                         ("declined", 1, "the receiver declined")] {
+                let peer = try Self.startOddPeer("receive", relay: server.relay, body: body)
+                let code = try #require(peer.readLine())
+                let sent = try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay, "--timeout", "30"])
+                peer.send(signal: SIGKILL)
+                _ = peer.finish()
+                expectCleanFailure(sent, containing: text)
+                #expect(Int(sent.status) == status, "\(body): \(sent.stderr)")
+            }
         }
     }
 }
