@@ -227,4 +227,25 @@ struct TransferAcceptanceTests {
             }
         }
     }
+
+    /// `receive --protect` with no passphrase given and no terminal to ask on fails at once, before
+    /// it shows a code (it used to let the sender's keys arrive, then fail). `setsid` takes away the
+    /// controlling terminal, so the test holds when run from one too.
+    @Test func protectWithoutAPassphraseFailsBeforeTheCode() throws {
+        try MailboxServer.shared { server in
+            let receiving = try CLI()
+            for extra in [["--relay", server.relay, "--timeout", "5"], ["--offline"]] {
+                let started = Date()
+                let receiver = try RunningProgram(
+                    "/usr/bin/setsid", ["--wait", CLI.executable.path, "transfer", "receive", "--format", "text", "--protect"] + extra,
+                    environment: receiving.environment.filter { $0.key != "SEALKIT_PASSPHRASE" })
+                let result = receiver.finish()
+                #expect(result.status == 64, "\(extra): \(result.stderrText)")
+                #expect(result.stdoutText.isEmpty, "no code shown: \(result.stdoutText)")
+                #expect(result.stderrText.hasPrefix("sealkit: --protect needs a passphrase"), "\(result.stderrText)")
+                #expect(result.stderrText.split(separator: "\n").count == 1)
+                #expect(Date().timeIntervalSince(started) < 4, "it did not wait for a sender")
+            }
+        }
+    }
 }
