@@ -29,8 +29,15 @@ public enum NetworkTransfer {
 
     /// The default relay: `SEALKIT_RELAY` when set, else the public magic-wormhole mailbox server.
     public static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
-        if let configured = environment["SEALKIT_RELAY"], !configured.isEmpty { return try RelayURL(configured) }
-        return RelayURL.publicRelay
+        guard let configured = environment["SEALKIT_RELAY"], !configured.isEmpty else { return RelayURL.publicRelay }
+        do {
+            return try RelayURL(configured)
+        } catch .badRelay(let reason) {
+            // Name where the address came from: the person may not know the variable is set.
+            throw .badRelay("SEALKIT_RELAY: \(reason) (or give --relay URL)")
+        } catch {
+            throw error
+        }
     }
 
     /// Which end of a transfer a program is, as its `app_versions` says.

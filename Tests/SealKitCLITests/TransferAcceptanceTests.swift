@@ -248,4 +248,21 @@ struct TransferAcceptanceTests {
             }
         }
     }
+
+    /// A bad SEALKIT_RELAY is named as the source of the address (the person may have forgotten
+    /// it is set); --relay wins over it.
+    @Test func aBadRelayFromTheEnvironmentSaysWhereItCameFrom() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(environment: ["SEALKIT_RELAY": "http://relay.example:4000/v1"])
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let refused = try sending.run(["transfer", "send", "alice", "--code", "7-adroitness-aardvark"])
+            expectCleanFailure(refused, containing: "SEALKIT_RELAY")
+            #expect(refused.status == 64 && refused.stderr.contains("--relay"))
+            let receiving = try CLI(environment: ["SEALKIT_RELAY": "http://relay.example:4000/v1"])
+            let (receiver, code) = try Network.startReceiver(receiving, relay: server.relay)
+            #expect(try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay]).status == 0)
+            #expect(receiver.finish().status == 0)
+        }
+    }
 }
+
