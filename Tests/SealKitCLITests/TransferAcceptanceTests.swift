@@ -264,5 +264,22 @@ struct TransferAcceptanceTests {
             #expect(receiver.finish().status == 0)
         }
     }
+
+    /// `--timeout 1` on both sides: one line in the singular, exit 75, the nameplate released.
+    @Test func aOneSecondTimeoutOnEitherSide() throws {
+        try MailboxServer.shared { server in
+            let cli = try CLI()
+            #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+            let (receiver, code) = try Network.startReceiver(cli, relay: server.relay, ["--timeout", "1"])
+            let received = receiver.finish()
+            #expect(received.status == 75 && received.stdoutText.isEmpty)
+            #expect(received.stderrText.hasPrefix("sealkit: nobody completed the transfer within 1 second: "), "\(received.stderrText)")
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(code)))
+            let sent = try cli.run(["transfer", "send", "alice", "--code", "9871-adroitness-aardvark", "--relay", server.relay, "--timeout", "1"])
+            expectCleanFailure(sent, containing: "within 1 second: ")
+            #expect(sent.status == 75)
+            #expect(try !Network.nameplates(server.relay).contains("9871"))
+        }
+    }
 }
 
