@@ -83,7 +83,11 @@ enum TransferNetwork {
         let code = try WormholeCode(parsing: try codeOption ?? askForCode())
         let interrupts = InterruptHandler()
         let sender = try NetworkKeySender(relay: relay, code: code, timeout: timeout)
-        interrupts.arm(cancel: sender.abandon)
+        interrupts.arm(cancel: sender.abandon) {
+            // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
+            sender.hasSentKeys
+                ? "interrupted: the keys were already sent, so the receiver may still store them; its code was released" : nil
+        }
         if StandardError.isTerminal { TransferDisplay.describe(histories, "Sending") }
         progress("Waiting for the receiver to confirm...\n")
         try sender.send(histories)
@@ -115,6 +119,7 @@ enum TransferNetwork {
 final class InterruptHandler: @unchecked Sendable {
     private let lock = Lock()
     private var cancel: (@Sendable () -> Void)?
+    private var message: (@Sendable () -> String?)?
     private var armed = true
     private let source: DispatchSourceSignal
 
@@ -126,10 +131,12 @@ final class InterruptHandler: @unchecked Sendable {
         source.resume()
     }
 
-    /// From now on an interrupt runs `cancel` before exiting.
-    func arm(cancel: @escaping @Sendable () -> Void) {
+    /// From now on an interrupt runs `cancel` before exiting, and says `message()` when that
+    /// gives one (else that the transfer was cancelled).
+    func arm(cancel: @escaping @Sendable () -> Void, message: (@Sendable () -> String?)? = nil) {
         lock.withLock {
             self.cancel = cancel
+            self.message = message
             armed = true
         }
     }
@@ -140,8 +147,9 @@ final class InterruptHandler: @unchecked Sendable {
     private func fire() {
         let action: (@Sendable () -> Void)?? = lock.withLock { armed ? .some(cancel) : .none }
         guard let action else { return }
+        let text = lock.withLock { message }?() ?? "\(MailboxError.interrupted)"
         action?()
-        StandardError.write("sealkit: \(MailboxError.interrupted)\n")
+        StandardError.write("sealkit: \(text)\n")
         Glibc.exit(ExitStatus.interrupted.rawValue)
     }
 }

@@ -275,6 +275,9 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
 public final class NetworkKeySender: @unchecked Sendable {
     private let wormhole: Wormhole
     private var finished = false
+    // Read on the signal thread.
+    private let state = Lock()
+    private var keysSent = false
 
     /// Connects to `relay` and joins the mailbox of `code`.
     public init(relay: RelayURL, code: WormholeCode, timeout: Int) throws(MailboxError) {
@@ -298,6 +301,7 @@ public final class NetworkKeySender: @unchecked Sendable {
             let messages = try NetworkTransfer.keysMessages(keys)
             try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .receiver)
             for message in messages { message.withUnsafeBytes { wormhole.send($0) } }
+            state.withLock { keysSent = true }
             let answer = try NetworkTransfer.readAnswer(try wormhole.receive())
             guard answer == .stored else {
                 if case .refused(let reason) = answer { throw ReceiverRefusedError(reason: reason) }
@@ -323,6 +327,10 @@ public final class NetworkKeySender: @unchecked Sendable {
 
     /// Sends the release and close at once and disconnects (thread-safe).
     public func abandon() { wormhole.abandon(mood: .lonely) }
+
+    /// Whether the keys went out to the receiver (thread-safe): an interrupt after that cannot
+    /// take them back, and the receiver may store them.
+    public var hasSentKeys: Bool { state.withLock { keysSent } }
 }
 
 private func mood(for error: Error) -> Mood {

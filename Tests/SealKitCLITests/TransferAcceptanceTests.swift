@@ -5,7 +5,8 @@ import Testing
 
 /// The contract points for the network transfer that the other suites leave out, driven
 /// as a user or a script would: a receiver on a terminal, `--yes`, protected keys, many ids, and
-/// peers that misbehave after the version exchange.
+/// peers that misbehave after the version exchange. Tests that check an allocated nameplate was
+/// released run their own server: on the shared one a parallel test may be given the same number.
 @Suite("Transfer acceptance: the contract's remaining points, through a local mailbox server")
 struct TransferAcceptanceTests {
     typealias Network = NetworkTransferCLITests
@@ -55,6 +56,10 @@ struct TransferAcceptanceTests {
                 asked = read_until(b"[y/N]")
             if action == "interrupt":
                 os.kill(pid, signal.SIGINT)
+            elif action == "interrupt-sender":
+                sender.send_signal(signal.SIGINT)
+                sender.wait(timeout=20)
+                os.write(fd, b"y\\n")
             elif action.startswith("answer:"):
                 os.write(fd, (action[len("answer:"):] + "\\n").encode())
             read_until(b"\\x00", timeout=20)
@@ -82,7 +87,7 @@ struct TransferAcceptanceTests {
     /// Ctrl-C at the receiver's y/N question: nothing stored, the code released, and the sender,
     /// which waits for the receiver's answer, is told at once (it used to wait out its timeout).
     @Test func interruptAtTheQuestionStoresNothingAndTellsTheSender() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             let outcome = try Self.receiveOnATerminal(
@@ -99,10 +104,29 @@ struct TransferAcceptanceTests {
         }
     }
 
+    /// Ctrl-C on the sender once its keys went out (the receiver is at its question): the sender
+    /// does not claim the transfer was cancelled, since the receiver may still store the keys.
+    @Test func interruptedSenderAfterTheKeysWentOutSaysSo() throws {
+        try MailboxServer.with { server in
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let outcome = try Self.receiveOnATerminal(
+                sending: sending, receiving: receiving, relay: server.relay, ids: ["alice"], action: "interrupt-sender")
+            #expect(outcome.asked, "\(outcome.output)")
+            #expect(outcome.senderStatus == 130, "\(outcome.senderErr)")
+            #expect(outcome.senderOut.isEmpty)
+            #expect(outcome.senderErr.hasPrefix("sealkit: interrupted: the keys were already sent"), "\(outcome.senderErr)")
+            #expect(outcome.senderErr.split(separator: "\n").count == 1)
+            #expect(outcome.status == 0, "\(outcome.output)")
+            #expect(try TransferCLITests.ids(receiving) == ["alice"])
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(outcome.code)))
+        }
+    }
+
     /// `--yes` on a terminal stores without the question; `y` stores, `n` stores nothing and
     /// the sender says the receiver declined.
     @Test func theQuestionOnATerminalAndYes() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             let fingerprint = try sending.run(["keys", "list"]).output.split(separator: "\t")[1]
@@ -190,7 +214,7 @@ struct TransferAcceptanceTests {
     }
 
     @Test func aPeerSendingSomethingElseThanKeysIsNotSealKit() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             for body in ["garbage", "json"] {
                 let receiving = try CLI()
                 let (receiver, code) = try Network.startReceiver(receiving, relay: server.relay, ["--timeout", "30"])
@@ -267,7 +291,7 @@ struct TransferAcceptanceTests {
 
     /// `--timeout 1` on both sides: one line in the singular, exit 75, the nameplate released.
     @Test func aOneSecondTimeoutOnEitherSide() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let cli = try CLI()
             #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
             let (receiver, code) = try Network.startReceiver(cli, relay: server.relay, ["--timeout", "1"])
