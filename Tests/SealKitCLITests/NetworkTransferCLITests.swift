@@ -128,7 +128,6 @@ struct NetworkTransferCLITests {
     }
 
     @Test func wrongCodeFailsOnBothSidesAndStoresNothing() throws {
-        // Its own server: on the shared one a parallel test may be allocated a released nameplate again.
         try MailboxServer.with { server in
             // Python receives; sealkit sends with a wrong code.
             let sending = try CLI()
@@ -256,7 +255,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func interruptedSenderReleasesTheNameplateItClaimed() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
