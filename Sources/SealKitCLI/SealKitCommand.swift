@@ -80,6 +80,8 @@ enum ExitStatus: Int32 {
     case conflict = 73
     /// Reading or writing failed.
     case ioError = 74
+    /// Try again later: another process holds the keystore's lock.
+    case temporaryFailure = 75
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
 
@@ -112,9 +114,10 @@ enum ExitStatus: Int32 {
         switch error {
         case .notFound: self = .noInput
         case .alreadyExists, .conflictingKey: self = .conflict
-        case .locked, .wrongPassphrase, .insecurePermissions: self = .noPermission
-        case .damagedKeyFile: self = .dataError
-        case .fileSystem: self = .ioError
+        case .locked, .wrongPassphrase, .insecurePermissions, .unsafeOwner, .notOwnFile: self = .noPermission
+        case .damagedKeyFile, .tooManyKeys: self = .dataError
+        case .fileSystem, .outOfMemory: self = .ioError
+        case .lockTimeout: self = .temporaryFailure
         }
     }
 }
