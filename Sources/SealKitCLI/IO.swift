@@ -223,6 +223,27 @@ enum TerminalPrompt {
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return try Passphrase(bytes: bytes)
     }
+
+    /// Writes one line to the controlling terminal, if there is one (a retry hint).
+    static func say(_ line: String) {
+        let fd = open("/dev/tty", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = (line + "\n").withCString { Glibc.write(fd, $0, strlen($0)) }
+    }
+
+    /// Asks a yes/no question on stderr when stdin is a terminal, reading the answer from it.
+    /// - Returns: nil when stdin is not a terminal (scripts are not asked), else whether
+    ///   the answer was yes; anything but `y` or `yes` is no.
+    static func confirm(_ question: String) -> Bool? {
+        guard isatty(0) == 1 else { return nil }
+        StandardError.write(question + " [y/N] ")
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.count < 64, Glibc.read(0, &byte, 1) == 1, byte != UInt8(ascii: "\n") { answer.append(byte) }
+        let text = String(decoding: answer, as: UTF8.self).trimmingBlanks().lowercased()
+        return text == "y" || text == "yes"
+    }
 }
 
 extension StringProtocol {

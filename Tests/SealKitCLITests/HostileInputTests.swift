@@ -37,6 +37,10 @@ struct HostileInputTests {
         case .failureAfterOffer:
             let lines = outcome.stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
             #expect(lines.count == 2 && lines[0].hasPrefix("sealkit-offer-v1:") && lines[1].isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
+        case .listedWithProblem:
+            #expect(outcome.status == 65 || outcome.status == 77, "exit status \(outcome.status.map(String.init) ?? "none")")
+            // The damaged entry is the one under id "k": it is reported, never listed.
+            #expect(!outcome.stdoutText.split(separator: "\n").contains { $0.hasPrefix("k\t") }, "stdout: \(outcome.stdoutText.prefix(200))")
         case .auditFinding:
             #expect(outcome.status == 1, "an audit finding exits 1")
             #expect(outcome.stdoutText.contains("unreadable-file"), "stdout: \(outcome.stdoutText.prefix(300))")
@@ -133,6 +137,9 @@ enum HostileOutcome: Sendable {
     /// `audit` reports bad content as a finding: the report on stdout, exit status 1, a
     /// one-line summary on stderr.
     case auditFinding
+    /// `keys list` lists the healthy keys on stdout and the bad entry in one line on stderr,
+    /// exiting 65 (damaged) or 77 (unsafe).
+    case listedWithProblem
 }
 
 /// Ways a key file can be damaged on disk.
@@ -420,7 +427,8 @@ enum HostileCorpus {
             return HostileCase(
                 name: "damaged key file (\(damage.rawValue)): \(arguments.prefix(2).joined(separator: " "))",
                 rawArguments: arguments, stdin: stdin, setup: .damaged(damage),
-                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase])
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase],
+                outcome: arguments == ["keys", "list"] ? .listedWithProblem : .failure)
         } + [
             // `keys delete` is the remedy the damaged-file message names, so it succeeds (KeysCLITests).
             HostileCase(name: "damaged key file (garbage): keys rotate", rawArguments: ["keys", "rotate", "k"], setup: .damaged(.garbage)),
