@@ -238,8 +238,12 @@ public struct FileKeystore: Keystore {
         if fd < 0 {
             let error = Errno.current
             if error == .noSuchFileOrDirectory && !creating { return nil }
-            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
-            if error == .notDirectory { throw .notOwnFile(path: path, reason: "is not a folder") }
+            if error == .tooManySymbolicLinkLevels || error == .notDirectory {
+                // With O_DIRECTORY, Linux reports a link as "not a directory": tell them apart.
+                var info = stat()
+                let isLink = fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+                throw .notOwnFile(path: path, reason: isLink ? "is a symbolic link" : "is not a folder")
+            }
             throw .fileSystem(operation: creating ? "create folder" : "open", path: path, errno: error)
         }
         let folder = Folder(fd: fd, path: path)
