@@ -210,8 +210,10 @@ enum TerminalPrompt {
         guard tcgetattr(fd, &original) == 0 else { return nil }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
-        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        // Echo goes off before the prompt shows, so an answer typed (or pasted) the moment
+        // the prompt appears is neither echoed nor flushed away by TCSAFLUSH.
         tcsetattr(fd, TCSAFLUSH, &silent)
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         defer {
             tcsetattr(fd, TCSAFLUSH, &original)
             _ = Glibc.write(fd, "\n", 1)
