@@ -29,7 +29,7 @@ package enum SecretWrap {
         Sodium.ready
         guard sealed.count > FieldCipher.minimumByteCount else { throw .tooShort(byteCount: sealed.count) }
         do {
-            return try SecureBytes(count: sealed.count - FieldCipher.minimumByteCount) { out in
+            return try SecureBytes.allocate(count: sealed.count - FieldCipher.minimumByteCount) { out in
                 let status = sealed.withUnsafeBufferPointer { box in
                     key.storage.withUnsafeBytes { keyBytes in
                         crypto_secretbox_open_easy(
