@@ -147,6 +147,7 @@ enum KeyFileDamage: String, Sendable, CaseIterable {
     case truncated, headerOnly, empty, garbage, wrongMagic, crlfLineEnds, idOfAnotherFile, fingerprintMismatch
     case materialNotBase64, materialWrongLength, groupReadable, symlink, directory, oversized, twoCurrentKeys
     case retiredListedFirst, absurdArgon2Limits, tamperedSalt, idNotUTF8, timestampOutOfRange, nulBytes
+    case plantedByAnotherUser, protectedMetadataChanged, tooManyKeys, worldWritableFolder
 }
 
 struct HostileCase: Sendable, CustomTestStringConvertible {
@@ -197,6 +198,8 @@ enum HostileCorpus {
             ("escape sequence", "\u{1b}[2J\u{1b}[Hpwned"), ("DEL", "del\u{7f}"), ("C1 control", "next\u{85}line"),
             ("bell", "ding\u{7}"), ("256 bytes", String(repeating: "x", count: 256)),
             ("258 bytes of UTF-8", String(repeating: "é", count: 129)),
+            ("right-to-left override", "evil\u{202E}gnp.exe"), ("zero-width space", "ali\u{200B}ce"),
+            ("bidi isolate", "a\u{2066}b\u{2069}"), ("line separator", "a\u{2028}b"), ("byte order mark", "\u{FEFF}alice"),
         ]
         var cases: [HostileCase] = []
         for (label, id) in ids {
@@ -420,6 +423,13 @@ enum HostileCorpus {
             .oversized: ["keys", "list"], .twoCurrentKeys: ["keys", "list"], .retiredListedFirst: ["encrypt", "--key", "r", "--", "x"],
             .absurdArgon2Limits: ["encrypt", "--key", "p", "--", "x"], .tamperedSalt: ["keys", "rotate", "p"],
             .idNotUTF8: ["keys", "list"], .timestampOutOfRange: ["keys", "list"], .nulBytes: ["keys", "import", "k"],
+            .plantedByAnotherUser: encryptK, .protectedMetadataChanged: ["encrypt", "--key", "p", "--", "x"],
+            .tooManyKeys: ["keys", "rotate", "k"], .worldWritableFolder: ["keys", "generate", "new-id"],
+        ]
+        // The review's attacks on the keystore (issue 13) must be refused for the right reason.
+        let reasons: [KeyFileDamage: String] = [
+            .plantedByAnotherUser: "owned by uid 65534", .protectedMetadataChanged: "changed without the passphrase",
+            .tooManyKeys: "more than the 4096", .worldWritableFolder: "chmod 700",
         ]
         return KeyFileDamage.allCases.map { damage in
             let arguments = commands[damage] ?? encryptK
@@ -427,7 +437,7 @@ enum HostileCorpus {
             return HostileCase(
                 name: "damaged key file (\(damage.rawValue)): \(arguments.prefix(2).joined(separator: " "))",
                 rawArguments: arguments, stdin: stdin, setup: .damaged(damage),
-                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase], expected: reasons[damage],
                 outcome: arguments == ["keys", "list"] ? .listedWithProblem : .failure)
         } + [
             // `keys delete` is the remedy the damaged-file message names, so it succeeds (KeysCLITests).
@@ -769,7 +779,7 @@ enum HostileCorpus {
     private static func apply(_ damage: KeyFileDamage, in folder: String) throws {
         let target: String
         switch damage {
-        case .tamperedSalt, .absurdArgon2Limits: target = try keyFile(for: "p", in: folder)
+        case .tamperedSalt, .absurdArgon2Limits, .protectedMetadataChanged: target = try keyFile(for: "p", in: folder)
         case .retiredListedFirst: target = try keyFile(for: "r", in: folder)
         default: target = try keyFile(for: "k", in: folder)
         }
@@ -805,6 +815,20 @@ enum HostileCorpus {
             unlink(target)
             mkdir(target, 0o700)
             return
+        case .plantedByAnotherUser:
+            // The tests run as root: a 0600 file of uid 65534 (nobody) that root could read.
+            chown(target, 65534, 65534)
+            return
+        case .worldWritableFolder:
+            chmod(folder, 0o1777)
+            return
+        case .protectedMetadataChanged:
+            // Version 2: line 4 is the first key line; its creation time is authenticated.
+            replaceField(line: 4, field: 2, with: "1")
+        case .tooManyKeys:
+            var retired = lines[3].split(separator: " ").map(String.init)
+            retired[3] = "1"
+            lines.insert(contentsOf: Array(repeating: retired.joined(separator: " "), count: 5000), at: 4)
         case .oversized: bytes = Array(original.utf8) + [UInt8](repeating: UInt8(ascii: "#"), count: 2 << 20)
         case .twoCurrentKeys: lines.insert(lines[3], at: 4)
         case .retiredListedFirst: lines.swapAt(3, 4)
