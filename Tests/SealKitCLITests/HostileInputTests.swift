@@ -110,7 +110,7 @@ struct HostileInputTests {
         #expect(Set(cases.map(\.name)).count == cases.count, "case names must be unique")
         let commands = Set(cases.map { $0.command })
         for command in [
-            "keys generate", "keys import", "keys list", "keys rotate", "keys delete", "keys backup", "keys restore", "encrypt",
+            "keys generate", "keys import", "keys list", "keys rotate", "keys passwd", "keys delete", "keys backup", "keys restore", "encrypt",
             "decrypt", "status", "qr", "profile", "transfer", "audit",
         ] {
             #expect(commands.contains(command), "no hostile input for \(command)")
@@ -404,6 +404,35 @@ enum HostileCorpus {
         cases.append(HostileCase(
             name: "keys rotate: --passphrase-file wrong", rawArguments: ["keys", "rotate", "p", "--passphrase-file", "{home}/wrong"],
             expected: "wrong passphrase"))
+        // keys passwd: nothing changes unless the current passphrase opens the keys and a new one is given.
+        cases += [
+            HostileCase(
+                name: "keys passwd: wrong current passphrase", rawArguments: ["keys", "passwd", "p", "--new-passphrase-file", "{home}/wrong"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(
+                name: "keys passwd: endless new passphrase file", rawArguments: ["keys", "passwd", "k", "--new-passphrase-file", "/dev/zero"],
+                expected: "longer than 4096 bytes"),
+            HostileCase(
+                name: "keys passwd: empty new passphrase file", rawArguments: ["keys", "passwd", "k", "--new-passphrase-file", "{home}/empty"],
+                expected: "is empty"),
+            HostileCase(
+                name: "keys passwd: no new passphrase and no terminal", rawArguments: ["keys", "passwd", "k"], expected: "--new-passphrase-file"),
+            HostileCase(name: "keys passwd: missing id", rawArguments: ["keys", "passwd", "nobody", "--remove"], expected: "no key for 'nobody'"),
+            HostileCase(
+                name: "keys passwd: --remove without the passphrase", rawArguments: ["keys", "passwd", "p", "--remove"], expected: "passphrase-protected"),
+            HostileCase(
+                name: "keys passwd: --remove and a new passphrase", rawArguments: ["keys", "passwd", "k", "--remove", "--new-passphrase-file", "{home}/wrong"],
+                expected: "not both"),
+            HostileCase(
+                name: "SEALKIT_PASSPHRASE set but empty", rawArguments: ["keys", "generate", "new-id"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": ""], expected: "set but empty"),
+            HostileCase(
+                name: "SEALKIT_LOCK_TIMEOUT not a number", rawArguments: ["keys", "rotate", "k"],
+                rawEnvironment: ["SEALKIT_LOCK_TIMEOUT": "ten"], expected: "SEALKIT_LOCK_TIMEOUT"),
+            HostileCase(
+                name: "keys restore --protect onto an unprotected id", rawArguments: ["keys", "restore", "k", "--protect"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase], expected: "sealkit keys passwd k"),
+        ]
         cases.append(HostileCase(
             name: "keys generate: --protect with empty passphrase file",
             rawArguments: ["keys", "generate", "new-id", "--protect", "--passphrase-file", "{home}/empty"], expected: "is empty"))
