@@ -22,10 +22,6 @@ public final class InMemoryKeystore: Keystore, @unchecked Sendable {
         lock.withLock { records.values.map { $0.entry(isProtected: false) }.sorted { $0.id < $1.id } }
     }
 
-    public func survey() throws(KeystoreError) -> KeystoreSurvey {
-        KeystoreSurvey(entries: try entries(), problems: [])
-    }
-
     public func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
         guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
         return record.ring

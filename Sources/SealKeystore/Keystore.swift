@@ -80,6 +80,13 @@ public protocol Keystore: Sendable {
     func delete(_ id: KeyID) throws(KeystoreError)
 }
 
+extension Keystore {
+    /// For backends whose entries cannot be individually damaged: every entry, no problems.
+    public func survey() throws(KeystoreError) -> KeystoreSurvey {
+        KeystoreSurvey(entries: try entries(), problems: [])
+    }
+}
+
 /// Whether `store` may accept the identical key again.
 public enum StoreMode: Sendable {
     /// A new id only (`keys generate`).
