@@ -104,12 +104,12 @@ enum ExitStatus: Int32 {
     case conflict = 73
     /// Reading or writing failed.
     case ioError = 74
+    /// Try again later: another process holds the keystore's lock, or nobody joined a transfer in time.
+    case temporaryFailure = 75
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
     /// The mailbox relay cannot be reached, refused us, or dropped the connection.
     case unavailable = 69
-    /// Nobody joined the transfer in time: trying again may work.
-    case temporaryFailure = 75
     /// The peer is not a SealKit key transfer, or broke the protocol.
     case protocolError = 76
     /// Ctrl-C: the shell's convention for SIGINT, 128 + 2.
@@ -147,9 +147,10 @@ enum ExitStatus: Int32 {
         switch error {
         case .notFound: self = .noInput
         case .alreadyExists, .conflictingKey: self = .conflict
-        case .locked, .wrongPassphrase, .insecurePermissions: self = .noPermission
-        case .damagedKeyFile: self = .dataError
-        case .fileSystem: self = .ioError
+        case .locked, .wrongPassphrase, .insecurePermissions, .unsafeOwner, .notOwnFile: self = .noPermission
+        case .damagedKeyFile, .tooManyKeys: self = .dataError
+        case .fileSystem, .outOfMemory: self = .ioError
+        case .lockTimeout: self = .temporaryFailure
         }
     }
 }

@@ -196,6 +196,11 @@ enum FuzzTarget: String, CaseIterable {
         for (a, b) in zip(reparsed.entries, file.entries) {
             check(a.fingerprint == b.fingerprint && a.created == b.created && a.retired == b.retired, "an entry changed")
         }
+        check(reparsed.version == file.version && reparsed.sealed == file.sealed, "version or sealed record changed")
+        // Unprotected keys open without Argon2id: opening must fail cleanly or give one key per line.
+        if file.protection == nil, let (record, _) = try? file.unlock(passphrase: nil, source: "fuzz") {
+            check(record.versions.count == file.entries.count, "an unlocked record lost keys")
+        }
     }
 
     private static func json(_ bytes: [UInt8]) {
