@@ -25,6 +25,9 @@ let package = Package(
         .systemLibrary(
             name: "CPNG", pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(
+            name: "CSecret", pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]),
 
         // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
         .target(name: "SealCore", dependencies: ["CSodium"]),
@@ -32,6 +35,10 @@ let package = Package(
         .target(
             name: "SealKeystore",
             dependencies: ["SealCore", .product(name: "SystemPackage", package: "swift-system")]),
+        // Keys in the desktop keyring (freedesktop Secret Service) through libsecret.
+        .target(
+            name: "SealSecretService",
+            dependencies: ["CSecret", "SealCore", "SealKeystore", .product(name: "SystemPackage", package: "swift-system")]),
         // JSON that keeps key order and exact number text, with a nesting limit.
         .target(name: "SealJSON"),
         // Schema-aware profile encryption.
@@ -47,6 +54,7 @@ let package = Package(
             name: "SealKit",
             dependencies: [
                 "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
+                "SealSecretService",
             ]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(

@@ -49,13 +49,13 @@ public struct FileKeystore: Keystore {
 
     public func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
         guard let file = try readKeyFile(named: id.fileName) else { return nil }
-        return Self.entry(of: file)
+        return file.entry
     }
 
     public func entries() throws(KeystoreError) -> [KeyEntry] {
         var found: [KeyEntry] = []
         for name in try keyFileNames() {
-            if let file = try readKeyFile(named: name) { found.append(Self.entry(of: file)) }
+            if let file = try readKeyFile(named: name) { found.append(file.entry) }
         }
         return found.sorted { $0.id < $1.id }
     }
@@ -82,11 +82,7 @@ public struct FileKeystore: Keystore {
                 return try unlock(file, passphrase: passphrase).record.outcomeOfStoring(key, mode: mode)
             }
             let record = KeyRecord(id: id, key: key, now: currentUnixTime())
-            let sealing = try passphrase.map { passphrase throws(KeystoreError) in
-                let protection = KeyFile.Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt())
-                return Sealing(protection: protection, key: try derive(protection, passphrase, for: id))
-            }
-            try write(record, sealing: sealing)
+            try write(record, sealing: try newSealing(passphrase, for: id))
             return .stored
         }
     }
@@ -100,11 +96,7 @@ public struct FileKeystore: Keystore {
                 try write(merged, sealing: unlocked.sealing)
                 return .stored
             }
-            let sealing = try passphrase.map { passphrase throws(KeystoreError) in
-                let protection = KeyFile.Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt())
-                return Sealing(protection: protection, key: try derive(protection, passphrase, for: history.id))
-            }
-            try write(KeyRecord(history), sealing: sealing)
+            try write(KeyRecord(history), sealing: try newSealing(passphrase, for: history.id))
             return .stored
         }
     }
@@ -146,68 +138,19 @@ public struct FileKeystore: Keystore {
 
     // MARK: Unlocking
 
-    /// The key that seals material at rest, with the parameters that made it.
-    struct Sealing {
-        let protection: KeyFile.Protection
-        let key: SymmetricKey
-    }
-
-    private func derive(
-        _ protection: KeyFile.Protection, _ passphrase: Passphrase, for id: KeyID
-    ) throws(KeystoreError) -> SymmetricKey {
-        do {
-            return try protection.kdf.deriveKey(from: passphrase, salt: protection.salt)
-        } catch {
-            throw .damagedKeyFile(path: folder + "/" + id.fileName, reason: error.description)
-        }
+    /// The key-file form's meaning lives in KeyFileCodec.swift, shared with other backends;
+    /// these only say which file an error is about.
+    private func newSealing(_ passphrase: Passphrase?, for id: KeyID) throws(KeystoreError) -> KeySealing? {
+        guard let passphrase else { return nil }
+        let path = folder + "/" + id.fileName
+        return try KeySealing.new(passphrase: passphrase) { reason in .damagedKeyFile(path: path, reason: reason) }
     }
 
     private func unlock(
         _ file: KeyFile, passphrase: Passphrase?
-    ) throws(KeystoreError) -> (record: KeyRecord, sealing: Sealing?) {
+    ) throws(KeystoreError) -> (record: KeyRecord, sealing: KeySealing?) {
         let path = folder + "/" + file.id.fileName
-        var sealing: Sealing?
-        if let protection = file.protection {
-            guard let passphrase else { throw .locked(file.id) }
-            sealing = Sealing(protection: protection, key: try derive(protection, passphrase, for: file.id))
-        }
-        var versions: [KeyRecord.Version] = []
-        for (index, entry) in file.entries.enumerated() {
-            let key: SymmetricKey
-            if let sealing {
-                let sealed = entry.material.withUnsafeBytes { Base64.decode(String(decoding: $0, as: UTF8.self)) }
-                guard let sealed else { throw .damagedKeyFile(path: path, reason: "bad sealed key") }
-                do {
-                    key = SymmetricKey(storage: try SecretWrap.open(sealed, using: sealing.key))
-                } catch {
-                    // The first key failing means the passphrase is wrong; a later one, tampering.
-                    if index == 0 { throw .wrongPassphrase(file.id) }
-                    throw .damagedKeyFile(path: path, reason: "a retired key does not open with the passphrase")
-                }
-            } else {
-                do {
-                    key = try SymmetricKey(base64Encoded: entry.material)
-                } catch {
-                    throw .damagedKeyFile(path: path, reason: "bad key")
-                }
-            }
-            guard key.storage.count == SymmetricKey.byteCount, key.fingerprint.bytes == entry.fingerprint else {
-                throw .damagedKeyFile(path: path, reason: "a key does not match its fingerprint")
-            }
-            versions.append(KeyRecord.Version(key: key, created: entry.created, retired: entry.retired))
-        }
-        return (KeyRecord(id: file.id, versions: versions), sealing)
-    }
-
-    private static func entry(of file: KeyFile) -> KeyEntry {
-        KeyEntry(
-            id: file.id, isProtected: file.protection != nil,
-            versions: file.entries.map {
-                KeyEntry.Version(
-                    fingerprint: KeyFingerprint(bytes: $0.fingerprint),
-                    created: Date(timeIntervalSince1970: TimeInterval($0.created)),
-                    retired: $0.retired.map { Date(timeIntervalSince1970: TimeInterval($0)) })
-            })
+        return try file.unlock(passphrase: passphrase) { reason in .damagedKeyFile(path: path, reason: reason) }
     }
 
     // MARK: Files
@@ -243,12 +186,7 @@ public struct FileKeystore: Keystore {
             filled += count
         }
         if filled < bytes.count { bytes.removeLast(bytes.count - filled) }
-        let file: KeyFile
-        do {
-            file = try KeyFile.parse(bytes)
-        } catch {
-            throw .damagedKeyFile(path: path, reason: error.reason)
-        }
+        let file = try KeyFile.decode(bytes) { reason in .damagedKeyFile(path: path, reason: reason) }
         guard file.id.fileName == name else { throw .damagedKeyFile(path: path, reason: "its id does not match its file name") }
         return file
     }
@@ -270,21 +208,8 @@ public struct FileKeystore: Keystore {
         return names
     }
 
-    private func write(_ record: KeyRecord, sealing: Sealing?) throws(KeystoreError) {
-        let entries = record.versions.map { version in
-            let material: SecureBytes
-            if let sealing {
-                let sealed = SecretWrap.seal(version.key.storage, using: sealing.key)
-                material = SecureBytes(copying: Array(Base64.encode(sealed).utf8))
-            } else {
-                material = version.key.base64EncodedBytes()
-            }
-            return KeyFile.Entry(
-                fingerprint: version.key.fingerprint.bytes, created: version.created, retired: version.retired,
-                material: material)
-        }
-        let file = KeyFile(id: record.id, protection: sealing?.protection, entries: entries)
-        try writeAtomically(file.serialized(), to: record.id.fileName)
+    private func write(_ record: KeyRecord, sealing: KeySealing?) throws(KeystoreError) {
+        try writeAtomically(KeyFile.encode(record, sealing: sealing), to: record.id.fileName)
     }
 
     /// Temporary file, fsync, rename over the target, fsync of the folder.

@@ -6,7 +6,7 @@ struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Create, import, list, rotate, delete, back up and restore per-user keys.",
-        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self, Backup.self, Restore.self])
+        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self, Backup.self, Restore.self, Migrate.self])
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(

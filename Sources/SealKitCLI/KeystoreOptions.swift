@@ -10,14 +10,39 @@ struct KeystoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read the passphrase from this file (first line).", valueName: "path"))
     var passphraseFile: String?
 
-    /// The keystore at the configured root and namespace.
-    func keystore() throws -> FileKeystore {
-        let environment = ProcessInfo.processInfo.environment
-        guard let root = FileKeystore.defaultRoot(environment: environment) else {
-            throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
+    @Option(
+        name: .customLong("keystore"),
+        help: ArgumentHelp(
+            "Where keys live: 'file' or 'secret-service' (the desktop keyring) (default: $SEALKIT_KEYSTORE, else 'file').",
+            valueName: "kind"))
+    var backend: KeystoreBackend?
+
+    /// The keystore chosen with `--keystore` or `$SEALKIT_KEYSTORE`, at the configured namespace.
+    func keystore() throws -> any Keystore { try keystore(chosenBackend()) }
+
+    /// `--keystore`, else `$SEALKIT_KEYSTORE`, else the file keystore.
+    func chosenBackend() throws -> KeystoreBackend {
+        if let backend { return backend }
+        guard let name = ProcessInfo.processInfo.environment["SEALKIT_KEYSTORE"], !name.isEmpty else { return .file }
+        guard let chosen = KeystoreBackend(rawValue: name) else {
+            throw CLIFailure("SEALKIT_KEYSTORE must be 'file' or 'secret-service', not '\(name)'", status: .usage)
         }
+        return chosen
+    }
+
+    /// The keystore of kind `backend` at the configured namespace (and root, for files).
+    func keystore(_ backend: KeystoreBackend) throws -> any Keystore {
+        let environment = ProcessInfo.processInfo.environment
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
-        return FileKeystore(root: root, namespace: try Namespace(name))
+        switch backend {
+        case .secretService:
+            return SecretServiceKeystore(namespace: try Namespace(name), environment: environment)
+        case .file:
+            guard let root = FileKeystore.defaultRoot(environment: environment) else {
+                throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
+            }
+            return FileKeystore(root: root, namespace: try Namespace(name))
+        }
     }
 
     /// A passphrase given without asking: `--passphrase-file`, else `$SEALKIT_PASSPHRASE`.
@@ -48,6 +73,11 @@ struct KeystoreOptions: ParsableArguments {
     /// given one, else a prompt on the terminal.
     func passphrase(toUnlock id: KeyID, in keystore: some Keystore) throws -> Passphrase? {
         guard let entry = try keystore.entry(for: id), entry.isProtected else { return nil }
+        return try passphrase(toUnlockProtected: id)
+    }
+
+    /// The passphrase for keys known to be protected: the given one, else a prompt.
+    func passphrase(toUnlockProtected id: KeyID) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
         return try TerminalPrompt.passphrase("Passphrase for key '\(id)': ") ?? { throw KeystoreError.locked(id) }()
     }
@@ -76,6 +106,14 @@ struct KeystoreOptions: ParsableArguments {
         else { throw CLIFailure("the passphrases do not match: \(abandoned)", status: .usage) }
         return first
     }
+}
+
+/// The keystores `--keystore` chooses between.
+enum KeystoreBackend: String, ExpressibleByArgument, CaseIterable {
+    /// 0600 files under $SEALKIT_HOME: the default.
+    case file
+    /// The freedesktop Secret Service (GNOME Keyring, KWallet) through libsecret.
+    case secretService = "secret-service"
 }
 
 /// Parses a key id argument.

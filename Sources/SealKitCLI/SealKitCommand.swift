@@ -115,6 +115,12 @@ enum ExitStatus: Int32 {
         case .locked, .wrongPassphrase, .insecurePermissions: self = .noPermission
         case .damagedKeyFile: self = .dataError
         case .fileSystem: self = .ioError
+        case .keyring(let problem):
+            switch problem {
+            case .locked: self = .noPermission
+            case .damagedItem: self = .dataError
+            case .unavailable, .timedOut, .failed: self = .ioError
+            }
         }
     }
 }
