@@ -76,7 +76,13 @@ let package = Package(
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
-        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore"]),
+        // The Keystore contract as checks every backend runs unchanged.
+        .target(name: "KeystoreConformance", dependencies: ["SealKeystore"], path: "Tests/KeystoreConformance"),
+        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore", "KeystoreConformance"]),
+        // Against a real Secret Service: a private bus and GNOME Keyring per run (SealTestSupport).
+        .testTarget(
+            name: "SealSecretServiceTests",
+            dependencies: ["SealSecretService", "SealKeystore", "KeystoreConformance", "SealTestSupport"]),
         .testTarget(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
