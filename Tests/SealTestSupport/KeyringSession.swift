@@ -52,10 +52,8 @@ public final class KeyringSession: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // The shell starts the daemon (the password on its stdin), waits until it owns the
         // Secret Service's bus name (so no call activates a second daemon), prints the bus
-        // address, then waits until `stop()` or this process ends. setsid keeps the bus out of
-        // our process group, so it outlives nothing by being killed with it; python3 clears
-        // the signal mask we would pass on (this process blocks SIGTERM, which
-        // dbus-run-session sends the bus when it ends).
+        // address, then waits until `stop()` or this process ends. setsid keeps it out of our
+        // process group, so a runner killing the group cannot leave the bus without its shell.
         let script = """
             printf '%s' "$1" | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null || exit 3
             tries=0
@@ -67,11 +65,9 @@ public final class KeyringSession: @unchecked Sendable {
             while kill -0 "$2" 2>/dev/null && [ ! -e "$3" ]; do sleep 0.2; done
             rm -rf "$4"
             """
-        let clearSignalMask = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"
-        process.arguments = [
-            "setsid", "-w", "python3", "-c", clearSignalMask, "dbus-run-session", "--", "sh", "-c", script, "sh",
-            Self.password, String(getpid()), stopFile, home.path,
-        ]
+        process.arguments = ["setsid", "-w"] + Self.cleanly([
+            "dbus-run-session", "--", "sh", "-c", script, "sh", Self.password, String(getpid()), stopFile, home.path,
+        ])
         process.environment = base
         let output = Pipe(), errors = Pipe()
         process.standardInput = FileHandle.nullDevice
@@ -103,15 +99,39 @@ public final class KeyringSession: @unchecked Sendable {
         Thread { _ = errors.fileHandleForReading.readDataToEndOfFile() }.start()
     }
 
+    /// `argv` run through python3 with a clean slate: every descriptor above stderr closed and
+    /// no signal blocked. Foundation's Process passes on both: a daemon holding another test's
+    /// pipe would keep that test waiting for end-of-file forever, and the SIGTERM this process
+    /// blocks is what dbus-run-session ends the bus with.
+    private static func cleanly(_ argv: [String]) -> [String] {
+        let launcher = """
+            import os, signal, sys
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+            os.execvp(sys.argv[1], sys.argv[1:])
+            """
+        return ["python3", "-c", launcher] + argv
+    }
+
+    /// Runs a keyring daemon command in this session's environment; the daemon it leaves
+    /// behind holds none of our descriptors.
+    private func daemon(_ command: String, stdin: String = "") throws {
+        let arguments = Self.cleanly(["sh", "-c", command + " >/dev/null 2>&1"])
+        let result = try Subprocess.run("/usr/bin/env", arguments, stdin: Array(stdin.utf8), environment: environment)
+        guard result.status == 0 else {
+            throw Failure(description: "could not restart the test keyring (status \(result.status))")
+        }
+    }
+
     /// Restarts the keyring daemon without unlocking it, as after logging in without the
     /// keyring's password: the login keyring is then locked.
     public func restartLocked() throws {
-        let result = try Subprocess.run(
-            "sh", ["-c", "gnome-keyring-daemon --replace --components=secrets --daemonize </dev/null >/dev/null"],
-            environment: environment)
-        guard result.status == 0 else {
-            throw Failure(description: "could not restart the test keyring: \(result.stderrText)")
-        }
+        try daemon("gnome-keyring-daemon --replace --components=secrets --daemonize </dev/null")
+    }
+
+    /// Restarts the keyring daemon and unlocks it with the test password, as logging in does.
+    public func restartUnlocked() throws {
+        try daemon("gnome-keyring-daemon --replace --unlock --components=secrets --daemonize", stdin: Self.password)
     }
 
     /// Ends the bus and the daemon, and removes the temporary HOME.
