@@ -36,7 +36,16 @@ struct KeystoreOptions: ParsableArguments {
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         switch backend {
         case .secretService:
-            return SecretServiceKeystore(namespace: try Namespace(name), environment: environment)
+            // How long one call to the keyring may take: a keyring waiting on an unlock prompt
+            // must not hang a script.
+            var timeout = Duration.seconds(10)
+            if let text = environment["SEALKIT_KEYRING_TIMEOUT"], !text.isEmpty {
+                guard let seconds = Int(text), (1...600).contains(seconds) else {
+                    throw CLIFailure("SEALKIT_KEYRING_TIMEOUT must be a whole number of seconds from 1 to 600", status: .usage)
+                }
+                timeout = .seconds(seconds)
+            }
+            return SecretServiceKeystore(namespace: try Namespace(name), timeout: timeout, environment: environment)
         case .file:
             guard let root = FileKeystore.defaultRoot(environment: environment) else {
                 throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)

@@ -16,7 +16,8 @@ struct SealKitCommand: ParsableCommand {
         commandName: "sealkit",
         abstract: "End-to-end field encryption and key transfer, wire-compatible with Rownd's SDKs.",
         discussion: """
-            Keys live in $SEALKIT_HOME, else $XDG_DATA_HOME/sealkit, else ~/.local/share/sealkit.
+            Keys live in $SEALKIT_HOME, else $XDG_DATA_HOME/sealkit, else ~/.local/share/sealkit; with
+            --keystore secret-service (or SEALKIT_KEYSTORE=secret-service), in the desktop keyring.
             Passphrases come from --passphrase-file, $SEALKIT_PASSPHRASE, or a prompt on a terminal.
             """,
         version: "0.1.0",

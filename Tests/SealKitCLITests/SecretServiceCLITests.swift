@@ -73,6 +73,28 @@ struct SecretServiceCLITests {
         #expect(try cli.run(["decrypt", "--key", "alice", "--", sealed]).output == "locked away")
     }
 
+    /// A keyring that stops answering (as one waiting on an unlock prompt does): the command
+    /// gives up after SEALKIT_KEYRING_TIMEOUT seconds, in one line, instead of hanging.
+    @Test func aKeyringThatDoesNotAnswerTimesOut() throws {
+        let session = try KeyringSession()
+        defer { session.stop() }
+        let cli = try CLI(environment: session.environment.merging(["SEALKIT_KEYSTORE": "secret-service"]) { $1 })
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let daemon = try session.daemonProcessID()
+        kill(daemon, SIGSTOP)
+        defer { kill(daemon, SIGCONT) }
+        for arguments in [["keys", "list"], ["keys", "generate", "bob"], ["encrypt", "--key", "alice", "--", "x"]] {
+            let started = Date()
+            let result = try cli.run(arguments, environment: ["SEALKIT_KEYRING_TIMEOUT": "2"])
+            expectCleanFailure(result, containing: "did not answer within 2 s")
+            #expect(result.status == 74)
+            #expect(Date().timeIntervalSince(started) < 8, "\(arguments)")
+        }
+        kill(daemon, SIGCONT)
+        #expect(try cli.run(["keys", "list"]).stdout.hasPrefix("alice\t"))
+        expectCleanFailure(try cli.run(["keys", "list"], environment: ["SEALKIT_KEYRING_TIMEOUT": "soon"]), containing: "SEALKIT_KEYRING_TIMEOUT")
+    }
+
     /// No session bus at all: say so and name the file keystore.
     @Test func noSessionBusSaysSoAndNamesTheFileKeystore() throws {
         let cli = try CLI(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/sealkit-bus"])

@@ -134,6 +134,18 @@ public final class KeyringSession: @unchecked Sendable {
         try daemon("gnome-keyring-daemon --replace --unlock --components=secrets --daemonize", stdin: Self.password)
     }
 
+    /// The keyring daemon's process id, as the bus knows it.
+    public func daemonProcessID() throws -> Int32 {
+        let result = try Subprocess.run(
+            "dbus-send",
+            ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+             "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets"],
+            environment: environment)
+        guard result.status == 0, let pid = result.stdoutText.split(separator: " ").last.flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        else { throw Failure(description: "cannot find the keyring daemon: \(result.stderrText)") }
+        return pid
+    }
+
     /// Ends the bus and the daemon, and removes the temporary HOME.
     public func stop() {
         let first = lock.withLock { () -> Bool in
