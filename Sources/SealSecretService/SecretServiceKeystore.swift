@@ -144,7 +144,7 @@ struct Storage: KeyItemStorage {
                 }
             }
         }
-        guard stored else { throw .keyring(.failed(operation: "store the key for '\(entry.id)'", reason: "it said no")) }
+        guard stored else { throw .keyring(.failed(operation: "store the key for '\(entry.id)'", reason: "the Secret Service refused it")) }
     }
 
     func deleteItem(_ id: KeyID) throws(KeystoreError) -> Bool {

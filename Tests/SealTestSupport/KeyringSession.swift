@@ -50,30 +50,33 @@ public final class KeyringSession: @unchecked Sendable {
         stopFile = home.appendingPathComponent("stop").path
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        // The shell starts the daemon (the password on its stdin), waits until it owns the
+        // The shell starts the daemon (which reads the password from stdin), waits until it owns the
         // Secret Service's bus name (so no call activates a second daemon), prints the bus
         // address, then waits until `stop()` or this process ends. setsid keeps it out of our
         // process group, so a runner killing the group cannot leave the bus without its shell.
         let script = """
-            printf '%s' "$1" | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null || exit 3
+            gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null || exit 3
             tries=0
             until dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
                 org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true'; do
               tries=$((tries + 1)); [ "$tries" -gt 100 ] && exit 4; sleep 0.1
             done
             printf '%s\n' "$DBUS_SESSION_BUS_ADDRESS"
-            while kill -0 "$2" 2>/dev/null && [ ! -e "$3" ]; do sleep 0.2; done
-            rm -rf "$4"
+            while kill -0 "$1" 2>/dev/null && [ ! -e "$2" ]; do sleep 0.2; done
+            rm -rf "$3"
             """
         process.arguments = ["setsid", "-w"] + Self.cleanly([
-            "dbus-run-session", "--", "sh", "-c", script, "sh", Self.password, String(getpid()), stopFile, home.path,
+            "dbus-run-session", "--", "sh", "-c", script, "sh", String(getpid()), stopFile, home.path,
         ])
         process.environment = base
-        let output = Pipe(), errors = Pipe()
-        process.standardInput = FileHandle.nullDevice
+        // The password goes to the daemon on stdin, never on a command line.
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(Self.password.utf8))
+        try input.fileHandleForWriting.close()
 
         // The first line is the address; anything else (or nothing within 20 s) is a failure.
         var line = Data()
