@@ -10,7 +10,7 @@ extension KeysCommand {
                 Keys move from the other keystore into the one --to names, one id at a time, current and retired \
                 keys together. Each id is deleted from the source only after the destination has been read back \
                 and holds every one of its keys; an id the destination holds with a different key is refused. \
-                Protected keys stay protected under the same passphrase.
+                Every id is checked before any moves. Protected keys stay protected under the same passphrase.
                 """)
 
         @Option(help: ArgumentHelp("The keystore to move keys into: 'secret-service' or 'file'.", valueName: "kind"))
@@ -30,10 +30,19 @@ extension KeysCommand {
             let source = try keystoreOptions.keystore(to == .file ? .secretService : .file)
             let destination = try keystoreOptions.keystore(to)
             let ids = all ? try source.entries().map(\.id) : try self.ids.map(keyID)
+            // One passphrase for every protected id, on either side, asked at most once.
+            var passphrase: Passphrase?
             for id in ids {
                 guard let entry = try source.entry(for: id) else { throw KeystoreError.notFound(id, namespace: source.namespace.name) }
-                let protected = try entry.isProtected || destination.entry(for: id)?.isProtected == true
-                let passphrase = protected ? try keystoreOptions.passphrase(toUnlockProtected: id) : nil
+                if try entry.isProtected || destination.entry(for: id)?.isProtected == true {
+                    passphrase = try keystoreOptions.passphrase(toUnlockProtected: id)
+                    break
+                }
+            }
+            // Every id is checked before any moves, so a missing id, a conflict, a wrong
+            // passphrase or a locked keyring leaves both keystores as they were.
+            for id in ids { try source.checkMove(id, to: destination, passphrase: passphrase) }
+            for id in ids {
                 let moved = try source.move(id, to: destination, passphrase: passphrase)
                 // Each line is printed as its id is done, so a later failure leaves an accurate record.
                 print("\(id)\t\(moved.current.fingerprint)\tmoved to \(to.rawValue)")
