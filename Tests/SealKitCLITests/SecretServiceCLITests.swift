@@ -43,6 +43,29 @@ struct SecretServiceCLITests {
         #expect(badEnvironment.status == 64)
     }
 
+    /// An item someone else rewrote: every command that reads it fails in one line saying so
+    /// and how to fix it (exit 65), and the fix works.
+    @Test func anItemChangedBySomeoneElseIsReportedWithTheFix() throws {
+        let session = try KeyringSession()
+        defer { session.stop() }
+        let cli = try CLI(environment: session.environment.merging(["SEALKIT_KEYSTORE": "secret-service"]) { $1 })
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let tampered = try Subprocess.run(
+            "secret-tool",
+            ["store", "--label=SealKit key 'alice'", "xdg:schema", "org.sealkit.Key", "application", "sealkit",
+             "namespace", "default", "id", "alice", "version", "1"],
+            stdin: Array("sealkit-keyfile 1\nid YWxpY2U=\nprotection none\nkey 00 0 - AAAA\n".utf8), environment: session.environment)
+        #expect(tampered.status == 0, "\(tampered.stderrText)")
+        for arguments in [["keys", "list"], ["encrypt", "--key", "alice", "--", "x"], ["keys", "rotate", "alice"]] {
+            let result = try cli.run(arguments)
+            expectCleanFailure(result, containing: "the keyring item for 'alice' in namespace 'default' no longer parses")
+            #expect(result.stderr.contains("sealkit keys delete --keystore secret-service --namespace default -- alice"))
+            #expect(result.status == 65)
+        }
+        #expect(try cli.run(["keys", "delete", "--keystore", "secret-service", "--namespace", "default", "--", "alice"]).status == 0)
+        #expect(try cli.run(["keys", "list"]).stdout.isEmpty)
+    }
+
     /// The daemon restarted and not unlocked: every command fails at once in one line saying
     /// to unlock the keyring (no prompt, no wait), and unlocking it shows nothing changed.
     @Test func aLockedKeyringFailsCleanlyAndFast() throws {
