@@ -80,6 +80,15 @@ struct SecretServiceKeystoreTests {
         for line in attributes + [label] {
             #expect(!fragments.contains { line.contains($0) }, "\(line)")
         }
+
+        // A rotation rewrites the one item (no second one appears) and its label follows the current key.
+        let next = SymmetricKey.generate()
+        try store.rotate(id, to: next, passphrase: nil)
+        let after = try SharedKeyring.secretTool(["search", "--all"] + query)
+        let items = (after.stdoutText + after.stderrText).split(separator: "\n")
+        #expect(items.filter { $0.hasPrefix("[/") }.count == 1)
+        #expect(items.contains { $0 == "label = SealKit key 'alice@example.com' (\(namespace.name)) \(next.fingerprint)" })
+        #expect(items.filter { $0.hasPrefix("key ") }.count == 2)
     }
 
     /// With a passphrase the item holds the sealed form: the key appears nowhere in it.
