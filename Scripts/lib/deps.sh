@@ -89,6 +89,8 @@ ensure_stress_deps() {
 # keyring tests are disabled and Scripts/test says so in one line; everywhere else they run.
 check_keyring() {
   local home status
+  # Only this probe decides; a value left in the caller's environment does not.
+  unset SEALKIT_SKIP_KEYRING_TESTS
   home="$(mktemp -d)"
   mkdir -m 700 "$home/run"
   HOME="$home" XDG_DATA_HOME="$home/data" XDG_RUNTIME_DIR="$home/run" DBUS_SESSION_BUS_ADDRESS= \

@@ -23,7 +23,7 @@ public enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
                 + "in Passwords and Keys) and try again; nothing was changed"
         case .timedOut(let operation, let seconds):
             return "the keyring did not answer within \(seconds) s while trying to \(operation) (is it waiting "
-                + "on an unlock prompt?): unlock the keyring and try again; nothing was changed"
+                + "on an unlock prompt?): unlock the keyring and try again"
         case .failed(let operation, let reason):
             return "the keyring could not \(operation): \(reason)"
         case .damagedItem(let id, let namespace, let reason):
