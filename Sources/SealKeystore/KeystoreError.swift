@@ -29,6 +29,8 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case damagedKeyFile(path: String, reason: String)
     /// A file-system operation failed.
     case fileSystem(operation: String, path: String, errno: Errno)
+    /// The desktop keyring (Secret Service) could not do what was asked.
+    case keyring(KeyringProblem)
 
     public var description: String {
         switch self {
@@ -66,6 +68,8 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key file \(path) is damaged (\(reason)): restore it from a backup or delete it"
         case .fileSystem(let operation, let path, let errno):
             return "cannot \(operation) \(path): \(errno.description.lowercasedFirst)"
+        case .keyring(let problem):
+            return problem.description
         }
     }
 }

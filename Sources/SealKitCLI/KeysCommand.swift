@@ -9,9 +9,10 @@ import Glibc
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Create, import, list, rotate, protect, delete, back up and restore per-user keys.",
+        abstract: "Create, import, list, rotate, protect, delete, migrate, back up and restore per-user keys.",
         subcommands: [
             Generate.self, Import.self, List.self, Rotate.self, Passwd.self, Delete.self, Backup.self, Restore.self,
+            Migrate.self,
         ])
 
     struct Generate: ParsableCommand {

@@ -16,25 +16,64 @@ struct KeystoreOptions: ParsableArguments {
         completion: .file())
     var passphraseFile: String?
 
-    /// The keystore at the configured root and namespace.
-    func keystore() throws -> FileKeystore { try Self.keystore(namespace: namespace) }
+    @Option(
+        name: .customLong("keystore"),
+        help: ArgumentHelp(
+            "Where keys live: 'file' or 'secret-service' (the desktop keyring) (default: $SEALKIT_KEYSTORE, else 'file').",
+            valueName: "kind"))
+    var backend: KeystoreBackend?
 
-    /// The keystore at the configured root, in `namespace`, else `$SEALKIT_NAMESPACE`, else `default`,
-    /// waiting `$SEALKIT_LOCK_TIMEOUT` seconds (default 10) for another process's lock.
-    static func keystore(namespace: String?) throws -> FileKeystore {
+    /// The keystore chosen with `--keystore` or `$SEALKIT_KEYSTORE`, at the configured namespace.
+    func keystore() throws -> any Keystore { try Self.keystore(chosenBackend(), namespace: namespace) }
+
+    /// The keystore of kind `backend` at the configured namespace (and root, for files).
+    func keystore(_ backend: KeystoreBackend) throws -> any Keystore { try Self.keystore(backend, namespace: namespace) }
+
+    /// `--keystore`, else `$SEALKIT_KEYSTORE`, else the file keystore.
+    func chosenBackend() throws -> KeystoreBackend {
+        try backend ?? Self.backendFromEnvironment()
+    }
+
+    /// `$SEALKIT_KEYSTORE`, else the file keystore.
+    static func backendFromEnvironment() throws -> KeystoreBackend {
+        guard let name = ProcessInfo.processInfo.environment["SEALKIT_KEYSTORE"], !name.isEmpty else { return .file }
+        guard let chosen = KeystoreBackend(rawValue: name) else {
+            throw CLIFailure("SEALKIT_KEYSTORE must be 'file' or 'secret-service', not '\(name)'", status: .usage)
+        }
+        return chosen
+    }
+
+    /// The keystore of kind `backend` in `namespace`, else `$SEALKIT_NAMESPACE`, else `default`. A file
+    /// keystore waits `$SEALKIT_LOCK_TIMEOUT` seconds (default 10) for another process's lock; the keyring
+    /// waits `$SEALKIT_KEYRING_TIMEOUT` seconds (default 10) for an answer.
+    static func keystore(_ backend: KeystoreBackend, namespace: String?) throws -> any Keystore {
         let environment = ProcessInfo.processInfo.environment
-        guard let root = FileKeystore.defaultRoot(environment: environment) else {
-            throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
-        }
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
-        var timeout = FileKeystore.defaultLockTimeout
-        if let text = environment["SEALKIT_LOCK_TIMEOUT"], !text.isEmpty {
-            guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
-                throw CLIFailure("SEALKIT_LOCK_TIMEOUT must be a number of seconds from 0 to 86400", status: .usage)
+        switch backend {
+        case .secretService:
+            // How long one call to the keyring may take: a keyring waiting on an unlock prompt
+            // must not hang a script.
+            var timeout = Duration.seconds(10)
+            if let text = environment["SEALKIT_KEYRING_TIMEOUT"], !text.isEmpty {
+                guard let seconds = Int(text), (1...600).contains(seconds) else {
+                    throw CLIFailure("SEALKIT_KEYRING_TIMEOUT must be a whole number of seconds from 1 to 600", status: .usage)
+                }
+                timeout = .seconds(seconds)
             }
-            timeout = .milliseconds(Int64((seconds * 1000).rounded()))
+            return SecretServiceKeystore(namespace: try Namespace(name), timeout: timeout, environment: environment)
+        case .file:
+            guard let root = FileKeystore.defaultRoot(environment: environment) else {
+                throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
+            }
+            var lockTimeout = FileKeystore.defaultLockTimeout
+            if let text = environment["SEALKIT_LOCK_TIMEOUT"], !text.isEmpty {
+                guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
+                    throw CLIFailure("SEALKIT_LOCK_TIMEOUT must be a number of seconds from 0 to 86400", status: .usage)
+                }
+                lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+            }
+            return FileKeystore(root: root, namespace: try Namespace(name), lockTimeout: lockTimeout)
         }
-        return FileKeystore(root: root, namespace: try Namespace(name), lockTimeout: timeout)
     }
 
     /// A passphrase given without asking: `--passphrase-file`, else `$SEALKIT_PASSPHRASE`.
@@ -102,6 +141,12 @@ struct KeystoreOptions: ParsableArguments {
     /// given one, else a prompt on the terminal, which allows three tries.
     func passphrase(toUnlock id: KeyID, in keystore: some Keystore) throws -> Passphrase? {
         guard let entry = try keystore.entry(for: id), entry.isProtected else { return nil }
+        return try passphrase(toUnlockProtected: id, in: keystore)
+    }
+
+    /// The passphrase for keys known to be protected: the given one, else a prompt, which allows
+    /// three tries, each checked against the keys in `keystore`.
+    func passphrase(toUnlockProtected id: KeyID, in keystore: some Keystore) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
         for attempt in 1...Self.tries {
             guard let typed = try Self.ask("Passphrase for key '\(id)': ") else {
@@ -164,6 +209,14 @@ struct KeystoreOptions: ParsableArguments {
         }
         throw CLIFailure("the passphrases do not match: \(abandoned)", status: .usage)
     }
+}
+
+/// The keystores `--keystore` chooses between.
+enum KeystoreBackend: String, ExpressibleByArgument, CaseIterable {
+    /// 0600 files under $SEALKIT_HOME: the default.
+    case file
+    /// The freedesktop Secret Service (GNOME Keyring, KWallet) through libsecret.
+    case secretService = "secret-service"
 }
 
 /// Parses a key id argument.

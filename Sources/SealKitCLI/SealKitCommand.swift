@@ -16,7 +16,8 @@ struct SealKitCommand: ParsableCommand {
         commandName: "sealkit",
         abstract: "End-to-end field encryption and key transfer, wire-compatible with Rownd's SDKs.",
         discussion: """
-            Keys live in $SEALKIT_HOME, else $XDG_DATA_HOME/sealkit, else ~/.local/share/sealkit.
+            Keys live in $SEALKIT_HOME, else $XDG_DATA_HOME/sealkit, else ~/.local/share/sealkit; with
+            --keystore secret-service (or SEALKIT_KEYSTORE=secret-service), in the desktop keyring.
             Passphrases come from --passphrase-file, $SEALKIT_PASSPHRASE, or a prompt on a terminal.
             """,
         version: "0.1.0",
@@ -151,6 +152,12 @@ enum ExitStatus: Int32 {
         case .damagedKeyFile, .tooManyKeys: self = .dataError
         case .fileSystem, .outOfMemory: self = .ioError
         case .lockTimeout: self = .temporaryFailure
+        case .keyring(let problem):
+            switch problem {
+            case .locked: self = .noPermission
+            case .damagedItem: self = .dataError
+            case .unavailable, .timedOut, .failed: self = .ioError
+            }
         }
     }
 }

@@ -213,7 +213,7 @@ struct TransferCommand: ParsableCommand {
             }
         }
 
-        private func sendRownd(format: TransferFormat, keystore: FileKeystore) throws {
+        private func sendRownd(format: TransferFormat, keystore: any Keystore) throws {
             let id = try keyID(ids[0])
             let ring = try keystore.keyRing(for: id, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore))
             let text = KeyText.rowndLinkText(for: ring.current, link: link ?? "")

@@ -44,7 +44,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func sealkitToSealkitCarriesCurrentAndRetiredKeys() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             for id in ["alice@example.com", "bob"] { #expect(try sending.run(["keys", "generate", id]).status == 0) }
             #expect(try sending.run(["keys", "rotate", "alice@example.com"]).status == 0)
@@ -128,7 +128,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func wrongCodeFailsOnBothSidesAndStoresNothing() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             // Python receives; sealkit sends with a wrong code.
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
@@ -158,7 +158,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func sealkitToSealkitWithAWrongCode() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
@@ -225,7 +225,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func nobodyJoiningTimesOut() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let receiving = try CLI()
             let started = Date()
             let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay, ["--timeout", "2"])
@@ -255,7 +255,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func interruptedSenderReleasesTheNameplateItClaimed() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
@@ -277,7 +277,7 @@ struct NetworkTransferCLITests {
     }
 
     @Test func interruptReleasesTheNameplateAndStoresNothing() throws {
-        try MailboxServer.shared { server in
+        try MailboxServer.with { server in
             let receiving = try CLI()
             let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
             let nameplate = Self.nameplate(code)
