@@ -26,6 +26,9 @@ let package = Package(
             name: "CPNG", pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]),
 
+        // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
+        .target(name: "CProcessHardening"),
+
         // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
         .target(name: "SealCore", dependencies: ["CSodium"]),
         // Per-user keys on disk (or in memory): atomic, locked, optionally passphrase-wrapped.
@@ -52,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SealKit", "CProcessHardening", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with

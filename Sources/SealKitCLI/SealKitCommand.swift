@@ -27,6 +27,8 @@ struct SealKitCommand: ParsableCommand {
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
     static func main() {
+        // Before anything holds a secret: no core file, no crash report printing memory.
+        CrashGuard.install()
         // A closed pipe should end us with a message and a code, not a signal.
         signal(SIGPIPE, SIG_IGN)
         // Likewise a file-size limit (ulimit -f): write then fails with EFBIG, reported as one line.
@@ -80,6 +82,8 @@ enum ExitStatus: Int32 {
     case conflict = 73
     /// Reading or writing failed.
     case ioError = 74
+    /// The process crashed (a bug, or a signal sent from outside); see `CrashGuard`.
+    case internalError = 70
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
 

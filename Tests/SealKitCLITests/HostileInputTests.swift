@@ -670,7 +670,7 @@ enum HostileCorpus {
         }
         cases += [
             HostileCase(name: "keys backup: missing id", rawArguments: ["keys", "backup", "nobody", "--format", "text"], rawEnvironment: backupPassphrase, expected: "no key for 'nobody'"),
-            HostileCase(name: "keys backup: no passphrase", rawArguments: ["keys", "backup", "k", "--format", "text"]),
+            HostileCase(name: "keys backup: chosen passphrase of 1 character", rawArguments: ["keys", "backup", "k", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "1"], expected: "at least 12 characters"),
             HostileCase(name: "keys backup: protected key, wrong passphrase", rawArguments: ["keys", "backup", "p", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
             HostileCase(name: "keys backup: no ids", rawArguments: ["keys", "backup", "--format", "text"], rawEnvironment: backupPassphrase),
         ]
