@@ -37,10 +37,15 @@ final class StandardOutput {
 
     init() {
         capacity = threshold + 4096
-        storage = .allocate(byteCount: capacity, alignment: 16)
+        // malloc, so `reserve` can grow it with realloc and report failure (glibc aligns to 16).
+        guard let memory = malloc(capacity) else {
+            StandardError.write("sealkit: out of memory at start\n")
+            exit(ExitStatus.ioError.rawValue)
+        }
+        storage = memory
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     func write(_ text: String) throws {
         var text = text
@@ -48,7 +53,7 @@ final class StandardOutput {
     }
 
     func write(bytes: UnsafeRawBufferPointer) throws {
-        reserve(bytes.count)
+        try reserve(bytes.count)
         if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
         count += bytes.count
         if count >= threshold { try flush() }
@@ -56,7 +61,7 @@ final class StandardOutput {
 
     /// Appends up to `capacity` bytes in place; `body` returns how many it wrote.
     func append(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) throws {
-        reserve(capacity)
+        try reserve(capacity)
         let used = body(UnsafeMutableRawBufferPointer(start: storage + count, count: capacity))
         precondition(used >= 0 && used <= capacity)
         count += used
@@ -77,12 +82,13 @@ final class StandardOutput {
     }
 
     /// Makes room for `extra` more bytes, keeping what is pending.
-    private func reserve(_ extra: Int) {
+    /// - Throws: `CLIFailure` when the memory cannot be had: an error, not a crash.
+    private func reserve(_ extra: Int) throws {
         guard count + extra > capacity else { return }
         let grown = max(capacity * 2, count + extra)
-        let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-        larger.copyMemory(from: storage, byteCount: count)
-        storage.deallocate()
+        guard let larger = realloc(storage, grown) else {
+            throw CLIFailure("out of memory: cannot hold \(InputLimits.describe(grown)) of output", status: .ioError)
+        }
         storage = larger
         capacity = grown
     }
