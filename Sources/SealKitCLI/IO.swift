@@ -105,8 +105,9 @@ enum InputLimits {
     /// One line of a transfer offer, reply or backup, or a prompt's answer: a part is at most 1,200
     /// characters (`TransferParts.maximumLineLength`).
     static let codeLine = 64 << 10
-    /// All of a code read from stdin: 99 parts of 1,200 characters, blank lines and slack.
-    static let code = 4 << 20
+    /// All of a code read from stdin: 99 parts of 1,200 characters are 119 KB; the rest is room for
+    /// blank lines and pasting mistakes.
+    static let code = 1 << 20
     /// One value for `encrypt` (whole stdin, or one `--lines` line): a profile field, not a file.
     static let plaintext = 16 << 20
     /// One ciphertext for `decrypt` (whole stdin, or one `--lines` line): above the 21.3 MiB text of

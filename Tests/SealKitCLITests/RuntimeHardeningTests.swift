@@ -31,7 +31,7 @@ struct EndlessInputTests {
         Case(name: "encrypt --lines < /dev/zero", command: #""$SEALKIT" encrypt --key k --lines < /dev/zero"#, expected: "longer than 16 MiB"),
         Case(name: "decrypt, endless FIFO", command: #"yes AAAA 2>/dev/null | "$SEALKIT" decrypt --key k"#, expected: "larger than 24 MiB"),
         Case(name: "keys restore < /dev/zero", command: #""$SEALKIT" keys restore k < /dev/zero"#, expected: "longer than 64 KiB"),
-        Case(name: "keys restore, endless blank lines", command: #"yes '' 2>/dev/null | "$SEALKIT" keys restore k"#, expected: "larger than 4 MiB"),
+        Case(name: "keys restore, endless blank lines", command: #"yes '' 2>/dev/null | "$SEALKIT" keys restore k"#, expected: "larger than 1 MiB"),
         Case(name: "keys restore, endless parts", command: #"yes 'sealkit-part-v1:AAAAAAAAAAAA:1/2:AAAA' 2>/dev/null | "$SEALKIT" keys restore k"#, expected: "given twice"),
         Case(name: "keys import < /dev/zero", command: #""$SEALKIT" keys import j < /dev/zero"#, expected: "larger than 64 KiB"),
         Case(
@@ -39,7 +39,7 @@ struct EndlessInputTests {
             expected: "longer than 64 KiB", showsOfferFirst: true),
         Case(
             name: "transfer receive, endless blank lines", command: #"yes '' 2>/dev/null | "$SEALKIT" transfer receive --format text"#,
-            expected: "larger than 4 MiB", showsOfferFirst: true),
+            expected: "larger than 1 MiB", showsOfferFirst: true),
         Case(
             name: "profile encrypt --ndjson < /dev/zero",
             command: #""$SEALKIT" profile encrypt --schema "$HOME_DIR/schema.json" --key k --ndjson < /dev/zero"#,
@@ -56,6 +56,13 @@ struct EndlessInputTests {
         Case(name: "audit, .json link to /dev/zero", command: #""$SEALKIT" audit "$HOME_DIR/zero.json""#, expected: "not a regular file", status: 74),
         Case(name: "audit, a FIFO named .ndjson", command: #""$SEALKIT" audit "$HOME_DIR/fifo.ndjson""#, expected: "not a regular file", status: 74),
     ]
+
+    /// `Scripts/test --sanitize` runs a sanitized `sealkit`: shadow memory and a quarantine of freed
+    /// blocks raise its RSS, and it runs several times slower. The bounds scale for it; the one-line
+    /// contract does not.
+    static let sanitized = ["ASAN_OPTIONS", "TSAN_OPTIONS"].contains { ProcessInfo.processInfo.environment[$0] != nil }
+    static let memoryLimitKiB = (sanitized ? 400 : 100) * 1024
+    static let timeLimit: Double = sanitized ? 40 : 10
 
     @Test(arguments: cases)
     func endsWithOneLine(_ entry: Case) throws {
@@ -83,14 +90,14 @@ struct EndlessInputTests {
             """
         let started = Date()
         let outcome = try TimedProcess.run(
-            "/usr/bin/env", ["python3", "-c", runner, entry.command, rssFile], environment: environment, timeout: 20)
+            "/usr/bin/env", ["python3", "-c", runner, entry.command, rssFile], environment: environment, timeout: Self.timeLimit * 2)
         let seconds = Date().timeIntervalSince(started)
         let peakKiB = Int((try? String(contentsOfFile: rssFile, encoding: .utf8)) ?? "") ?? .max
 
-        #expect(!outcome.timedOut, "hung: killed after 20 s")
-        #expect(seconds < 10, "took \(seconds) s")
+        #expect(!outcome.timedOut, "hung: killed after \(Self.timeLimit * 2) s")
+        #expect(seconds < Self.timeLimit, "took \(seconds) s")
         #expect(outcome.signal == nil && outcome.status == entry.status, "status \(String(describing: outcome.status)), signal \(String(describing: outcome.signal)): \(outcome.stderrText.prefix(300))")
-        #expect(peakKiB < 100 * 1024, "peak RSS \(peakKiB) KiB")
+        #expect(peakKiB < Self.memoryLimitKiB, "peak RSS \(peakKiB) KiB")
         var stderr = outcome.stderrText
         if entry.showsOfferFirst {
             #expect(outcome.stdoutText.hasPrefix("sealkit-offer-v1:"))
