@@ -30,6 +30,9 @@ let package = Package(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
 
+        // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
+        .target(name: "CProcessHardening"),
+
         // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
         .target(name: "SealCore", dependencies: ["CSodium"]),
         // Per-user keys on disk (or in memory): atomic, locked, optionally passphrase-wrapped.
@@ -74,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SealKit", "CProcessHardening", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with

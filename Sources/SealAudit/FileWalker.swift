@@ -47,6 +47,7 @@ enum FileWalker {
                 try walk(folder: path, into: &found, excluding: excluded)
             } else {
                 guard let format = FileFormat(path: path) else { throw .unsupportedFile(path) }
+                try checkReadable(path, info)
                 if !excluded.contains(canonicalPath(path)) {
                     found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
                 }
@@ -88,8 +89,24 @@ enum FileWalker {
                 }
                 guard (info.st_mode & S_IFMT) == S_IFREG, let format = FileFormat(path: path) else { continue }
                 if excluded.contains(canonicalPath(path)) { continue }
+                try checkReadable(path, info)
                 found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
             }
+        }
+    }
+
+    /// The largest file audit reads: far beyond any export it is meant for, and a stop for a file
+    /// that is still being written or a sparse file claiming terabytes.
+    static let maximumFileSize = 64 << 30
+
+    /// Refuses what is not a regular file of a sane size. A device, FIFO or socket (`/dev/zero`
+    /// behind a `.json` link, a pipe that never ends) has no end to read to.
+    private static func checkReadable(_ path: String, _ info: stat) throws(AuditError) {
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .unreadable(path: path, reason: "not a regular file (a device, FIFO or socket); audit reads files only")
+        }
+        guard Int(info.st_size) <= maximumFileSize else {
+            throw .unreadable(path: path, reason: "larger than \(maximumFileSize >> 30) GiB, the most audit reads")
         }
     }
 

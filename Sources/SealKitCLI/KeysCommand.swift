@@ -53,7 +53,7 @@ struct KeysCommand: ParsableCommand {
             if StandardInput.isTerminal {
                 StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
-            var text = try StandardInput.readAll(limit: 64 * 1024, what: "key material")
+            var text = try StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
             defer { ConstantTime.wipe(&text) }
             let key = try KeyText.parseKey(text)
             let passphrase: Passphrase?

@@ -63,7 +63,7 @@ struct QRCommand: ParsableCommand {
 
     private func payload() throws -> [UInt8] {
         if let text, text != "-" { return Array(text.utf8) }
-        var bytes = try StandardInput.readAll()
+        var bytes = try StandardInput.readAll(limit: InputLimits.qrPayload, what: "text to encode")
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         return bytes
     }

@@ -28,6 +28,8 @@ struct SealKitCommand: ParsableCommand {
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
     static func main() {
+        // Before anything holds a secret: no core file, no crash report printing memory.
+        CrashGuard.install()
         // A closed pipe should end us with a message and a code, not a signal.
         signal(SIGPIPE, SIG_IGN)
         // Likewise a file-size limit (ulimit -f): write then fails with EFBIG, reported as one line.
@@ -107,6 +109,8 @@ enum ExitStatus: Int32 {
     case ioError = 74
     /// Try again later: another process holds the keystore's lock, or nobody joined a transfer in time.
     case temporaryFailure = 75
+    /// The process crashed (a bug, or a signal sent from outside); see `CrashGuard`.
+    case internalError = 70
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
     /// The mailbox relay cannot be reached, refused us, or dropped the connection.

@@ -190,6 +190,7 @@ enum HostileCorpus {
 
     static let cases: [HostileCase] = keyIDCases + importCases + ciphertextCases + encryptCases + passphraseCases
         + damagedFileCases + homeCases + qrCases + usageCases + profileCases + transferCases + backupCases + auditCases
+        + boundedInputCases
 
     private static func text(_ string: String) -> [UInt8] { Array(string.utf8) }
 
@@ -756,11 +757,52 @@ enum HostileCorpus {
         }
         cases += [
             HostileCase(name: "keys backup: missing id", rawArguments: ["keys", "backup", "nobody", "--format", "text"], rawEnvironment: backupPassphrase, expected: "no key for 'nobody'"),
-            HostileCase(name: "keys backup: no passphrase", rawArguments: ["keys", "backup", "k", "--format", "text"]),
+            HostileCase(name: "keys backup: chosen passphrase of 1 character", rawArguments: ["keys", "backup", "k", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "1"], expected: "at least 12 characters"),
             HostileCase(name: "keys backup: protected key, wrong passphrase", rawArguments: ["keys", "backup", "p", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
             HostileCase(name: "keys backup: no ids", rawArguments: ["keys", "backup", "--format", "text"], rawEnvironment: backupPassphrase),
         ]
         return cases
+    }()
+
+    /// Issue 13, finding 4: each read of untrusted input stops at its cap (IO.swift's `InputLimits`)
+    /// with one line, instead of reading on until memory runs out.
+    static let boundedInputCases: [HostileCase] = {
+        let a = UInt8(ascii: "A")
+        let schema = ["--schema", "{home}/schema.json", "--key", "k"]
+        return [
+            HostileCase(
+                name: "decrypt: 25 MiB on stdin", rawArguments: ["decrypt", "--key", "k"],
+                stdin: [UInt8](repeating: a, count: 25 << 20), expected: "larger than 24 MiB"),
+            HostileCase(
+                name: "decrypt --lines: a 25 MiB line", rawArguments: ["decrypt", "--key", "k", "--lines"],
+                stdin: [UInt8](repeating: a, count: 25 << 20) + [0x0A], expected: "line 1 of the ciphertexts on stdin is longer than 24 MiB"),
+            HostileCase(
+                name: "encrypt: 17 MiB on stdin", rawArguments: ["encrypt", "--key", "k"],
+                stdin: [UInt8](repeating: a, count: 17 << 20), expected: "larger than 16 MiB"),
+            HostileCase(
+                name: "encrypt --lines: a 17 MiB third line", rawArguments: ["encrypt", "--key", "k", "--lines"],
+                stdin: text("one\ntwo\n") + [UInt8](repeating: a, count: 17 << 20), expected: "line 3 of the text on stdin is longer than 16 MiB"),
+            HostileCase(
+                name: "keys restore: a 70 KiB line", rawArguments: ["keys", "restore", "k"],
+                stdin: text("sealkit-backup-v1:") + [UInt8](repeating: a, count: 70 << 10),
+                rawEnvironment: ["SEALKIT_PASSPHRASE": "correct horse battery staple"], expected: "longer than 64 KiB"),
+            HostileCase(
+                name: "keys restore: 2 MiB of blank lines", rawArguments: ["keys", "restore", "k"],
+                stdin: [UInt8](repeating: 0x0A, count: 2 << 20), expected: "larger than 1 MiB"),
+            HostileCase(
+                name: "transfer receive: a 70 KiB line", rawArguments: ["transfer", "receive", "--offline", "--format", "text"],
+                stdin: text("sealkit-reply-v2:") + [UInt8](repeating: a, count: 70 << 10), expected: "is longer than",
+                outcome: .failureAfterOffer),
+            HostileCase(
+                name: "profile encrypt: a 17 MiB profile", rawArguments: ["profile", "encrypt"] + schema,
+                stdin: text("{\"data\":\"") + [UInt8](repeating: a, count: 17 << 20) + text("\"}"), expected: "larger than 16 MiB"),
+            HostileCase(
+                name: "profile encrypt --ndjson: a 17 MiB line", rawArguments: ["profile", "encrypt", "--ndjson"] + schema,
+                stdin: text("{\"data\":\"") + [UInt8](repeating: a, count: 17 << 20) + text("\"}\n"), expected: "longer than 16 MiB"),
+            HostileCase(
+                name: "qr: 70 KiB on stdin", rawArguments: ["qr"], stdin: [UInt8](repeating: a, count: 70 << 10),
+                expected: "larger than 64 KiB"),
+        ]
     }()
 
     static let auditCases: [HostileCase] = [
