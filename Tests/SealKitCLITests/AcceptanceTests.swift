@@ -68,4 +68,61 @@ struct AcceptanceTests {
         expectCleanFailure(refused, containing: "base64")
         #expect(refused.status == 65)
     }
+
+    // MARK: Issue 12: the QR a terminal shows holds exactly URL#KEY
+
+    /// Turns what a terminal shows into the QR code's text: escapes and CRs dropped, the longest
+    /// run of half-block lines read as module rows (each glyph is two rows; a block is dark),
+    /// scaled into a PBM image, and decoded by zbarimg. Nil when there is no code to scan.
+    static func scanTerminalQR(_ screen: String, in folder: URL) throws -> String? {
+        let glyphs: [Character: (Bool, Bool)] = [" ": (false, false), "▀": (true, false), "▄": (false, true), "█": (true, true)]
+        var runs: [[[Bool]]] = [[]]
+        // "\r\n" is one Character in Swift: drop the CRs before splitting lines.
+        for raw in screen.replacingOccurrences(of: "\r", with: "").split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(raw).replacing(/\u{1B}\[[0-9;]*[A-Za-z]/, with: "")
+            if line.count >= 21, line.allSatisfy({ glyphs[$0] != nil }), runs[runs.count - 1].last.map({ $0.count == line.count }) ?? true {
+                runs[runs.count - 1].append(contentsOf: [line.map { glyphs[$0]!.0 }, line.map { glyphs[$0]!.1 }])
+            } else if !runs[runs.count - 1].isEmpty {
+                runs.append([])
+            }
+        }
+        guard let rows = runs.max(by: { $0.count < $1.count }), let width = rows.first?.count, rows.joined().contains(true) else {
+            return nil
+        }
+        let scale = 4
+        var pbm = "P1\n\(width * scale) \(rows.count * scale)\n"
+        for row in rows {
+            let line = row.flatMap { Array(repeating: $0 ? "1" : "0", count: scale) }.joined(separator: " ") + "\n"
+            pbm += String(repeating: line, count: scale)
+        }
+        let image = folder.appendingPathComponent("screen.pbm")
+        try Data(pbm.utf8).write(to: image)
+        let scanned = try Subprocess.run("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
+        guard scanned.status == 0 else { return nil }
+        return scanned.stdoutText.hasSuffix("\n") ? String(scanned.stdoutText.dropLast()) : scanned.stdoutText
+    }
+
+    /// "prints (text) and shows (QR) exactly <link>#<base64 key>": on a terminal (the default
+    /// there, or --format qr), with colours and without, the QR code zbarimg reads is the text
+    /// `--format text` prints, byte for byte.
+    @Test func theQRCodeOnTheTerminalHoldsExactlyTheLinkAndKey() throws {
+        let cli = try Self.cliWithKey("u")
+        let link = Self.link + "?ref=qr&x=1"
+        let text = try cli.run(["transfer", "send", "u", "--rownd", "--link", link, "--format", "text"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let expected = text.output
+        #expect(expected.hasPrefix(link + "#") && expected.count == link.count + 45)
+        for (format, colour) in [("", true), ("--format qr", true), ("--format qr", false)] {
+            let screen = try Self.bash(
+                """
+                exec /usr/bin/script -qec "stty cols 200; exec env \(colour ? "-u NO_COLOR" : "NO_COLOR=1") TERM=xterm \\"\\$SEALKIT\\" transfer send u --rownd --link '\(link)' \(format)" /dev/null
+                """, in: cli)
+            let shown = screen.stdoutText
+            #expect(shown.contains("\u{1B}[38;5;16;48;5;231m") == colour, "\(format) colour \(colour)")
+            let scanned = try Self.scanTerminalQR(shown, in: cli.home)
+            #expect(scanned == expected, "\(format) colour \(colour): zbarimg read \(scanned ?? "nothing")")
+            // And the same text under it, for people who copy instead of scanning.
+            #expect(shown.contains(expected + "\r\n"), "\(format) colour \(colour)")
+        }
+    }
 }
