@@ -44,7 +44,8 @@ struct ProfileReader {
     /// - Returns: the first problem, if the file is not valid JSON or NDJSON; reading stops at a
     ///   JSON problem, and goes on past a bad NDJSON line.
     func forEachProfile(_ body: (ProfileRecord) -> Void) throws(AuditError) -> ReadProblem? {
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+        // A duplicate of stdin, so closing it below leaves descriptor 0 alone.
+        let fd = file.path == AuditFile.standardInput ? dup(0) : open(file.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadable(path: file.path, reason: lastError()) }
         defer { close(fd) }
         switch file.format {

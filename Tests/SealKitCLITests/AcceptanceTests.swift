@@ -227,4 +227,34 @@ struct AcceptanceTests {
             #expect(imported.status == 0 && imported.output == expected.output, "\(text.debugDescription): \(imported.stderr)")
         }
     }
+
+    // MARK: Issue 14: '-' is stdin for audit too
+
+    /// `jq -c ... | sealkit audit -`: stdin is read as NDJSON, findings name it `-`, it mixes
+    /// with files, and empty stdin is "nothing was audited" (66), not a pass.
+    @Test func auditReadsNDJSONFromStdin() throws {
+        let cli = try Self.cliWithKey()
+        let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "x").output
+        let schema = cli.home.appendingPathComponent("schema.json")
+        try Data(#"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}}"#.utf8).write(to: schema)
+        let input = #"{"ssn":"\#(sealed)"}"# + "\r\n\n" + #"{"ssn":"078-05-1120"}"# + "\n"
+        let found = try cli.run(["audit", "--schema", schema.path, "--key", "ada", "-"], stdin: input)
+        #expect(found.status == 1, "\(found.stderr)")
+        #expect(found.stdout.contains("plaintext-field") && found.stdout.contains("-:3"), "\(found.stdout)")
+        #expect(found.stdout.contains("1 file, 2 values, 1 blank line skipped"), "\(found.stdout)")
+        #expect(!found.stdout.contains("078-05-1120"))
+
+        let clean = try cli.run(["audit", "--schema", schema.path, "--key", "ada", "-"], stdin: #"{"ssn":"\#(sealed)"}"#)
+        #expect(clean.status == 0 && clean.stdout.contains("No findings (1 file, 1 value)"), "\(clean.stderr)")
+
+        let file = cli.home.appendingPathComponent("more.ndjson")
+        try Data((#"{"ssn":"\#(sealed)"}"# + "\n").utf8).write(to: file)
+        let mixed = try cli.run(["audit", "--format", "json", "-", file.path], stdin: #"{"ssn":"\#(sealed)"}"# + "\n")
+        #expect(mixed.status == 1 && mixed.stdout.contains(#""duplicate-ciphertext""#), "\(mixed.stderr)")
+        #expect(mixed.stdout.contains(#""file": "-""#), "\(mixed.stdout)")
+
+        let empty = try cli.run(["audit", "-"])
+        expectCleanFailure(empty, containing: "nothing was audited")
+        #expect(empty.status == 66)
+    }
 }
