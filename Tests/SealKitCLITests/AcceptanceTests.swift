@@ -289,4 +289,23 @@ struct AcceptanceTests {
         // The rotated id arrived with its retired key.
         #expect(try receiving.run(["keys", "list"]).output.contains("\t1 retired"))
     }
+
+    // MARK: '-' for output too
+
+    /// `qr --output -` writes to stdout, as `-o -` does for other tools, instead of a file named "-".
+    @Test func qrOutputDashIsStdout() throws {
+        let cli = try CLI()
+        let folder = cli.home.appendingPathComponent("cwd")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let plain = try cli.run(["qr", "--format", "svg", "--", "hello"])
+        #expect(plain.status == 0 && plain.stdout.contains("<svg"))
+        let dash = try Self.bash(
+            #"cd "$1" && "$SEALKIT" qr --format svg --output - -- hello"#.replacingOccurrences(of: "$1", with: folder.path), in: cli)
+        #expect(dash.status == 0 && dash.stdoutText == plain.stdout, "\(dash.stderrText)")
+        let png = try Self.bash(
+            #"cd "$1" && "$SEALKIT" qr --format png --output - -- hello | head -c 8 | od -An -tx1"#
+                .replacingOccurrences(of: "$1", with: folder.path), in: cli)
+        #expect(png.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "89 50 4e 47 0d 0a 1a 0a", "\(png.stdoutText)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "a file was written")
+    }
 }
