@@ -308,4 +308,15 @@ struct AcceptanceTests {
         #expect(png.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "89 50 4e 47 0d 0a 1a 0a", "\(png.stdoutText)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "a file was written")
     }
+
+    /// A long line arriving through a pipe, 64 KiB per read, is searched once: 20 MB of zeros on
+    /// stdin took minutes when every read searched the whole partial line again.
+    @Test func aLongLineThroughAPipeIsReadInLinearTime() throws {
+        let cli = try CLI()
+        let started = ContinuousClock.now
+        let result = try cli.run(["audit", "-"], stdinBytes: [UInt8](repeating: 0, count: 20 << 20))
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 1 && result.stdout.contains("unreadable-file"), "\(result.stderr)")
+        #expect(elapsed < .seconds(30), "took \(elapsed)")
+    }
 }
