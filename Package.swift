@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -39,7 +40,19 @@ let package = Package(
         // QR codes: libqrencode for the symbol, libpng for PNG output.
         .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
         // Key transfer: sealed offers and replies, Rownd links, paper backups.
-        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore"]),
+        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealMailbox"]),
+        // The magic-wormhole mailbox client: WebSocket through swift-nio, the server protocol's
+        // small state machines, and the wormhole client protocol (PAKE, version, phases) on SealCore.
+        .target(
+            name: "SealMailbox",
+            dependencies: [
+                "SealCore", "SealJSON",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
@@ -47,6 +60,7 @@ let package = Package(
             name: "SealKit",
             dependencies: [
                 "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
+                "SealMailbox",
             ]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
@@ -59,7 +73,7 @@ let package = Package(
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
             name: "SealKitFuzz",
-            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit"]),
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
@@ -74,6 +88,7 @@ let package = Package(
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
+        .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.

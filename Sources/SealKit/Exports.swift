@@ -3,6 +3,7 @@
 @_exported import SealCore
 @_exported import SealJSON
 @_exported import SealKeystore
+@_exported import SealMailbox
 @_exported import SealProfile
 @_exported import SealQR
 @_exported import SealTransfer

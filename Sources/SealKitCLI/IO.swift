@@ -226,8 +226,10 @@ enum TerminalPrompt {
         guard tcgetattr(fd, &original) == 0 else { return nil }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
-        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        // Echo goes off before the prompt shows, so an answer typed (or pasted) the moment
+        // the prompt appears is neither echoed nor flushed away by TCSAFLUSH.
         tcsetattr(fd, TCSAFLUSH, &silent)
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         defer {
             tcsetattr(fd, TCSAFLUSH, &original)
             _ = Glibc.write(fd, "\n", 1)
@@ -238,6 +240,27 @@ enum TerminalPrompt {
         while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return try Passphrase(bytes: bytes)
+    }
+
+    /// Writes one line to the controlling terminal, if there is one (a retry hint).
+    static func say(_ line: String) {
+        let fd = open("/dev/tty", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = (line + "\n").withCString { Glibc.write(fd, $0, strlen($0)) }
+    }
+
+    /// Asks a yes/no question on stderr when stdin is a terminal, reading the answer from it.
+    /// - Returns: nil when stdin is not a terminal (scripts are not asked), else whether
+    ///   the answer was yes; anything but `y` or `yes` is no.
+    static func confirm(_ question: String) -> Bool? {
+        guard isatty(0) == 1 else { return nil }
+        StandardError.write(question + " [y/N] ")
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.count < 64, Glibc.read(0, &byte, 1) == 1, byte != UInt8(ascii: "\n") { answer.append(byte) }
+        let text = String(decoding: answer, as: UTF8.self).trimmingBlanks().lowercased()
+        return text == "y" || text == "yes"
     }
 }
 

@@ -64,6 +64,7 @@ extension KeysCommand {
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
+            if protect, let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
             if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
             let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0))
             guard let passphrase = try keystoreOptions.givenPassphrase() ?? TerminalPrompt.passphrase("Backup passphrase: ")

@@ -104,8 +104,16 @@ enum ExitStatus: Int32 {
     case conflict = 73
     /// Reading or writing failed.
     case ioError = 74
+    /// Try again later: another process holds the keystore's lock, or nobody joined a transfer in time.
+    case temporaryFailure = 75
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
+    /// The mailbox relay cannot be reached, refused us, or dropped the connection.
+    case unavailable = 69
+    /// The peer is not a SealKit key transfer, or broke the protocol.
+    case protocolError = 76
+    /// Ctrl-C: the shell's convention for SIGINT, 128 + 2.
+    case interrupted = 130
 
     init?(for error: any Error) {
         switch error {
@@ -113,6 +121,9 @@ enum ExitStatus: Int32 {
         case is CiphertextError, is KeyFormatError, is KeyTextError, is KeyHistoryError, is QRCodeError: self = .dataError
         case let error as TransferError: self.init(error)
         case let error as KeystoreError: self.init(error)
+        case let error as MailboxError: self.init(error)
+        case is WormholeCodeError: self = .usage
+        case let error as ReceiverRefusedError: self = error.reason == .conflict ? .conflict : .negative
         case let error as VaultError:
             switch error {
             case .noUser: self = .usage
@@ -136,9 +147,10 @@ enum ExitStatus: Int32 {
         switch error {
         case .notFound: self = .noInput
         case .alreadyExists, .conflictingKey: self = .conflict
-        case .locked, .wrongPassphrase, .insecurePermissions: self = .noPermission
-        case .damagedKeyFile: self = .dataError
-        case .fileSystem: self = .ioError
+        case .locked, .wrongPassphrase, .insecurePermissions, .unsafeOwner, .notOwnFile: self = .noPermission
+        case .damagedKeyFile, .tooManyKeys: self = .dataError
+        case .fileSystem, .outOfMemory: self = .ioError
+        case .lockTimeout: self = .temporaryFailure
         }
     }
 }

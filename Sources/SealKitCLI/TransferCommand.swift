@@ -110,8 +110,12 @@ extension KeystoreOptions {
 struct TransferCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer",
-        abstract: "Move keys to another keystore: sealed to a one-time offer, or as Rownd's QR text.",
+        abstract: "Move keys to another keystore: with a short code through a mailbox relay, offline, or as Rownd's QR text.",
         discussion: """
+            Network (default): run 'sealkit transfer receive' on the receiving device; it shows a code such as \
+            7-guitarist-revenge. Run 'sealkit transfer send ID' on the sending device and type the code \
+            (or pass --code). The keys travel end-to-end encrypted through a magic-wormhole mailbox relay \
+            (--relay URL, else SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1). \
             Offline: run 'sealkit transfer receive --offline' on the receiving side; it shows an offer and a code. \
             Run 'sealkit transfer send ID --to OFFER --code CODE' on the sending side and give its reply to the receiver. \
             Only the code authenticates (SPAKE2): tell it yourself, apart from the offer. \
@@ -122,9 +126,10 @@ struct TransferCommand: ParsableCommand {
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "send",
-            abstract: "Seal keys to a receiver's offer (--to), or show one key as Rownd's QR text (--rownd).",
+            abstract: "Send keys to the receiver whose code you type (network), to an offer (--to), or as Rownd's QR text (--rownd).",
             discussion: """
-                With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
+                Without --to or --rownd, joins the receiver's code through the mailbox relay and exits 0 once the \
+                receiver confirmed that it stored every key. With --to, prints the reply: one line, or numbered parts when long. It holds each id's current and \
                 retired keys, sealed so only that receiver can open it, and expires (default 600 seconds). \
                 With --rownd --link URL, prints URL#<base64 key>, which a Rownd app scans (or opens as a link) to sign \
                 the user in and store the key: it holds the raw key.
@@ -134,6 +139,10 @@ struct TransferCommand: ParsableCommand {
         @Flag(help: "Send every key id in the namespace.") var all = false
         @Option(help: ArgumentHelp("The code the receiver shows, such as 7-guitarist-revenge (asked on a terminal when not given).", valueName: "code"))
         var code: String?
+        @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
+        var relay: String?
+        @Option(help: ArgumentHelp("Seconds to wait for the receiver (default 600).", valueName: "seconds"))
+        var timeout: Int?
         @Option(help: ArgumentHelp("Offline: the receiver's offer (sealkit-offer-v2:...), or - to read it from stdin.", valueName: "offer")) var to: String?
         @Flag(help: "Show Rownd's key text <link>#<key> instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp(
@@ -147,9 +156,14 @@ struct TransferCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
-            guard rownd != (to != nil) else {
-                throw ValidationError("give --to OFFER for a sealed transfer, or --rownd for Rownd's QR text")
+            guard !(rownd && to != nil) else {
+                throw ValidationError("give --to OFFER for an offline transfer, or --rownd for Rownd's QR text, not both")
             }
+            if (rownd || to != nil) && (relay != nil || timeout != nil) {
+                throw ValidationError("--relay and --timeout are for network transfers")
+            }
+            if to == nil && !rownd && expiresIn != nil { throw ValidationError("--expires-in is for offline transfers (--to)") }
+            if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
             if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
             if !all && ids.isEmpty { throw ValidationError("name a key id to send, or use --all") }
             if rownd {
@@ -172,6 +186,11 @@ struct TransferCommand: ParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
+            if to == nil {
+                let relay = try TransferNetwork.relay(relay)
+                let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+                return try TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
+            }
             try TransferOffline.send(
                 ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
                 keystoreOptions: keystoreOptions)
@@ -222,25 +241,39 @@ struct TransferCommand: ParsableCommand {
     struct Receive: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "receive",
-            abstract: "Show a one-time offer, read the sender's reply from stdin, and store its keys.",
+            abstract: "Show a code, wait for the sender through the mailbox relay, and store its keys (--offline: an offer and a reply).",
             discussion: """
-                With --format text, the offer is the first line of stdout; the reply is read from stdin (one line, or \
+                With --format text, stdout's first line is the code; after the transfer, one line per stored id: \
+                id, fingerprint, imported|unchanged. On a terminal it asks before storing (--yes skips the question). \
+                With --offline and --format text, the offer is the first line of stdout; the reply is read from stdin (one line, or \
                 one line per part, in any order); then one line per stored id: id, fingerprint, imported|unchanged. \
                 A different key already stored under an id refuses the whole reply; nothing is stored.
                 """)
 
         @Flag(help: "Protect new keys with a passphrase (asked on the terminal unless given).") var protect = false
-        @Option(help: "text: offer on stdout's first line and the code on the second; qr: QR code, text and instructions on stderr (default on a terminal).")
+        @Option(help: "text: the code on stdout's first line (--offline: the offer, then the code); qr: QR code, text and instructions on stderr (default on a terminal).")
         var format: TransferFormat?
+        @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
+        var relay: String?
+        @Option(help: ArgumentHelp("Seconds to wait for the sender (1 to 86400, default 600).", valueName: "seconds"))
+        var timeout: Int?
+        @Flag(help: "Store the keys without asking on the terminal.") var yes = false
         @Flag(help: "Offline: show an offer and read the sender's reply from stdin instead of using a relay.") var offline = false
         @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func validate() throws {
+            if offline && (relay != nil || timeout != nil) { throw ValidationError("--relay and --timeout are for network transfers") }
+            if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
+        }
 
         func run() throws {
             let format = TransferFormat.resolve(format)
             guard offline else {
-                throw ValidationError("give --offline: show an offer and a code, and read the reply from stdin")
+                return try TransferNetwork.receive(
+                    relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,
+                    assumeYes: yes, protect: protect, keystoreOptions: keystoreOptions)
             }
-            try TransferOffline.receive(format: format, protect: protect, keystoreOptions: keystoreOptions)
+            try TransferOffline.receive(format: format, protect: protect, assumeYes: yes, keystoreOptions: keystoreOptions)
         }
     }
 }

@@ -3,6 +3,7 @@ import SealAudit
 import SealCore
 import SealJSON
 import SealKeystore
+import SealMailbox
 import SealProfile
 import SealTransfer
 
@@ -35,6 +36,10 @@ enum FuzzTarget: String, CaseIterable {
     case spake2
     /// `WormholeCode(parsing:)`: codes people type.
     case code
+    /// `ServerMessage(parsing:)`: whatever a mailbox relay sends over the WebSocket.
+    case mailbox
+    /// `NetworkTransfer.readKeysMessage` and `readAnswer`: a network peer's decrypted messages.
+    case network
     /// `PartAssembler`: numbered parts, one per line, in any order.
     case parts
     /// `PaperBackup.open`: paper backups typed into `keys restore`.
@@ -68,6 +73,8 @@ enum FuzzTarget: String, CaseIterable {
         case .reply: Self.reply(bytes)
         case .spake2: Self.spake2(bytes)
         case .code: Self.code(bytes)
+        case .mailbox: Self.mailbox(bytes)
+        case .network: Self.keysMessage(bytes)
         case .parts: Self.parts(bytes)
         case .backup: Self.backup(bytes)
         case .audit: Self.audit(bytes)
@@ -108,6 +115,32 @@ enum FuzzTarget: String, CaseIterable {
         guard (try? spake.finish(peerMessage: bytes)) != nil else { return }
         check(bytes.count == SPAKE2Symmetric.messageByteCount && bytes[0] == UInt8(ascii: "S"), "accepted a malformed message")
         check(bytes != spake.message, "accepted its own message")
+    }
+
+    private static func mailbox(_ bytes: [UInt8]) {
+        guard let message = try? ServerMessage(parsing: bytes) else { return }
+        check(bytes.count <= ServerMessage.maximumBytes, "parsed a message over the bound")
+        switch message {
+        case .allocated(let nameplate): check(ServerMessage.isNameplate(nameplate), "accepted a nameplate that is not digits")
+        case .error(let text), .unknown(let text):
+            check(!text.unicodeScalars.contains { $0.value < 0x20 || $0.value >= 0x7F }, "kept a control character for a one-line error")
+        case .message(_, let phase, let body):
+            check(phase.utf8.count <= 256 && body.count * 2 <= bytes.count, "a message part larger than its text")
+        default: break
+        }
+    }
+
+    private static func keysMessage(_ bytes: [UInt8]) {
+        let message = bytes.isEmpty ? nil : SecureBytes(copying: bytes)
+        if let part = try? NetworkTransfer.readKeysMessage(message) {
+            check((1...part.parts).contains(part.part) && !part.keys.isEmpty, "accepted bad part numbers")
+            check(Set(part.keys.map(\.id)).count == part.keys.count, "accepted an id twice")
+            // What was read writes back to the same bytes.
+            if part.parts == 1, let again = try? NetworkTransfer.keysMessages(part.keys), again.count == 1 {
+                check(again[0].withUnsafeBytes { Array($0) } == bytes, "a keys message does not write back the same")
+            }
+        }
+        _ = try? NetworkTransfer.readAnswer(message)
     }
 
     private static func code(_ bytes: [UInt8]) {
@@ -162,6 +195,11 @@ enum FuzzTarget: String, CaseIterable {
         check(reparsed.entries.count == file.entries.count, "entries changed")
         for (a, b) in zip(reparsed.entries, file.entries) {
             check(a.fingerprint == b.fingerprint && a.created == b.created && a.retired == b.retired, "an entry changed")
+        }
+        check(reparsed.version == file.version && reparsed.sealed == file.sealed, "version or sealed record changed")
+        // Unprotected keys open without Argon2id: opening must fail cleanly or give one key per line.
+        if file.protection == nil, let (record, _) = try? file.unlock(passphrase: nil, source: "fuzz") {
+            check(record.versions.count == file.entries.count, "an unlocked record lost keys")
         }
     }
 

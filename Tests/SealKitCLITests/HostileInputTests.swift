@@ -41,6 +41,10 @@ struct HostileInputTests {
                     && lines[2].isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
             // The code is on stdout for the person; it never reaches the error.
             if lines.count > 1 { #expect(!outcome.stderrText.contains(String(lines[1])), "the code reached stderr") }
+        case .listedWithProblem:
+            #expect(outcome.status == 65 || outcome.status == 77, "exit status \(outcome.status.map(String.init) ?? "none")")
+            // The damaged entry is the one under id "k": it is reported, never listed.
+            #expect(!outcome.stdoutText.split(separator: "\n").contains { $0.hasPrefix("k\t") }, "stdout: \(outcome.stdoutText.prefix(200))")
         case .auditFinding:
             #expect(outcome.status == 1, "an audit finding exits 1")
             #expect(outcome.stdoutText.contains("unreadable-file"), "stdout: \(outcome.stdoutText.prefix(300))")
@@ -108,7 +112,7 @@ struct HostileInputTests {
         #expect(Set(cases.map(\.name)).count == cases.count, "case names must be unique")
         let commands = Set(cases.map { $0.command })
         for command in [
-            "keys generate", "keys import", "keys list", "keys rotate", "keys delete", "keys backup", "keys restore", "encrypt",
+            "keys generate", "keys import", "keys list", "keys rotate", "keys passwd", "keys delete", "keys backup", "keys restore", "encrypt",
             "decrypt", "status", "qr", "profile", "transfer", "audit",
         ] {
             #expect(commands.contains(command), "no hostile input for \(command)")
@@ -135,6 +139,9 @@ enum HostileOutcome: Sendable {
     /// `audit` reports bad content as a finding: the report on stdout, exit status 1, a
     /// one-line summary on stderr.
     case auditFinding
+    /// `keys list` lists the healthy keys on stdout and the bad entry in one line on stderr,
+    /// exiting 65 (damaged) or 77 (unsafe).
+    case listedWithProblem
 }
 
 /// Ways a key file can be damaged on disk.
@@ -142,6 +149,7 @@ enum KeyFileDamage: String, Sendable, CaseIterable {
     case truncated, headerOnly, empty, garbage, wrongMagic, crlfLineEnds, idOfAnotherFile, fingerprintMismatch
     case materialNotBase64, materialWrongLength, groupReadable, symlink, directory, oversized, twoCurrentKeys
     case retiredListedFirst, absurdArgon2Limits, tamperedSalt, idNotUTF8, timestampOutOfRange, nulBytes
+    case plantedByAnotherUser, protectedMetadataChanged, tooManyKeys, worldWritableFolder
 }
 
 struct HostileCase: Sendable, CustomTestStringConvertible {
@@ -192,6 +200,8 @@ enum HostileCorpus {
             ("escape sequence", "\u{1b}[2J\u{1b}[Hpwned"), ("DEL", "del\u{7f}"), ("C1 control", "next\u{85}line"),
             ("bell", "ding\u{7}"), ("256 bytes", String(repeating: "x", count: 256)),
             ("258 bytes of UTF-8", String(repeating: "é", count: 129)),
+            ("right-to-left override", "evil\u{202E}gnp.exe"), ("zero-width space", "ali\u{200B}ce"),
+            ("bidi isolate", "a\u{2066}b\u{2069}"), ("line separator", "a\u{2028}b"), ("byte order mark", "\u{FEFF}alice"),
         ]
         var cases: [HostileCase] = []
         for (label, id) in ids {
@@ -396,6 +406,35 @@ enum HostileCorpus {
         cases.append(HostileCase(
             name: "keys rotate: --passphrase-file wrong", rawArguments: ["keys", "rotate", "p", "--passphrase-file", "{home}/wrong"],
             expected: "wrong passphrase"))
+        // keys passwd: nothing changes unless the current passphrase opens the keys and a new one is given.
+        cases += [
+            HostileCase(
+                name: "keys passwd: wrong current passphrase", rawArguments: ["keys", "passwd", "p", "--new-passphrase-file", "{home}/wrong"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(
+                name: "keys passwd: endless new passphrase file", rawArguments: ["keys", "passwd", "k", "--new-passphrase-file", "/dev/zero"],
+                expected: "longer than 4096 bytes"),
+            HostileCase(
+                name: "keys passwd: empty new passphrase file", rawArguments: ["keys", "passwd", "k", "--new-passphrase-file", "{home}/empty"],
+                expected: "is empty"),
+            HostileCase(
+                name: "keys passwd: no new passphrase and no terminal", rawArguments: ["keys", "passwd", "k"], expected: "--new-passphrase-file"),
+            HostileCase(name: "keys passwd: missing id", rawArguments: ["keys", "passwd", "nobody", "--remove"], expected: "no key for 'nobody'"),
+            HostileCase(
+                name: "keys passwd: --remove without the passphrase", rawArguments: ["keys", "passwd", "p", "--remove"], expected: "passphrase-protected"),
+            HostileCase(
+                name: "keys passwd: --remove and a new passphrase", rawArguments: ["keys", "passwd", "k", "--remove", "--new-passphrase-file", "{home}/wrong"],
+                expected: "not both"),
+            HostileCase(
+                name: "SEALKIT_PASSPHRASE set but empty", rawArguments: ["keys", "generate", "new-id"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": ""], expected: "set but empty"),
+            HostileCase(
+                name: "SEALKIT_LOCK_TIMEOUT not a number", rawArguments: ["keys", "rotate", "k"],
+                rawEnvironment: ["SEALKIT_LOCK_TIMEOUT": "ten"], expected: "SEALKIT_LOCK_TIMEOUT"),
+            HostileCase(
+                name: "keys restore --protect onto an unprotected id", rawArguments: ["keys", "restore", "k", "--protect"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase], expected: "sealkit keys passwd k"),
+        ]
         cases.append(HostileCase(
             name: "keys generate: --protect with empty passphrase file",
             rawArguments: ["keys", "generate", "new-id", "--protect", "--passphrase-file", "{home}/empty"], expected: "is empty"))
@@ -415,6 +454,13 @@ enum HostileCorpus {
             .oversized: ["keys", "list"], .twoCurrentKeys: ["keys", "list"], .retiredListedFirst: ["encrypt", "--key", "r"],
             .absurdArgon2Limits: ["encrypt", "--key", "p"], .tamperedSalt: ["keys", "rotate", "p"],
             .idNotUTF8: ["keys", "list"], .timestampOutOfRange: ["keys", "list"], .nulBytes: ["keys", "import", "k"],
+            .plantedByAnotherUser: encryptK, .protectedMetadataChanged: ["encrypt", "--key", "p"],
+            .tooManyKeys: ["keys", "rotate", "k"], .worldWritableFolder: ["keys", "generate", "new-id"],
+        ]
+        // The review's attacks on the keystore (issue 13) must be refused for the right reason.
+        let reasons: [KeyFileDamage: String] = [
+            .plantedByAnotherUser: "owned by uid 65534", .protectedMetadataChanged: "changed without the passphrase",
+            .tooManyKeys: "more than the 4096", .worldWritableFolder: "chmod 700",
         ]
         return KeyFileDamage.allCases.map { damage in
             let arguments = commands[damage] ?? encryptK
@@ -422,7 +468,8 @@ enum HostileCorpus {
             return HostileCase(
                 name: "damaged key file (\(damage.rawValue)): \(arguments.prefix(2).joined(separator: " "))",
                 rawArguments: arguments, stdin: stdin, setup: .damaged(damage),
-                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase])
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase], expected: reasons[damage],
+                outcome: arguments == ["keys", "list"] ? .listedWithProblem : .failure)
         } + [
             // `keys delete` is the remedy the damaged-file message names, so it succeeds (KeysCLITests).
             HostileCase(name: "damaged key file (garbage): keys rotate", rawArguments: ["keys", "rotate", "k"], setup: .damaged(.garbage)),
@@ -800,7 +847,7 @@ enum HostileCorpus {
     private static func apply(_ damage: KeyFileDamage, in folder: String) throws {
         let target: String
         switch damage {
-        case .tamperedSalt, .absurdArgon2Limits: target = try keyFile(for: "p", in: folder)
+        case .tamperedSalt, .absurdArgon2Limits, .protectedMetadataChanged: target = try keyFile(for: "p", in: folder)
         case .retiredListedFirst: target = try keyFile(for: "r", in: folder)
         default: target = try keyFile(for: "k", in: folder)
         }
@@ -836,6 +883,20 @@ enum HostileCorpus {
             unlink(target)
             mkdir(target, 0o700)
             return
+        case .plantedByAnotherUser:
+            // The tests run as root: a 0600 file of uid 65534 (nobody) that root could read.
+            chown(target, 65534, 65534)
+            return
+        case .worldWritableFolder:
+            chmod(folder, 0o1777)
+            return
+        case .protectedMetadataChanged:
+            // Version 2: line 4 is the first key line; its creation time is authenticated.
+            replaceField(line: 4, field: 2, with: "1")
+        case .tooManyKeys:
+            var retired = lines[3].split(separator: " ").map(String.init)
+            retired[3] = "1"
+            lines.insert(contentsOf: Array(repeating: retired.joined(separator: " "), count: 5000), at: 4)
         case .oversized: bytes = Array(original.utf8) + [UInt8](repeating: UInt8(ascii: "#"), count: 2 << 20)
         case .twoCurrentKeys: lines.insert(lines[3], at: 4)
         case .retiredListedFirst: lines.swapAt(3, 4)

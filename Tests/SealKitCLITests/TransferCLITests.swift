@@ -389,6 +389,7 @@ struct TransferCLITests {
     @Test func sendRefusesBadArguments() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
+        expectCleanFailure(try cli.run(["transfer", "send", "u"]), containing: "--code CODE")
         let receiver = try RunningCLI(cli, ["transfer", "receive", "--offline", "--format", "text"])
         defer { _ = receiver.finish() }
         let offer = try #require(receiver.readLine())

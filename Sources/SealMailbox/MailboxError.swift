@@ -1,0 +1,56 @@
+/// Why a wormhole through a mailbox server failed. Each description is one line that says
+/// what went wrong and what to do; none repeats the code, a key or a message body.
+public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The relay address cannot be used.
+    case badRelay(String)
+    /// No WebSocket connection to the relay could be made.
+    case unreachable(RelayURL, reason: String)
+    /// The relay answered the connection with an error in its welcome.
+    case unwelcome(RelayURL, message: String)
+    /// The relay reported an error for one of our requests.
+    case server(String)
+    /// The relay closed the connection before the transfer ended.
+    case connectionLost(RelayURL)
+    /// The relay or the peer broke the protocol.
+    case protocolViolation(String)
+    /// A message from the relay exceeds what this client reads.
+    case messageTooLarge(limit: Int)
+    /// The code is not of the form `NAMEPLATE-word-word`.
+    case badCode(String)
+    /// Nobody joined, or the peer went quiet, for this many seconds.
+    case timedOut(seconds: Int)
+    /// The peer's messages do not decrypt: the two sides typed different codes (or someone guessed).
+    case wrongCode
+    /// The peer speaks magic-wormhole but not this application's protocol.
+    case notSealKit(String)
+    /// The user interrupted the transfer (Ctrl-C).
+    case interrupted
+
+    public var description: String {
+        switch self {
+        case .badRelay(let reason): return reason
+        case .unreachable(let relay, let reason):
+            return "cannot reach the mailbox relay \(relay) (\(reason)): check the network, or choose another relay with --relay URL"
+        case .unwelcome(let relay, let message):
+            return "the mailbox relay \(relay) refused the connection: \(message)"
+        case .server(let message): return "the mailbox relay reported an error: \(message)"
+        case .connectionLost(let relay):
+            return "the connection to the mailbox relay \(relay) was lost before the transfer finished; nothing was transferred, try again"
+        case .protocolViolation(let reason): return "the transfer broke off: \(reason)"
+        case .messageTooLarge(let limit): return "the transfer broke off: a message from the relay is larger than \(limit) bytes"
+        case .badCode(let reason): return reason
+        case .timedOut(let seconds):
+            return "nobody completed the transfer within \(seconds) seconds: start again and enter the code on the other device sooner (or raise --timeout)"
+        case .wrongCode:
+            return "wrong code: the other side used a different code (or someone tried to guess it); nothing was transferred, start again with a new code"
+        case .notSealKit(let reason): return "the other side is not a SealKit key transfer: \(reason)"
+        case .interrupted: return "interrupted: the transfer was cancelled and its code released"
+        }
+    }
+}
+
+/// Text from the network made safe for a one-line message: printable ASCII, at most 160 characters.
+func printable(_ text: String) -> String {
+    let cleaned = text.unicodeScalars.prefix(160).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }
+    return String(cleaned) + (text.unicodeScalars.count > 160 ? "..." : "")
+}

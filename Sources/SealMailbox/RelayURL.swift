@@ -1,0 +1,77 @@
+/// Where a mailbox server listens: a `ws://host[:port][/path]` address.
+///
+/// Only plain `ws://` is spoken: every message between the two clients is end-to-end
+/// encrypted with the PAKE's key, so TLS would hide only metadata the server sees anyway.
+public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
+    /// The public magic-wormhole mailbox server, used when nothing else is configured.
+    public static let publicRelay = RelayURL(host: "relay.magic-wormhole.io", port: 4000, path: "/v1")
+
+    /// The host name or address.
+    public let host: String
+    /// The TCP port (80 when the address names none).
+    public let port: Int
+    /// The request path, starting with `/`.
+    public let path: String
+
+    init(host: String, port: Int, path: String) {
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+
+    /// Reads a relay address.
+    /// - Parameter text: such as `ws://relay.magic-wormhole.io:4000/v1` or `ws://127.0.0.1:4000/v1`.
+    /// - Throws: `MailboxError.badRelay` when it is not a `ws://` address with a host.
+    public init(_ text: String) throws(MailboxError) {
+        guard text.utf8.count <= 2048, text.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            throw .badRelay("a relay address is a ws:// URL without spaces, such as ws://relay.example:4000/v1")
+        }
+        let scheme = "ws://"
+        guard text.lowercased().hasPrefix(scheme) else {
+            if text.lowercased().hasPrefix("wss://") {
+                throw .badRelay("wss:// relays are not supported: use ws://, every message is end-to-end encrypted")
+            }
+            throw .badRelay("a relay address starts with ws://, such as ws://relay.example:4000/v1")
+        }
+        var rest = Substring(text.dropFirst(scheme.count))
+        var path = "/"
+        if let slash = rest.firstIndex(of: "/") {
+            path = String(rest[slash...])
+            rest = rest[..<slash]
+        }
+        var host = rest
+        var port = 80
+        if rest.hasPrefix("[") {
+            // An IPv6 literal: [::1]:4000
+            guard let close = rest.firstIndex(of: "]") else { throw .badRelay("the relay's IPv6 address lacks its ]") }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":"), let value = Int(after.dropFirst()) else {
+                    throw .badRelay("the relay's port must be a number from 1 to 65535")
+                }
+                port = value
+            }
+        } else if let colon = rest.lastIndex(of: ":") {
+            host = rest[..<colon]
+            guard let value = Int(rest[rest.index(after: colon)...]) else {
+                throw .badRelay("the relay's port must be a number from 1 to 65535")
+            }
+            port = value
+        }
+        guard !host.isEmpty else { throw .badRelay("the relay address names no host") }
+        guard (1...65535).contains(port) else { throw .badRelay("the relay's port must be a number from 1 to 65535") }
+        self.init(host: String(host), port: port, path: path)
+    }
+
+    public var description: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "ws://\(shownHost)\(port == 80 ? "" : ":\(port)")\(path)"
+    }
+
+    /// The `Host` header's value.
+    var hostHeader: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return port == 80 ? shownHost : "\(shownHost):\(port)"
+    }
+}

@@ -1,0 +1,335 @@
+import Dispatch
+import NIOConcurrencyHelpers
+import SealCore
+import SealJSON
+
+/// One end of a magic-wormhole: a mailbox on a relay shared with one peer, a SPAKE2 key from
+/// the code, and numbered messages sealed with per-phase keys (magic-wormhole's client protocol).
+///
+/// It speaks to magic-wormhole's Python client and mailbox server as they are. The protocol runs
+/// on the caller's thread and blocks; every wait is bounded by the timeout, and `interrupt()`
+/// (thread-safe) makes the current wait end with `MailboxError.interrupted`. Call `close(mood:)`
+/// on every way out: it releases the nameplate and closes the mailbox.
+///
+/// ```swift
+/// let wormhole = try Wormhole(relay: relay, appID: "example/app", appVersions: ["v": 1], timeout: 600)
+/// let code = try wormhole.allocateCode()      // show code.revealedText to the person
+/// let theirs = try wormhole.waitForPeer()     // their app_versions, once their key is proven
+/// wormhole.send(message); let answer = try wormhole.receive()
+/// wormhole.close(mood: .happy)
+/// ```
+public final class Wormhole: @unchecked Sendable {
+    /// The relay this wormhole goes through.
+    public let relay: RelayURL
+    /// The application id: both sides must use the same one (it is also SPAKE2's identity).
+    public let appID: String
+    /// The server's message of the day, if its welcome had one.
+    public private(set) var messageOfTheDay: String?
+
+    private let side: String
+    private let appVersions: JSONValue
+    private let timeout: Int
+    private let transport: WebSocketTransport
+    private var nameplate = NameplateMachine()
+    private var mailbox = MailboxMachine()
+    private var order = OrderMachine()
+    private var allocated: String?
+    private var spake: SPAKE2Symmetric?
+    private var key: WormholeKey?
+    private var peerSide: String?
+    private var peerVersions: JSONValue?
+    /// Numbered messages that arrived ahead of the application; nil stands for an empty one
+    /// (guarded memory cannot hold zero bytes).
+    private var received: [Int: Message] = [:]
+    private struct Message {
+        let bytes: SecureBytes?
+    }
+    private var receivedBytes = 0
+    private var nextReceivePhase = 0
+    private var nextSendPhase = 0
+    private var peerReleasedNameplate = false
+    private let pending = PendingRelease()
+
+    /// Most numbered messages held out of order before the application reads them.
+    static let maximumBufferedBytes = 64 * 1024 * 1024
+
+    /// Connects to the relay and binds to `appID` with a fresh random side.
+    /// - Parameters:
+    ///   - relay: the mailbox server.
+    ///   - appID: the application id, such as `sealkit/key-transfer/v1`.
+    ///   - appVersions: this application's `app_versions`, sent in the encrypted `version` message.
+    ///   - timeout: seconds any single wait may take (connecting, the peer joining, each answer).
+    /// - Throws: `MailboxError.unreachable` or `.unwelcome` naming the relay.
+    public init(relay: RelayURL, appID: String, appVersions: JSONValue, timeout: Int) throws(MailboxError) {
+        self.relay = relay
+        self.appID = appID
+        self.appVersions = appVersions
+        self.timeout = max(1, timeout)
+        // magic-wormhole's sides are 5 random bytes as hex.
+        side = Hex.encode(SecureRandom.bytes(count: 5))
+        transport = try WebSocketTransport.connect(
+            to: relay, timeout: min(self.timeout, 30), maximumMessageBytes: ServerMessage.maximumBytes)
+        do {
+            try pump(until: { $0.welcomed }, connecting: true)
+            transmit(.bind(appID: appID, side: side, clientVersion: "1"))
+        } catch {
+            transport.close()
+            throw error
+        }
+    }
+
+    private var welcomed = false
+
+    // MARK: - Codes
+
+    /// Allocates a nameplate, makes a code on it, and opens the mailbox (the receiving side).
+    /// - Returns: the code to show to the person on the other side.
+    public func allocateCode() throws(MailboxError) -> WormholeCode {
+        transmit(.allocate)
+        try pump { $0.allocated != nil }
+        let code: WormholeCode
+        do {
+            code = try WormholeCode.generate(nameplate: allocated!)
+        } catch {
+            throw .protocolViolation("the relay allocated an unusable nameplate")
+        }
+        try use(code)
+        return code
+    }
+
+    /// Joins the mailbox of a code the person typed (the sending side).
+    /// - Parameter code: the code the other side showed.
+    public func join(code: WormholeCode) throws(MailboxError) {
+        try use(code)
+    }
+
+    private func use(_ code: WormholeCode) throws(MailboxError) {
+        let exchange = SPAKE2Symmetric(code: code, appID: appID)
+        spake = exchange
+        if let claim = nameplate.claim(code.nameplate) { transmit(claim) }
+        pending.set(nameplate: code.nameplate, mailbox: nil)
+        try pump { $0.mailbox.isOpen }
+        let body = JSONValue.object([(key: "pake_v1", value: .string(Hex.encode(exchange.message)))]).serialized()
+        transmit(.add(phase: "pake", body: Array(body.utf8)))
+    }
+
+    // MARK: - Talking to the peer
+
+    /// Waits until the peer has joined, both keys agree (its first message decrypted) and its
+    /// `version` message arrived.
+    /// - Returns: the peer's `app_versions` (an empty object when it sent none).
+    /// - Throws: `.timedOut` when nobody comes within the timeout, `.wrongCode` when the peer's
+    ///   messages do not decrypt.
+    public func waitForPeer() throws(MailboxError) -> JSONValue {
+        try pump { $0.peerVersions != nil }
+        return peerVersions!
+    }
+
+    /// The verifier both sides can compare: equal exactly when the keys are. Nil before the key exists.
+    public var verifier: [UInt8]? { key?.verifier }
+
+    /// Seals `plaintext` as the next numbered phase ("0", "1", ...) and adds it to the mailbox.
+    /// - Precondition: `waitForPeer()` returned.
+    public func send(_ plaintext: some ContiguousByteSource) {
+        guard let key else { preconditionFailure("send before the key exists") }
+        let phase = String(nextSendPhase)
+        nextSendPhase += 1
+        transmit(.add(phase: phase, body: key.phaseKey(side: side, phase: phase).seal(plaintext)))
+    }
+
+    /// The peer's next numbered message, in order whatever order they arrived in.
+    /// - Returns: the plaintext, in guarded memory; nil when the message is empty.
+    package func receive() throws(MailboxError) -> SecureBytes? {
+        try pump { $0.received[$0.nextReceivePhase] != nil }
+        let message = received.removeValue(forKey: nextReceivePhase)!.bytes
+        receivedBytes -= message?.count ?? 0
+        nextReceivePhase += 1
+        return message
+    }
+
+    // MARK: - Ending
+
+    /// Releases the nameplate and closes the mailbox with `mood`, waits briefly for the
+    /// server to confirm both, and disconnects. Safe to call on any way out, more than once.
+    public func close(mood: Mood) {
+        if let release = nameplate.release() { transmit(release) }
+        if let close = mailbox.close(mood: mood) { transmit(close) }
+        pending.clear()
+        // Confirmations are a courtesy: a server that does not answer within 2 s is left.
+        let deadline = DispatchTime.now() + .seconds(2)
+        while !(nameplate.isSettled && mailbox.isSettled) {
+            guard let event = transport.next(deadline: deadline), case .text(let bytes) = event,
+                let message = try? ServerMessage(parsing: bytes)
+            else { break }
+            switch message {
+            case .released: nameplate.gotReleased()
+            case .closed: mailbox.gotClosed()
+            default: continue
+            }
+        }
+        transport.close()
+    }
+
+    /// Ends the current (or next) wait with `MailboxError.interrupted`. Safe from any thread.
+    public func interrupt() { transport.interrupt() }
+
+    /// For a signal handler that must exit at once: sends the release and close the server
+    /// needs (without waiting for answers) and disconnects. Safe from any thread.
+    public func abandon(mood: Mood) {
+        let (held, open) = pending.take()
+        if let held { transport.send(ClientMessage.release(nameplate: held).text(id: messageID())) }
+        if let open { transport.send(ClientMessage.close(mailbox: open, mood: mood.rawValue).text(id: messageID())) }
+        transport.close()
+    }
+
+    /// The nameplates the relay has in use for `appID` (magic-wormhole's `list`), as a second
+    /// client sees them: tests use it to check that a nameplate was released.
+    public static func nameplatesInUse(relay: RelayURL, appID: String, timeout: Int) throws(MailboxError) -> [String] {
+        let wormhole = try Wormhole(relay: relay, appID: appID, appVersions: [:], timeout: timeout)
+        defer { wormhole.transport.close() }
+        wormhole.transmit(.list)
+        var found: [String]?
+        try wormhole.pump(until: { _ in found != nil }, onNameplates: { found = $0 })
+        return found ?? []
+    }
+
+    // MARK: - The loop
+
+    private func transmit(_ message: ClientMessage) {
+        transport.send(message.text(id: messageID()))
+    }
+
+    private func messageID() -> String { Hex.encode(SecureRandom.bytes(count: 2)) }
+
+    /// Handles server messages until `done` holds, each wait bounded by the timeout.
+    private func pump(
+        until done: (Wormhole) -> Bool, connecting: Bool = false, onNameplates: (([String]) -> Void)? = nil
+    ) throws(MailboxError) {
+        // One deadline for the whole wait: the relay's acks and echoes do not extend it.
+        let deadline = DispatchTime.now() + .seconds(timeout)
+        while !done(self) {
+            guard let event = transport.next(deadline: deadline) else {
+                if connecting { throw .unreachable(relay, reason: "it sent no welcome within \(timeout) seconds") }
+                throw .timedOut(seconds: timeout)
+            }
+            switch event {
+            case .opened: continue
+            case .text(let bytes):
+                let message = try ServerMessage(parsing: bytes)
+                if case .nameplates(let list) = message { onNameplates?(list) }
+                try handle(message)
+            case .closed(let reason):
+                if connecting { throw .unreachable(relay, reason: reason) }
+                throw .connectionLost(relay)
+            case .tooLarge: throw .messageTooLarge(limit: ServerMessage.maximumBytes)
+            case .interrupted: throw .interrupted
+            }
+        }
+    }
+
+    private func handle(_ message: ServerMessage) throws(MailboxError) {
+        switch message {
+        case .welcome(let motd, let error):
+            if let error { throw .unwelcome(relay, message: printable(error)) }
+            welcomed = true
+            messageOfTheDay = motd.map(printable)
+        case .ack, .pong, .unknown, .nameplates: break
+        case .allocated(let nameplate):
+            if allocated == nil { allocated = nameplate }
+        case .claimed(let mailboxID):
+            guard nameplate.gotClaimed() else { return }
+            if let open = mailbox.open(mailboxID) {
+                pending.set(nameplate: nameplate.held, mailbox: mailboxID)
+                transmit(open)
+            }
+        case .released: nameplate.gotReleased()
+        case .closed: mailbox.gotClosed()
+        case .error(let text): throw .server(text)
+        case .message(let side, let phase, let body):
+            // Our own messages come back from the server; magic-wormhole ignores them too.
+            guard side != self.side else { return }
+            // Once the peer is here, the nameplate has done its job: free the number.
+            if !peerReleasedNameplate {
+                peerReleasedNameplate = true
+                if let release = nameplate.release() { transmit(release) }
+                // A Ctrl-C from now on has only the mailbox left to close.
+                pending.set(nameplate: nil, mailbox: mailbox.held)
+            }
+            switch order.receive(PeerMessage(side: side, phase: phase, body: body)) {
+            case .overflow: throw .protocolViolation("the peer sent too much before its PAKE message")
+            case .deliver(let messages):
+                for message in messages { try deliver(message) }
+            }
+        }
+    }
+
+    private func deliver(_ message: PeerMessage) throws(MailboxError) {
+        if message.phase == "pake" { return try gotPAKE(message) }
+        guard let key else { return }  // OrderMachine delivers nothing before the PAKE message.
+        // magic-wormhole: a message that does not decrypt means a wrong code (or an attacker).
+        let plaintext: SecureBytes?
+        do {
+            plaintext = try key.phaseKey(side: message.side, phase: message.phase).openSecret(message.body)
+        } catch {
+            throw .wrongCode
+        }
+        if message.phase == "version" {
+            let bytes = plaintext?.withUnsafeBytes { Array($0) } ?? []
+            guard let versions = try? JSONValue.parse(bytes), versions.objectValue != nil else {
+                throw .notSealKit("its version message is not a JSON object")
+            }
+            peerVersions = versions["app_versions"] ?? [:]
+        } else if let number = Int(message.phase), String(number) == message.phase, number >= 0 {
+            guard number >= nextReceivePhase, number < nextReceivePhase + 100_000 else { return }
+            receivedBytes += plaintext?.count ?? 0
+            guard receivedBytes <= Self.maximumBufferedBytes, received.count < 4096 else {
+                throw .protocolViolation("the peer sent more than the application has read")
+            }
+            received[number] = Message(bytes: plaintext)
+        }
+        // Other phases (dilation and later extensions) are not for this client: ignored, as magic-wormhole does.
+    }
+
+    private func gotPAKE(_ message: PeerMessage) throws(MailboxError) {
+        guard let spake else { return }
+        // Body: JSON {"pake_v1": hex(SPAKE2 message)}. Anything else is what magic-wormhole
+        // calls a bad PAKE: the same outcome as a wrong code.
+        guard let value = try? JSONValue.parse(message.body), let hex = value["pake_v1"]?.stringValue,
+            let peerMessage = Hex.decode(hex)
+        else { throw .wrongCode }
+        let shared: WormholeKey
+        do {
+            shared = try spake.finish(peerMessage: peerMessage)
+        } catch {
+            throw .wrongCode
+        }
+        key = shared
+        peerSide = message.side
+        // As magic-wormhole does: our version goes out as soon as the key exists.
+        let versions = JSONValue.object([(key: "app_versions", value: appVersions)]).serialized()
+        transmit(.add(phase: "version", body: shared.phaseKey(side: side, phase: "version").seal(Array(versions.utf8))))
+    }
+}
+
+/// What a signal handler must release: kept apart from the machines, under a lock.
+private final class PendingRelease: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var nameplate: String?
+    private var mailbox: String?
+
+    func set(nameplate: String?, mailbox: String?) {
+        lock.withLock {
+            self.nameplate = nameplate
+            self.mailbox = mailbox
+        }
+    }
+
+    func clear() { set(nameplate: nil, mailbox: nil) }
+
+    func take() -> (String?, String?) {
+        lock.withLock {
+            defer { nameplate = nil; mailbox = nil }
+            return (nameplate, mailbox)
+        }
+    }
+}

@@ -1,0 +1,299 @@
+import FoundationEssentials
+import SealCore
+import SealJSON
+import SealKeystore
+import SealMailbox
+
+/// Key transfer through a magic-wormhole mailbox server (see docs/transfer.md, "Network transfer").
+///
+/// The receiver allocates a code and shows it; the sender types it. SPAKE2 on the code gives
+/// both a key; after the `version` exchange proves it (and both sides' app versions say
+/// SealKit), the sender sends every key of each id in numbered phases, and the receiver answers
+/// with one message saying whether it stored them. Without the code, neither the relay nor
+/// anyone watching can read or forge a message; a wrong guess ends the attempt on both sides.
+public enum NetworkTransfer {
+    /// The magic-wormhole application id (also SPAKE2's identity). Both sides must use it.
+    public static let appID = "sealkit/key-transfer/v1"
+    /// `app_versions`' member that marks a SealKit key transfer peer.
+    static let versionsKey = "sealkit"
+    /// The protocol named in `app_versions`.
+    static let protocolName = "key-transfer/v1"
+    /// The most plaintext bytes one keys message carries. Mailbox servers set no size limit by
+    /// default, but clients bound what they read (this one at `ServerMessage.maximumBytes`);
+    /// 60 KiB sealed and hex-encoded stays well inside that, so larger transfers use more phases.
+    static let maximumPartBytes = 60 * 1024
+    /// The most keys messages a transfer may have (1024 × 60 KiB: every id of a full keystore).
+    static let maximumPartCount = 1024
+    /// The keys message's first byte.
+    static let keysMessageKind: UInt8 = 1
+
+    /// The default relay: `SEALKIT_RELAY` when set, else the public magic-wormhole mailbox server.
+    public static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
+        if let configured = environment["SEALKIT_RELAY"], !configured.isEmpty { return try RelayURL(configured) }
+        return RelayURL.publicRelay
+    }
+
+    /// Which end of a transfer a program is, as its `app_versions` says.
+    enum Role: String {
+        case sender, receiver
+    }
+
+    static func appVersions(_ role: Role) -> JSONValue {
+        [versionsKey: ["protocol": .string(protocolName), "role": .string(role.rawValue)]]
+    }
+
+    /// Checks the peer's `app_versions`: SealKit's protocol, and the other role.
+    static func checkPeer(_ versions: JSONValue, expecting role: Role) throws(MailboxError) {
+        guard let ours = versions[versionsKey], ours["protocol"]?.stringValue == protocolName else {
+            throw .notSealKit("its app versions do not name SealKit's \(protocolName)")
+        }
+        guard let theirs = ours["role"]?.stringValue, theirs == role.rawValue else {
+            throw .notSealKit(role == .receiver
+                ? "it is not receiving keys (was the code typed into a second 'transfer send'?)"
+                : "it is not sending keys (was the code typed into a second 'transfer receive'?)")
+        }
+    }
+
+    /// The keys messages for `keys`: each `kind (u8) ‖ part (u16) ‖ parts (u16) ‖ KeyBundle`,
+    /// every id whole in one part, built in guarded memory.
+    package static func keysMessages(_ keys: [KeyHistory]) throws(TransferError) -> [SecureBytes] {
+        try KeyBundle.validate(keys)
+        var groups: [[KeyHistory]] = [[]]
+        var size = 5 + 2
+        for history in keys {
+            let entry = KeyBundle.byteCount(of: [history]) - 2
+            if size + entry > maximumPartBytes, !groups[groups.count - 1].isEmpty {
+                groups.append([])
+                size = 5 + 2
+            }
+            groups[groups.count - 1].append(history)
+            size += entry
+        }
+        guard groups.count <= maximumPartCount else { throw .tooLarge(parts: groups.count) }
+        return groups.enumerated().map { index, group in
+            SecureBytes(count: 5 + KeyBundle.byteCount(of: group)) { buffer in
+                var writer = ByteWriter(buffer)
+                writer.write(keysMessageKind)
+                writer.write(UInt16(index + 1))
+                writer.write(UInt16(groups.count))
+                KeyBundle.write(group, into: &writer)
+            }
+        }
+    }
+
+    /// Reads one keys message: its part number, the part count, and its keys.
+    package static func readKeysMessage(_ message: SecureBytes?) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
+        guard let message else { throw .malformed(.reply, reason: "an empty message") }
+        return try message.reading { raw throws(TransferError) in
+            var reader = ByteReader(raw, kind: .reply)
+            guard try reader.byte() == keysMessageKind else {
+                throw .malformed(.reply, reason: "not a keys message")
+            }
+            let part = Int(try reader.uint16()), parts = Int(try reader.uint16())
+            guard (1...maximumPartCount).contains(parts), (1...parts).contains(part) else {
+                throw .malformed(.reply, reason: "bad part numbers")
+            }
+            let keys = try KeyBundle.read(from: &reader, as: .reply)
+            try reader.finish()
+            return (part, parts, keys)
+        }
+    }
+
+    /// The receiver's one answer, as JSON: `{"stored": true}` or `{"stored": false, "reason": "..."}`.
+    static func answer(_ outcome: ReceiverAnswer) -> [UInt8] {
+        let value: JSONValue
+        switch outcome {
+        case .stored: value = ["stored": true]
+        case .refused(let reason): value = ["stored": false, "reason": .string(reason.rawValue)]
+        }
+        return Array(value.serialized().utf8)
+    }
+
+    package static func readAnswer(_ message: SecureBytes?) throws(MailboxError) -> ReceiverAnswer {
+        let bytes = message?.withUnsafeBytes { Array($0) } ?? []
+        guard bytes.count <= 4096, let value = try? JSONValue.parse(bytes), let stored = value["stored"]?.boolValue else {
+            throw .notSealKit("its answer is not a SealKit receipt")
+        }
+        if stored { return .stored }
+        return .refused(value["reason"]?.stringValue.flatMap(Refusal.init(rawValue:)) ?? .failed)
+    }
+}
+
+/// What the receiver tells the sender after the keys arrived.
+public enum ReceiverAnswer: Equatable, Sendable {
+    /// Every key is in the receiver's keystore.
+    case stored
+    /// Nothing was stored, for this reason.
+    case refused(Refusal)
+}
+
+/// Why a receiver stored nothing; sent to the sender, so it says no more than this.
+public enum Refusal: String, Sendable {
+    /// The person at the receiver answered no.
+    case declined
+    /// The receiver already has a different key under one of the ids.
+    case conflict
+    /// The keys arrived but could not be stored (a locked keystore, a full disk, ...).
+    case failed
+}
+
+/// Why the receiver stored nothing, as the sender reports it.
+public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let reason: Refusal
+    public var description: String {
+        switch reason {
+        case .declined: return "the receiver declined the keys; nothing was stored there"
+        case .conflict: return "the receiver already has a different key under one of these ids; nothing was stored there"
+        case .failed: return "the receiver could not store the keys; nothing was stored there (see its message)"
+        }
+    }
+}
+
+/// The receiving end: allocates a code, waits for a sender, takes its keys, answers.
+public final class NetworkKeyReceiver: @unchecked Sendable {
+    /// The code to show; the sender types it.
+    public let code: WormholeCode
+    /// The relay in use.
+    public var relay: RelayURL { wormhole.relay }
+    private let wormhole: Wormhole
+    private var finished = false
+
+    /// Connects to `relay`, allocates a nameplate and opens its mailbox.
+    /// - Parameters:
+    ///   - relay: the mailbox server.
+    ///   - timeout: seconds to wait for the sender (and for each later step).
+    public init(relay: RelayURL, timeout: Int) throws(MailboxError) {
+        wormhole = try Wormhole(
+            relay: relay, appID: NetworkTransfer.appID, appVersions: NetworkTransfer.appVersions(.receiver), timeout: timeout)
+        do {
+            code = try wormhole.allocateCode()
+        } catch {
+            wormhole.close(mood: .errory)
+            throw error
+        }
+    }
+
+    /// Waits for the sender and reads its keys: every id, current and retired.
+    /// - Returns: the keys, in the sender's order.
+    /// - Throws: `MailboxError` (wrong code, timeout, not SealKit, ...) or `TransferError`
+    ///   (a damaged keys message); the wormhole is closed then.
+    public func receiveKeys() throws -> [KeyHistory] {
+        do {
+            try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .sender)
+            var keys: [KeyHistory] = []
+            var seen = Set<KeyID>()
+            var expected = 1, total = 1
+            while expected <= total {
+                let message = try wormhole.receive()
+                let part: (part: Int, parts: Int, keys: [KeyHistory])
+                do {
+                    part = try NetworkTransfer.readKeysMessage(message)
+                } catch {
+                    throw MailboxError.notSealKit("its message is not a SealKit keys message (\(error))")
+                }
+                if expected == 1 { total = part.parts }
+                guard part.part == expected, part.parts == total else {
+                    throw MailboxError.notSealKit("its keys messages are numbered out of sequence")
+                }
+                // The same bound as a single bundle: every part together holds at most 4,096 ids.
+                guard keys.count + part.keys.count <= KeyBundle.maximumIDCount else {
+                    throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumIDCount) ids, more than a transfer carries")
+                }
+                for history in part.keys {
+                    guard seen.insert(history.id).inserted else {
+                        throw TransferError.malformed(.reply, reason: "key id '\(history.id)' appears twice")
+                    }
+                }
+                keys += part.keys
+                expected += 1
+            }
+            return keys
+        } catch {
+            cancel(after: error)
+            throw error
+        }
+    }
+
+    /// Tells the sender the outcome and closes the wormhole.
+    public func answer(_ answer: ReceiverAnswer) {
+        guard !finished else { return }
+        finished = true
+        wormhole.send(NetworkTransfer.answer(answer))
+        wormhole.close(mood: answer == .stored ? .happy : .errory)
+    }
+
+    /// Closes the wormhole after a failure, with the mood magic-wormhole uses for it.
+    public func cancel(after error: Error) {
+        guard !finished else { return }
+        finished = true
+        wormhole.close(mood: mood(for: error))
+    }
+
+    /// Ends the current wait with `MailboxError.interrupted` (thread-safe).
+    public func interrupt() { wormhole.interrupt() }
+
+    /// Sends the release and close at once and disconnects, for a process about to exit (thread-safe).
+    public func abandon() { wormhole.abandon(mood: .lonely) }
+}
+
+/// The sending end: joins the receiver's code, sends keys, waits for the receipt.
+public final class NetworkKeySender: @unchecked Sendable {
+    private let wormhole: Wormhole
+    private var finished = false
+
+    /// Connects to `relay` and joins the mailbox of `code`.
+    public init(relay: RelayURL, code: WormholeCode, timeout: Int) throws(MailboxError) {
+        wormhole = try Wormhole(
+            relay: relay, appID: NetworkTransfer.appID, appVersions: NetworkTransfer.appVersions(.sender), timeout: timeout)
+        do {
+            try wormhole.join(code: code)
+        } catch {
+            wormhole.close(mood: .errory)
+            throw error
+        }
+    }
+
+    /// The relay in use.
+    public var relay: RelayURL { wormhole.relay }
+
+    /// Sends `keys` once the receiver's key is proven, and returns when it confirms storing them.
+    /// - Throws: `MailboxError`, `TransferError`, or `ReceiverRefusedError` when the receiver stored nothing.
+    public func send(_ keys: [KeyHistory]) throws {
+        do {
+            let messages = try NetworkTransfer.keysMessages(keys)
+            try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .receiver)
+            for message in messages { message.withUnsafeBytes { wormhole.send($0) } }
+            let answer = try NetworkTransfer.readAnswer(try wormhole.receive())
+            guard answer == .stored else {
+                if case .refused(let reason) = answer { throw ReceiverRefusedError(reason: reason) }
+                return
+            }
+            finished = true
+            wormhole.close(mood: .happy)
+        } catch {
+            cancel(after: error)
+            throw error
+        }
+    }
+
+    /// Closes the wormhole after a failure.
+    public func cancel(after error: Error) {
+        guard !finished else { return }
+        finished = true
+        wormhole.close(mood: mood(for: error))
+    }
+
+    /// Ends the current wait with `MailboxError.interrupted` (thread-safe).
+    public func interrupt() { wormhole.interrupt() }
+
+    /// Sends the release and close at once and disconnects (thread-safe).
+    public func abandon() { wormhole.abandon(mood: .lonely) }
+}
+
+private func mood(for error: Error) -> Mood {
+    switch error as? MailboxError {
+    case .wrongCode: return .scary
+    case .timedOut, .interrupted: return .lonely
+    default: return .errory
+    }
+}

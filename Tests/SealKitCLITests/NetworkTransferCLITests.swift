@@ -1,0 +1,295 @@
+import Foundation
+import SealKit
+import SealTestSupport
+import Testing
+
+/// `sealkit transfer send/receive` over the network, through magic-wormhole's own mailbox
+/// server, against each other and against magic-wormhole's Python client.
+@Suite("Network transfer: sealkit and magic-wormhole's Python client through a local mailbox server")
+struct NetworkTransferCLITests {
+    static let peer = Repository.root.appendingPathComponent("Scripts/lib/wormhole_peer.py").path
+
+    /// A running `sealkit transfer receive --format text`; its first stdout line is the code.
+    static func startReceiver(_ cli: CLI, relay: String, _ extra: [String] = []) throws -> (RunningProgram, String) {
+        let receiver = try RunningProgram(
+            CLI.executable.path, ["transfer", "receive", "--format", "text", "--relay", relay] + extra,
+            environment: cli.environment)
+        let code = try #require(receiver.readLine())
+        #expect(code.wholeMatch(of: /[1-9][0-9]*-[a-z]+-[a-z]+/) != nil, "code: \(code)")
+        return (receiver, code)
+    }
+
+    /// Magic-wormhole's Python client as a SealKit peer (Scripts/lib/wormhole_peer.py).
+    static func startPython(_ arguments: [String]) throws -> RunningProgram {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PEER_TIMEOUT"] = "30"
+        return try RunningProgram(MailboxServer.python, [peer] + arguments, environment: environment)
+    }
+
+    static func nameplate(_ code: String) -> String { String(code.split(separator: "-")[0]) }
+
+    static func nameplates(_ relay: String) throws -> [String] {
+        try Wormhole.nameplatesInUse(relay: RelayURL(relay), appID: NetworkTransfer.appID, timeout: 10)
+    }
+
+    /// The same nameplate with other words: a wrong code that still meets the receiver.
+    static func wrongCode(for code: String) -> String {
+        let nameplate = code.split(separator: "-")[0]
+        let wrong = code.hasSuffix("-aardvark") ? "absurd" : "aardvark"
+        return "\(nameplate)-adroitness-\(wrong)"
+    }
+
+    func keysList(_ cli: CLI) throws -> [String] {
+        try cli.run(["keys", "list"]).output.split(separator: "\n").map(String.init)
+    }
+
+    @Test func sealkitToSealkitCarriesCurrentAndRetiredKeys() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(), receiving = try CLI()
+            for id in ["alice@example.com", "bob"] { #expect(try sending.run(["keys", "generate", id]).status == 0) }
+            #expect(try sending.run(["keys", "rotate", "alice@example.com"]).status == 0)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let sent = try sending.run(["transfer", "send", "alice@example.com", "bob", "--code", code, "--relay", server.relay])
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(sent.stdout.isEmpty)
+            let received = receiver.finish()
+            #expect(received.status == 0, "\(received.stderrText)")
+            // The contract: the code, then ID<TAB>FINGERPRINT<TAB>imported per id; fingerprints as `keys list` shows them.
+            let lines = received.stdoutText.split(separator: "\n").map(String.init)
+            let listed = try keysList(sending)
+            let expected = listed.map { line -> String in
+                let fields = line.split(separator: "\t")
+                return "\(fields[0])\t\(fields[1])\timported"
+            }
+            #expect(lines == expected.sorted { $0.hasPrefix("alice") && !$1.hasPrefix("alice") })
+            #expect(try keysList(receiving) == listed, "retired keys travel too")
+            #expect(try TransferCLITests.keyMaterial(receiving).sorted() == TransferCLITests.keyMaterial(sending).sorted())
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)), "the nameplate is released")
+
+            // Again: what is stored already is `unchanged`.
+            let (again, code2) = try Self.startReceiver(receiving, relay: server.relay)
+            #expect(try sending.run(["transfer", "send", "bob", "--code", code2, "--relay", server.relay]).status == 0)
+            #expect(again.finish().stdoutText.split(separator: "\n").last?.hasSuffix("\tunchanged") == true)
+        }
+    }
+
+    @Test func relayComesFromTheEnvironmentWhenNotGiven() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(environment: ["SEALKIT_RELAY": server.relay])
+            let receiving = try CLI(environment: ["SEALKIT_RELAY": server.relay])
+            #expect(try sending.run(["keys", "generate", "u"]).status == 0)
+            let receiver = try RunningProgram(
+                CLI.executable.path, ["transfer", "receive", "--format", "text"], environment: receiving.environment)
+            let code = try #require(receiver.readLine())
+            #expect(try sending.run(["transfer", "send", "--all", "--code", code]).status == 0)
+            #expect(receiver.finish().status == 0)
+            #expect(try keysList(receiving) == (try keysList(sending)))
+        }
+    }
+
+    @Test func pythonReceiverTakesKeysFromSealkitSend() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            #expect(try sending.run(["keys", "rotate", "alice"]).status == 0)
+            let python = try Self.startPython(["receive", server.relay])
+            let code = try #require(python.readLine())
+            let sent = try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay])
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let result = python.finish()
+            #expect(result.status == 0, "\(result.stderrText)")
+            // Python read the keys message itself and checked every key against its fingerprint.
+            let fingerprint = try keysList(sending)[0].split(separator: "\t")[1]
+            #expect(result.stdoutText.contains(#"[["alice", "\#(fingerprint)", 2]]"#), "\(result.stdoutText)")
+        }
+    }
+
+    @Test func sealkitReceiverTakesKeysFromPythonSender() throws {
+        try MailboxServer.shared { server in
+            let receiving = try CLI()
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let python = try Self.startPython(["send", server.relay, "--ids", "3"])
+            python.write(code + "\n")
+            let sent = python.finish()
+            #expect(sent.status == 0, "\(sent.stderrText)")
+            #expect(sent.stdoutText.contains(#""answer": {"stored": true}"#))
+            let received = receiver.finish()
+            #expect(received.status == 0, "\(received.stderrText)")
+            let lines = received.stdoutText.split(separator: "\n")
+            #expect(lines.count == 3)
+            for line in lines {
+                let fields = line.split(separator: "\t")
+                // Python's own fingerprints, made with hashlib, match SealKit's.
+                #expect(sent.stdoutText.contains(#"["\#(fields[0])", "\#(fields[1])"]"#), "\(line)")
+                #expect(fields[2] == "imported")
+            }
+            #expect(try keysList(receiving).count == 3)
+        }
+    }
+
+    @Test func wrongCodeFailsOnBothSidesAndStoresNothing() throws {
+        try MailboxServer.shared { server in
+            // Python receives; sealkit sends with a wrong code.
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let python = try Self.startPython(["receive", server.relay])
+            let code = try #require(python.readLine())
+            let sent = try sending.run(["transfer", "send", "alice", "--code", Self.wrongCode(for: code), "--relay", server.relay])
+            expectCleanFailure(sent, containing: "wrong code")
+            let pythonResult = python.finish()
+            #expect(pythonResult.status == 3 && pythonResult.stderrText.contains("WrongPasswordError"), "\(pythonResult.stderrText)")
+            #expect(!pythonResult.stdoutText.contains("alice"))
+
+            // sealkit receives; Python sends with a wrong code.
+            let receiving = try CLI()
+            let (receiver, code2) = try Self.startReceiver(receiving, relay: server.relay)
+            let sender = try Self.startPython(["send", server.relay])
+            sender.write(Self.wrongCode(for: code2) + "\n")
+            let senderResult = sender.finish()
+            #expect(senderResult.status == 3 && senderResult.stderrText.contains("WrongPasswordError"), "\(senderResult.stderrText)")
+            let received = receiver.finish()
+            #expect(received.status != 0 && received.status < 126)
+            #expect(received.stdoutText.isEmpty, "only the code on stdout")
+            #expect(received.stderrText.hasPrefix("sealkit: wrong code") && received.stderrText.split(separator: "\n").count == 1)
+            #expect(try keysList(receiving).isEmpty, "nothing stored")
+            let held = try Self.nameplates(server.relay)
+            #expect(!held.contains(Self.nameplate(code)) && !held.contains(Self.nameplate(code2)), "both nameplates released")
+        }
+    }
+
+    @Test func sealkitToSealkitWithAWrongCode() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let sent = try sending.run(["transfer", "send", "alice", "--code", Self.wrongCode(for: code), "--relay", server.relay])
+            expectCleanFailure(sent, containing: "wrong code")
+            let received = receiver.finish()
+            #expect(received.status == sent.status)
+            #expect(received.stderrText.contains("wrong code"))
+            #expect(try keysList(receiving).isEmpty)
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)))
+        }
+    }
+
+    @Test func peerThatIsNotSealkitIsRefused() throws {
+        try MailboxServer.shared { server in
+            let receiving = try CLI()
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let python = try Self.startPython(["send", server.relay, "--versions", "none"])
+            python.write(code + "\n")
+            let received = receiver.finish()
+            #expect(received.stdoutText.isEmpty)
+            #expect(received.stderrText.hasPrefix("sealkit: the other side is not a SealKit key transfer"), "\(received.stderrText)")
+            #expect(received.status != 0 && received.status < 126)
+            // That peer waits for an answer that never comes: stop it.
+            python.send(signal: SIGKILL)
+            _ = python.finish()
+            #expect(try keysList(receiving).isEmpty)
+
+            // A Python receiver without SealKit's app versions: sealkit send sends nothing.
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let other = try Self.startPython(["receive", server.relay, "--versions", "none"])
+            let code2 = try #require(other.readLine())
+            let sent = try sending.run(["transfer", "send", "alice", "--code", code2, "--relay", server.relay])
+            expectCleanFailure(sent, containing: "not a SealKit key transfer")
+            other.send(signal: SIGKILL)
+            _ = other.finish()
+
+            // Two senders on one code: the second is told the other side is not receiving.
+            let python2 = try Self.startPython(["receive", server.relay, "--versions", "sender"])
+            let code3 = try #require(python2.readLine())
+            expectCleanFailure(
+                try sending.run(["transfer", "send", "alice", "--code", code3, "--relay", server.relay]), containing: "not receiving")
+            python2.send(signal: SIGKILL)
+            _ = python2.finish()
+        }
+    }
+
+    @Test func receiverWithADifferentKeyStoresNothingAndTheSenderIsTold() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            #expect(try sending.run(["keys", "generate", "bob"]).status == 0)
+            #expect(try receiving.run(["keys", "generate", "bob"]).status == 0)
+            let before = try keysList(receiving)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let sent = try sending.run(["transfer", "send", "alice", "bob", "--code", code, "--relay", server.relay])
+            expectCleanFailure(sent, containing: "already has a different key")
+            #expect(sent.status == 73)
+            let received = receiver.finish()
+            #expect(received.status == 73 && received.stdoutText.isEmpty, "\(received.stderrText)")
+            #expect(try keysList(receiving) == before, "alice was not stored either")
+        }
+    }
+
+    @Test func nobodyJoiningTimesOut() throws {
+        try MailboxServer.shared { server in
+            let receiving = try CLI()
+            let started = Date()
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay, ["--timeout", "2"])
+            let result = receiver.finish()
+            #expect(Date().timeIntervalSince(started) < 15)
+            #expect(result.status == 75, "\(result.stderrText)")
+            #expect(result.stdoutText.isEmpty)
+            #expect(result.stderrText.hasPrefix("sealkit: nobody completed the transfer within 2 seconds"))
+            #expect(result.stderrText.split(separator: "\n").count == 1)
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)), "the nameplate is released")
+        }
+    }
+
+    @Test func unreachableRelayNamesTheRelayAndTheOption() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "u"]).status == 0)
+        let relay = "ws://127.0.0.1:\(try MailboxServer.freePort())/v1"
+        let received = try cli.run(["transfer", "receive", "--format", "text", "--relay", relay])
+        expectCleanFailure(received, containing: relay)
+        #expect(received.stderr.contains("--relay"))
+        #expect(received.status == 69)
+        let sent = try cli.run(["transfer", "send", "u", "--code", "7-adroitness-aardvark", "--relay", relay])
+        expectCleanFailure(sent, containing: relay)
+        #expect(sent.stderr.contains("--relay"))
+        expectCleanFailure(try cli.run(["transfer", "send", "u", "--code", "7-adroitness-aardvark", "--relay", "http://x"]), containing: "ws://")
+        expectCleanFailure(try cli.run(["transfer", "send", "u", "--code", "seven"]), containing: "code")
+    }
+
+    @Test func interruptedSenderReleasesTheNameplateItClaimed() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
+            let sender = try RunningProgram(
+                CLI.executable.path, ["transfer", "send", "alice", "--code", "9876-adroitness-aardvark", "--relay", server.relay],
+                environment: sending.environment)
+            var waited = 0
+            while try !Self.nameplates(server.relay).contains("9876") && waited < 100 {
+                usleep(100_000)
+                waited += 1
+            }
+            #expect(try Self.nameplates(server.relay).contains("9876"))
+            sender.send(signal: SIGINT)
+            let result = sender.finish()
+            #expect(result.status == 130, "\(result.stderrText)")
+            #expect(result.stdout.isEmpty && result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(try !Self.nameplates(server.relay).contains("9876"))
+        }
+    }
+
+    @Test func interruptReleasesTheNameplateAndStoresNothing() throws {
+        try MailboxServer.shared { server in
+            let receiving = try CLI()
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let nameplate = Self.nameplate(code)
+            // While it waits, the relay holds the nameplate (so the check below can fail).
+            #expect(try Self.nameplates(server.relay).contains(nameplate))
+            receiver.send(signal: SIGINT)
+            let result = receiver.finish()
+            #expect(result.status == 130, "\(result.stderrText)")
+            #expect(result.stdoutText.isEmpty)
+            #expect(result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(try !Self.nameplates(server.relay).contains(nameplate))
+            #expect(try keysList(receiving).isEmpty)
+        }
+    }
+}

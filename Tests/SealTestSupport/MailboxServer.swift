@@ -1,0 +1,155 @@
+import Foundation
+
+/// magic-wormhole's own mailbox server (`twist wormhole-mailbox` from the project's `.venv`,
+/// which Scripts/test installs), on a free port of 127.0.0.1 with an in-memory database.
+///
+/// Use `MailboxServer.with { server in ... }`: the server is stopped by its PID afterwards,
+/// also when the body throws or an expectation fails.
+public final class MailboxServer: @unchecked Sendable {
+    /// The relay address for `--relay`, such as `ws://127.0.0.1:41234/v1`.
+    public let relay: String
+    /// The TCP port.
+    public let port: Int
+    private let process: Process
+
+    /// The project's virtual environment's programs (twist, python).
+    public static let venv = Repository.root.appendingPathComponent(".venv/bin")
+
+    /// The Python interpreter with magic-wormhole installed.
+    public static var python: String { venv.appendingPathComponent("python").path }
+
+    private init(port: Int, process: Process) {
+        self.port = port
+        self.process = process
+        relay = "ws://127.0.0.1:\(port)/v1"
+    }
+
+    /// Runs `body` with a fresh server, and stops the server afterwards.
+    public static func with<R>(_ body: (MailboxServer) throws -> R) throws -> R {
+        let server = try start()
+        defer { server.stop() }
+        return try body(server)
+    }
+
+    /// Runs `body` with the test process's one shared server, started on first use and
+    /// stopped when the process exits: starting a Python server per test costs seconds on a
+    /// loaded machine. Tests sharing it must look only at their own nameplates.
+    public static func shared<R>(_ body: (MailboxServer) throws -> R) throws -> R {
+        let server = try sharedServer.withLock { shared -> MailboxServer in
+            if let running = shared, running.process.isRunning { return running }
+            let server = try start()
+            shared = server
+            sharedPID.withLock { $0 = server.process.processIdentifier }
+            if !registeredExit {
+                registeredExit = true
+                atexit { MailboxServer.stopShared() }
+            }
+            return server
+        }
+        return try body(server)
+    }
+
+    nonisolated(unsafe) private static var registeredExit = false
+    private static let sharedServer = Locked<MailboxServer?>(nil)
+    private static let sharedPID = Locked<Int32>(0)
+
+    /// Stops the shared server by its PID (at exit).
+    private static func stopShared() {
+        let pid = sharedPID.withLock { $0 }
+        guard pid > 0 else { return }
+        kill(pid, SIGTERM)
+        usleep(200_000)
+        kill(pid, SIGKILL)
+    }
+
+    /// Starts a server and waits (up to 30 s) until it accepts connections.
+    public static func start() throws -> MailboxServer {
+        let twist = venv.appendingPathComponent("twist")
+        guard FileManager.default.isExecutableFile(atPath: twist.path) else {
+            throw Failure("no \(twist.path): run Scripts/test, which installs magic-wormhole-mailbox-server into .venv")
+        }
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = twist
+        process.arguments = ["wormhole-mailbox", "--port=tcp:\(port):interface=127.0.0.1", "--channel-db=:memory:"]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.currentDirectoryURL = FileManager.default.temporaryDirectory
+        try process.run()
+        let server = MailboxServer(port: port, process: process)
+        let deadline = Date() + 30
+        while !accepts(port) {
+            guard process.isRunning, Date() < deadline else {
+                server.stop()
+                throw Failure("the mailbox server did not start listening on port \(port)")
+            }
+            usleep(50_000)
+        }
+        return server
+    }
+
+    /// Stops the server (SIGTERM to its PID, then SIGKILL if it lingers) and waits for it.
+    public func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date() + 5
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+
+    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw Failure("cannot find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    /// Why the server could not be used.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// A value behind a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
