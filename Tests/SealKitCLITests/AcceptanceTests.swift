@@ -319,4 +319,32 @@ struct AcceptanceTests {
         #expect(result.status == 1 && result.stdout.contains("unreadable-file"), "\(result.stderr)")
         #expect(elapsed < .seconds(30), "took \(elapsed)")
     }
+
+    // MARK: Issue 14: --passphrase-file takes pipes, for new keys too
+
+    /// A process substitution can be read once. Making a protected key read the passphrase file
+    /// twice (once to see whether there was one), so `keys generate --passphrase-file <(...)` found
+    /// it empty the second time; `status` with the same file then opens the key.
+    @Test func aNewKeyTakesItsPassphraseFromAProcessSubstitution() throws {
+        let cli = try CLI()
+        for command in [
+            #""$SEALKIT" keys generate p --passphrase-file <(printf '%s\n' 'correct horse battery')"#,
+            #"printf '%s' "$KEY" | "$SEALKIT" keys import q --passphrase-file <(printf '%s\n' 'correct horse battery')"#,
+        ] {
+            var environment = cli.environment
+            environment["SEALKIT"] = CLI.executable.path
+            environment["KEY"] = Self.knownKey
+            let made = try Subprocess.run("/bin/bash", ["-c", command], stdin: [], environment: environment)
+            #expect(made.status == 0, "\(command): \(made.stderrText)")
+        }
+        let listed = try cli.run(["keys", "list"])
+        #expect(listed.stdout.contains("p\t") && listed.stdout.contains("q\t") && listed.stdout.contains("protected"), "\(listed.stdout)")
+        for id in ["p", "q"] {
+            let opened = try Self.bash(
+                #""$SEALKIT" status --key \#(id) --passphrase-file <(printf '%s\n' 'correct horse battery')"#, in: cli)
+            #expect(opened.status == 0, "\(id): \(opened.stderrText)")
+            let locked = try cli.run(["status", "--key", id])
+            #expect(locked.status != 0, "\(id) is not protected")
+        }
+    }
 }
