@@ -28,6 +28,9 @@ struct AuditFile {
     let path: String
     let format: FileFormat
     let byteCount: Int
+
+    /// The path that names stdin, as everywhere in sealkit.
+    static let standardInput = "-"
 }
 
 /// Expands the paths given into the files to audit: files as named, folders walked
@@ -38,6 +41,11 @@ enum FileWalker {
         guard !paths.isEmpty else { throw .noPaths }
         var found: [String: AuditFile] = [:]
         for path in paths {
+            if path == AuditFile.standardInput {
+                // Piped exports (`jq -c ... | sealkit audit -`): one profile per line, read once.
+                found[path] = AuditFile(path: path, format: .lines, byteCount: 0)
+                continue
+            }
             var info = stat()
             guard stat(path, &info) == 0 else {
                 if errno == ENOENT || errno == ENOTDIR { throw .missingPath(path) }

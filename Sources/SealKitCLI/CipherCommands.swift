@@ -121,7 +121,9 @@ struct DecryptCommand: ParsableCommand {
             let reader = LineReader(
                 fd: fd, what: "the ciphertexts on stdin", maximumLineLength: InputLimits.ciphertext, maximumTotal: .max)
             while try reader.nextLine({ line in
-                let text = String(decoding: line, as: UTF8.self)
+                // A file with CRLF line ends: the CR is no part of a ciphertext (base64 never holds one).
+                let end = line.last == UInt8(ascii: "\r") ? line.count - 1 : line.count
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
                 let plaintext: String
                 do {
                     plaintext = try ring.decrypt(text).plaintext
@@ -139,7 +141,10 @@ struct DecryptCommand: ParsableCommand {
         } else {
             let given = ciphertext == "-" ? nil : ciphertext
             let input = try given ?? StandardInput.readText(fd: fd, what: "ciphertext", limit: InputLimits.ciphertext)
-            try output.write(ring.decrypt(input).plaintext + "\n")
+            // Ciphertexts are base64, so spaces, tabs and a CR around one (a CRLF file, a paste)
+            // are no part of it; blanks alone are refused for what they are (not base64).
+            let trimmed = input.trimmingBlanks()
+            try output.write(ring.decrypt(trimmed.isEmpty ? input : trimmed).plaintext + "\n")
         }
         try output.flush()
     }

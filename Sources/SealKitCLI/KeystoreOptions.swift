@@ -165,7 +165,9 @@ struct KeystoreOptions: ParsableArguments {
 
     /// The passphrase for protecting new keys: the given one, else (with `ask`) one typed twice.
     func passphrase(toProtect ask: Bool) throws -> Passphrase? {
-        if !ask, try givenPassphrase() == nil { return nil }
+        // Read once: a pipe or process substitution (--passphrase-file <(...)) is empty the second time.
+        if let given = try givenPassphrase() { return given }
+        guard ask else { return nil }
         return try newPassphrase(
             prompt: "New passphrase: ", missing: "--protect needs a passphrase", abandoned: "nothing was stored")
     }
