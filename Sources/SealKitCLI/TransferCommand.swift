@@ -268,12 +268,22 @@ struct TransferCommand: ParsableCommand {
 
         func run() throws {
             let format = TransferFormat.resolve(format)
+            // --protect with no passphrase given and no terminal to ask on fails now (one line, exit 64),
+            // not after a code was shown and the sender's keys arrived.
+            if protect && !Self.hasTerminal { _ = try keystoreOptions.passphrase(toProtect: true) }
             guard offline else {
                 return try TransferNetwork.receive(
                     relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,
                     assumeYes: yes, protect: protect, keystoreOptions: keystoreOptions)
             }
             try TransferOffline.receive(format: format, protect: protect, assumeYes: yes, keystoreOptions: keystoreOptions)
+        }
+
+        /// Whether a passphrase could be asked for: TerminalPrompt asks on /dev/tty.
+        private static var hasTerminal: Bool {
+            let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+            if fd >= 0 { close(fd) }
+            return fd >= 0
         }
     }
 }

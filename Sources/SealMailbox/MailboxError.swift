@@ -40,7 +40,7 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
         case .messageTooLarge(let limit): return "the transfer broke off: a message from the relay is larger than \(limit) bytes"
         case .badCode(let reason): return reason
         case .timedOut(let seconds):
-            return "nobody completed the transfer within \(seconds) seconds: start again and enter the code on the other device sooner (or raise --timeout)"
+            return "nobody completed the transfer within \(seconds) second\(seconds == 1 ? "" : "s"): start again and enter the code on the other device sooner (or raise --timeout)"
         case .wrongCode:
             return "wrong code: the other side used a different code (or someone tried to guess it); nothing was transferred, start again with a new code"
         case .notSealKit(let reason): return "the other side is not a SealKit key transfer: \(reason)"

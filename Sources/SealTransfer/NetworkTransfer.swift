@@ -29,8 +29,15 @@ public enum NetworkTransfer {
 
     /// The default relay: `SEALKIT_RELAY` when set, else the public magic-wormhole mailbox server.
     public static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
-        if let configured = environment["SEALKIT_RELAY"], !configured.isEmpty { return try RelayURL(configured) }
-        return RelayURL.publicRelay
+        guard let configured = environment["SEALKIT_RELAY"], !configured.isEmpty else { return RelayURL.publicRelay }
+        do {
+            return try RelayURL(configured)
+        } catch .badRelay(let reason) {
+            // Name where the address came from: the person may not know the variable is set.
+            throw .badRelay("SEALKIT_RELAY: \(reason) (or give --relay URL)")
+        } catch {
+            throw error
+        }
     }
 
     /// Which end of a transfer a program is, as its `app_versions` says.
@@ -135,6 +142,8 @@ public enum Refusal: String, Sendable {
     case conflict
     /// The keys arrived but could not be stored (a locked keystore, a full disk, ...).
     case failed
+    /// The person at the receiver pressed Ctrl-C after the keys arrived.
+    case cancelled
 }
 
 /// Why the receiver stored nothing, as the sender reports it.
@@ -145,6 +154,7 @@ public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConv
         case .declined: return "the receiver declined the keys; nothing was stored there"
         case .conflict: return "the receiver already has a different key under one of these ids; nothing was stored there"
         case .failed: return "the receiver could not store the keys; nothing was stored there (see its message)"
+        case .cancelled: return "the receiver cancelled the transfer (Ctrl-C); nothing was stored there"
         }
     }
 }
@@ -156,7 +166,10 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     /// The relay in use.
     public var relay: RelayURL { wormhole.relay }
     private let wormhole: Wormhole
+    // `abandon` runs on the signal thread: these two are read and set under `state`.
+    private let state = Lock()
     private var finished = false
+    private var keysArrived = false
 
     /// Connects to `relay`, allocates a nameplate and opens its mailbox.
     /// - Parameters:
@@ -189,7 +202,8 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 do {
                     part = try NetworkTransfer.readKeysMessage(message)
                 } catch {
-                    throw MailboxError.notSealKit("its message is not a SealKit keys message (\(error))")
+                    // The reason alone: TransferError's own text ("copy it again in full") is advice for a pasted reply.
+                    throw MailboxError.notSealKit("its message is not a SealKit keys message (\(Self.reason(error)))")
                 }
                 if expected == 1 { total = part.parts }
                 guard part.part == expected, part.parts == total else {
@@ -201,12 +215,13 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 }
                 for history in part.keys {
                     guard seen.insert(history.id).inserted else {
-                        throw TransferError.malformed(.reply, reason: "key id '\(history.id)' appears twice")
+                        throw MailboxError.notSealKit("its keys messages hold key id '\(history.id)' twice")
                     }
                 }
                 keys += part.keys
                 expected += 1
             }
+            state.withLock { keysArrived = true }
             return keys
         } catch {
             cancel(after: error)
@@ -214,18 +229,22 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
         }
     }
 
+    /// Why a keys message was refused, without the advice meant for pasted text.
+    private static func reason(_ error: TransferError) -> String {
+        if case .malformed(_, let reason) = error { return reason }
+        return "\(error)"
+    }
+
     /// Tells the sender the outcome and closes the wormhole.
     public func answer(_ answer: ReceiverAnswer) {
-        guard !finished else { return }
-        finished = true
+        guard finish() else { return }
         wormhole.send(NetworkTransfer.answer(answer))
         wormhole.close(mood: answer == .stored ? .happy : .errory)
     }
 
     /// Closes the wormhole after a failure, with the mood magic-wormhole uses for it.
     public func cancel(after error: Error) {
-        guard !finished else { return }
-        finished = true
+        guard finish() else { return }
         wormhole.close(mood: mood(for: error))
     }
 
@@ -233,7 +252,23 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     public func interrupt() { wormhole.interrupt() }
 
     /// Sends the release and close at once and disconnects, for a process about to exit (thread-safe).
-    public func abandon() { wormhole.abandon(mood: .lonely) }
+    /// Once the keys have arrived the sender waits for our answer (closing the mailbox tells it
+    /// nothing), so it is told first that nothing was stored, instead of waiting out its timeout.
+    public func abandon() {
+        let senderWaits = state.withLock { keysArrived && !finished }
+        // The main thread is then at the question or the passphrase prompt, not using the wormhole.
+        if senderWaits, finish() { wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
+        wormhole.abandon(mood: .lonely)
+    }
+
+    /// Marks the transfer finished; true for the one caller that did so.
+    private func finish() -> Bool {
+        state.withLock {
+            guard !finished else { return false }
+            finished = true
+            return true
+        }
+    }
 }
 
 /// The sending end: joins the receiver's code, sends keys, waits for the receipt.

@@ -100,7 +100,7 @@ struct NetworkTransferTests {
     }
 
     @Test func receiverAnswersRoundTrip() throws {
-        for answer in [ReceiverAnswer.stored, .refused(.declined), .refused(.conflict), .refused(.failed)] {
+        for answer in [ReceiverAnswer.stored, .refused(.declined), .refused(.conflict), .refused(.failed), .refused(.cancelled)] {
             #expect(try NetworkTransfer.readAnswer(SecureBytes(copying: NetworkTransfer.answer(answer))) == answer)
         }
         #expect(throws: MailboxError.self) { try NetworkTransfer.readAnswer(SecureBytes(copying: Array("yes".utf8))) }
