@@ -26,6 +26,12 @@ let package = Package(
         .systemLibrary(
             name: "CPNG", pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(
+            name: "CSecret", pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]),
+
+        // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
+        .target(name: "CProcessHardening"),
 
         // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
         .target(name: "SealCore", dependencies: ["CSodium"]),
@@ -33,6 +39,10 @@ let package = Package(
         .target(
             name: "SealKeystore",
             dependencies: ["SealCore", .product(name: "SystemPackage", package: "swift-system")]),
+        // Keys in the desktop keyring (freedesktop Secret Service) through libsecret.
+        .target(
+            name: "SealSecretService",
+            dependencies: ["CSecret", "SealCore", "SealKeystore", .product(name: "SystemPackage", package: "swift-system")]),
         // JSON that keeps key order and exact number text, with a nesting limit.
         .target(name: "SealJSON"),
         // Schema-aware profile encryption.
@@ -61,12 +71,13 @@ let package = Package(
             dependencies: [
                 "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
                 "SealMailbox",
+                "SealSecretService",
             ]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SealKit", "CProcessHardening", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
@@ -82,7 +93,13 @@ let package = Package(
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
-        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore"]),
+        // The Keystore contract as checks every backend runs unchanged.
+        .target(name: "KeystoreConformance", dependencies: ["SealKeystore"], path: "Tests/KeystoreConformance"),
+        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore", "KeystoreConformance"]),
+        // Against a real Secret Service: a private bus and GNOME Keyring per run (SealTestSupport).
+        .testTarget(
+            name: "SealSecretServiceTests",
+            dependencies: ["SealSecretService", "SealKeystore", "KeystoreConformance", "SealTestSupport"]),
         .testTarget(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),

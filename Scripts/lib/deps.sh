@@ -33,8 +33,9 @@ ensure_build_deps() {
     pkg-config --exists libsodium || missing+=(libsodium-dev)
     pkg-config --exists libqrencode || missing+=(libqrencode-dev)
     pkg-config --exists libpng || missing+=(libpng-dev)
+    pkg-config --exists libsecret-1 || missing+=(libsecret-1-dev)
   else
-    missing+=(libsodium-dev libqrencode-dev libpng-dev)
+    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev)
   fi
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
@@ -51,6 +52,13 @@ ensure_test_deps() {
   ensure_build_deps
   local missing=()
   command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
+  # The Secret Service keystore's tests: a private session bus, GNOME Keyring, and secret-tool
+  # (an independent Secret Service client).
+  command -v dbus-run-session >/dev/null 2>&1 || missing+=(dbus-daemon)
+  command -v dbus-send >/dev/null 2>&1 || missing+=(dbus-bin)
+  command -v gnome-keyring-daemon >/dev/null 2>&1 || missing+=(gnome-keyring)
+  command -v secret-tool >/dev/null 2>&1 || missing+=(libsecret-tools)
+  command -v setsid >/dev/null 2>&1 || missing+=(util-linux)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   # The install test renders the man page (man -l, through groff) and drives bash completion.
   command -v man >/dev/null 2>&1 || missing+=(man-db)
@@ -95,4 +103,31 @@ ensure_bench_deps() {
 # Scripts/stress measures peak memory with GNU time.
 ensure_stress_deps() {
   [ -x /usr/bin/time ] || apt_install time
+}
+
+# Whether a private keyring starts here: a session bus with GNOME Keyring unlocked, in a
+# throwaway HOME. Where it genuinely cannot (no daemon will run in this container), the
+# keyring tests are disabled and Scripts/test says so in one line; everywhere else they run.
+check_keyring() {
+  local home status
+  # Only this probe decides; a value left in the caller's environment does not.
+  unset SEALKIT_SKIP_KEYRING_TESTS
+  home="$(mktemp -d)"
+  mkdir -m 700 "$home/run"
+  HOME="$home" XDG_DATA_HOME="$home/data" XDG_RUNTIME_DIR="$home/run" DBUS_SESSION_BUS_ADDRESS= \
+    timeout 30 dbus-run-session -- sh -c \
+      'printf probe | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null || exit 3
+       for _ in $(seq 100); do
+         dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+           org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true" && exit 0
+         sleep 0.1
+       done
+       exit 4' \
+      >/dev/null 2>"$home/err" </dev/null
+  status=$?
+  if [ "$status" -ne 0 ]; then
+    export SEALKIT_SKIP_KEYRING_TESTS="gnome-keyring-daemon did not start under dbus-run-session (status $status)"
+    echo "==> skipping the Secret Service tests: $SEALKIT_SKIP_KEYRING_TESTS" >&2
+  fi
+  rm -rf "$home"
 }

@@ -61,6 +61,15 @@ def main(fixtures, out):
     sealed = base64.b64encode(bytes(72)).decode()
     write(out, "keyfile", key_file("p", [("00112233445566ff", 1700000000, "-", sealed)],
                                    f"protection argon2id 2 67108864 {salt}"))
+    # Version 2 (protected, one sealed record): key lines without material, then the sealed line.
+    check = base64.b64encode(bytes(16)).decode()
+    for count in (1, 3):
+        lines = ["sealkit-keyfile 2", "id " + base64.b64encode(b"v2").decode(),
+                 f"protection argon2id 2 67108864 {salt}", f"check {check}"]
+        for index in range(count):
+            lines.append(f"key {index:016x} {1700000000 - index} {'-' if index == 0 else 1700000000 - index + 1}")
+        lines.append("sealed " + base64.b64encode(bytes(24 + 32 * count + 16)).decode())
+        write(out, "keyfile", "\n".join(lines) + "\n")
     # Transfer codes: offers, replies, parts and backups, from the transfer vectors and made here.
     def b64url(data):
         return base64.urlsafe_b64encode(data).decode().rstrip("=")

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""SealKit stress tests (issue 7): crash safety, concurrency, full and read-only disks, bounded memory.
+"""SealKit stress tests (issues 7 and 13): crash safety, concurrency, full and read-only disks, bounded
+memory, and the strict keystore (foreign owners, open modes, links, a lock held by another process).
 
 Drives the real `sealkit` binary. Every check that fails is printed and makes the exit status 1;
 the summary at the end states the figures (kills survived, processes, sizes, peak memory).
 
-    stress.py --sealkit PATH [--kills N] [--only kills,concurrency,disk,memory] [--memory-bytes N]
+    stress.py --sealkit PATH [--kills N] [--only kills,concurrency,disk,memory,strict] [--memory-bytes N]
 """
 import argparse
 import base64
+import fcntl
 import collections
 import hashlib
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -564,12 +567,248 @@ def audit_memory(binary, total_bytes):
     shutil.rmtree(home, ignore_errors=True)
 
 
+def tree_digest(path):
+    """Every file's content, mode and owner under path: what a refusal must leave unchanged."""
+    digest = hashlib.sha256()
+    for folder, folders, files in sorted(os.walk(path)):
+        folders.sort()
+        for name in sorted(files + [f for f in folders if os.path.islink(os.path.join(folder, f))]):
+            full = os.path.join(folder, name)
+            info = os.lstat(full)
+            digest.update(f"{full}:{info.st_mode:o}:{info.st_uid}".encode())
+            if os.path.isfile(full) and not os.path.islink(full):
+                with open(full, "rb") as handle:
+                    digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def strict_modes(binary, waiters=8, timeout=1):
+    """Issue 13: a keystore that is not wholly the user's is refused in one line by every command, and a
+    lock held by another process ends each waiting command after SEALKIT_LOCK_TIMEOUT seconds."""
+    home = tempfile.mkdtemp(prefix="sealkit-stress-strict-")
+    root = os.path.join(home, "keys")
+    sealkit = SealKit(binary, root)
+    for id_ in ["a", "b"]:
+        check(sealkit.run(["keys", "generate", id_]).returncode == 0, f"strict: generate {id_}")
+    folder = os.path.join(root, "default")
+    key_files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".key"))
+    lock = os.path.join(folder, ".lock")
+    other = 65534  # nobody; the stress runs as root, which must refuse what another user planted
+    is_root = os.geteuid() == 0
+
+    def owned(path):
+        os.chown(path, other, other)
+        return lambda: os.chown(path, os.geteuid(), os.getegid())
+
+    def mode(path, bits):
+        before = os.lstat(path).st_mode & 0o7777
+        os.chmod(path, bits)
+        return lambda: os.chmod(path, before)
+
+    def linked(path):
+        moved = path + ".real"
+        os.rename(path, moved)
+        os.symlink(moved, path)
+        return lambda: (os.unlink(path), os.rename(moved, path))
+
+    states = [
+        ("root folder 1777", lambda: mode(root, 0o1777), "chmod 700"),
+        ("root folder 0770", lambda: mode(root, 0o770), "chmod 700"),
+        ("namespace folder 0777", lambda: mode(folder, 0o777), "chmod 700"),
+        ("key file 0644", lambda: mode(key_files[0], 0o644), "chmod 600"),
+        ("lock file 0666", lambda: mode(lock, 0o666), "chmod 600"),
+        ("namespace folder a link", lambda: linked(folder), "symbolic link"),
+        ("key file a link", lambda: linked(key_files[0]), "symbolic link"),
+        ("lock file a link", lambda: linked(lock), "symbolic link"),
+    ]
+    if is_root:
+        states += [
+            ("root folder of another user", lambda: owned(root), "chown"),
+            ("namespace folder of another user", lambda: owned(folder), "chown"),
+            ("key file of another user", lambda: owned(key_files[0]), "chown"),
+            ("lock file of another user", lambda: owned(lock), "chown"),
+        ]
+    passphrase_file = os.path.join(home, "new-passphrase")
+    with open(passphrase_file, "w") as handle:
+        handle.write(PASSPHRASE + "\n")
+    commands = {
+        "rotate": ["keys", "rotate", "a"], "generate": ["keys", "generate", "c"], "import": ["keys", "import", "d"],
+        "encrypt": ["encrypt", "--key", "a"], "passwd": ["keys", "passwd", "a", "--new-passphrase-file", passphrase_file],
+    }
+    # Which commands meet each kind of state: folders are met by all, a key file by what reads 'a',
+    # the lock file by what writes (reads take no lock).
+    meets = {"root": list(commands), "namespace": list(commands), "key": ["rotate", "encrypt", "passwd"],
+             "lock": ["rotate", "generate", "import", "passwd"]}
+    refusals = 0
+    attempts = 0
+    for label, make, fix in states:
+        undo = make()
+        before = tree_digest(home)
+        for name in meets[label.split(" ")[0]]:
+            args = commands[name]
+            stdin = (b64(random_key()) + "\n").encode() if name == "import" else b"x" if name == "encrypt" else b""
+            result = sealkit.run(args, stdin=stdin)
+            attempts += 1
+            what = f"strict: {label}: {name}"
+            if clean_failure(result, what):
+                refusals += 1
+                stderr = result.stderr.decode(errors="replace")
+                check(fix in stderr, f"{what}: the message does not name the fix ({fix}): {stderr.strip()}")
+                check(result.returncode == 77, f"{what}: exit {result.returncode}, not 77")
+        check(tree_digest(home) == before, f"strict: {label}: a refused command changed the keystore")
+        undo()
+    check(sealkit.run(["encrypt", "--key", "a"], stdin=b"x").returncode == 0, "strict: the keystore is not usable after the checks")
+
+    # A lock held by another process: every waiting command gives up after the timeout, in one line.
+    holder = open(lock, "r+")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    started = time.monotonic()
+    env = dict(sealkit.env, SEALKIT_LOCK_TIMEOUT=str(timeout))
+    processes = [subprocess.Popen([binary, "keys", "rotate", "a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                 for _ in range(waiters)]
+    timed_out = 0
+    for process in processes:
+        out, err = process.communicate(timeout=60)
+        result = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        if clean_failure(result, "strict: held lock") and check(process.returncode == 75, f"strict: held lock: exit {process.returncode}"):
+            timed_out += 1
+            check("SEALKIT_LOCK_TIMEOUT" in err.decode(), "strict: the lock message does not say how to wait longer")
+    waited = time.monotonic() - started
+    check(waited < timeout + 5, f"strict: {waiters} waiters took {waited:.1f} s to give up after {timeout} s")
+    fcntl.flock(holder, fcntl.LOCK_UN)
+    holder.close()
+    check(sealkit.run(["keys", "rotate", "a"], timeout=30).returncode == 0, "strict: rotate after the lock was released")
+
+    # 10,000 keys in one key file: a clean error, not a crash or 30,000 memory mappings.
+    with open(key_files[1]) as handle:
+        text = handle.read()
+    lines = text.splitlines()
+    fields = lines[3].split(" ")
+    fields[3] = "1"
+    with open(key_files[1], "w") as handle:
+        handle.write("\n".join(lines + [" ".join(fields)] * 9999) + "\n")
+    result = sealkit.run(["encrypt", "--key", "b"], stdin=b"x")
+    many = clean_failure(result, "strict: 10,000 keys") and check(result.returncode == 65, f"strict: 10,000 keys: exit {result.returncode}")
+    summary["strict keystore"] = (
+        f"{len(states)} unsafe states (foreign owner{'s' if is_root else ' (skipped: not root)'}, open modes, links): "
+        f"{refusals} of {attempts} commands meeting them refused in one line, keystore unchanged; {timed_out} of {waiters} "
+        f"commands waiting on a held lock gave up after SEALKIT_LOCK_TIMEOUT={timeout} s ({waited:.1f} s for all); "
+        f"a key file of 10,000 keys {'refused cleanly' if many else 'NOT refused cleanly'}")
+    shutil.rmtree(home, ignore_errors=True)
+
+
+# MARK: Endless input and crashes (issue 13)
+
+
+ENDLESS_CASES = [
+    # (name, shell command after the binary path is in $SEALKIT; stdin comes from the command itself)
+    ("decrypt < /dev/zero", '"$SEALKIT" decrypt --key e < /dev/zero'),
+    ("decrypt --lines < /dev/zero", '"$SEALKIT" decrypt --key e --lines < /dev/zero'),
+    ("encrypt < /dev/zero", '"$SEALKIT" encrypt --key e < /dev/zero'),
+    ("encrypt --lines < /dev/zero", '"$SEALKIT" encrypt --key e --lines < /dev/zero'),
+    ("decrypt, endless FIFO", 'yes AAAA 2>/dev/null | "$SEALKIT" decrypt --key e'),
+    ("keys restore < /dev/zero", '"$SEALKIT" keys restore e < /dev/zero'),
+    ("keys restore, endless blank lines", 'yes "" 2>/dev/null | "$SEALKIT" keys restore e'),
+    ("keys import < /dev/zero", '"$SEALKIT" keys import x < /dev/zero'),
+    ("transfer receive < /dev/zero", '"$SEALKIT" transfer receive --format text < /dev/zero'),
+    ("transfer receive, endless blank lines", 'yes "" 2>/dev/null | "$SEALKIT" transfer receive --format text'),
+    ("profile encrypt --ndjson < /dev/zero", '"$SEALKIT" profile encrypt --schema "$WORK/schema.json" --key e --ndjson < /dev/zero'),
+    ("profile encrypt < /dev/zero", '"$SEALKIT" profile encrypt --schema "$WORK/schema.json" --key e < /dev/zero'),
+    ("profile --schema /dev/zero", '"$SEALKIT" profile encrypt --schema /dev/zero --key e < "$WORK/schema.json"'),
+    ("qr < /dev/zero", '"$SEALKIT" qr < /dev/zero'),
+    ("audit, .json link to /dev/zero", '"$SEALKIT" audit "$WORK/zero.json"'),
+    ("audit, FIFO named .ndjson", '"$SEALKIT" audit "$WORK/fifo.ndjson"'),
+]
+
+
+def endless_input(binary, rounds=3):
+    """Every command that reads untrusted input, fed /dev/zero or a FIFO that never ends: one line on
+    stderr and a status below 126 within 10 s, under 100 MB peak RSS (GNU time, around the shell)."""
+    home = tempfile.mkdtemp(prefix="sealkit-stress-endless-")
+    sealkit = SealKit(binary, os.path.join(home, "keys"))
+    check(sealkit.run(["keys", "generate", "e"]).returncode == 0, "endless: setup")
+    with open(os.path.join(home, "schema.json"), "w") as f:
+        f.write('{"schema":{"name":{"type":"string","encryption":{"state":"enabled"}}}}')
+    os.symlink("/dev/zero", os.path.join(home, "zero.json"))
+    os.mkfifo(os.path.join(home, "fifo.ndjson"))
+    env = dict(sealkit.env, SEALKIT=binary, WORK=home)
+    worst_rss, worst_time, runs = 0, 0.0, 0
+    for _ in range(rounds):
+        for name, command in ENDLESS_CASES:
+            timing = os.path.join(home, "time")
+            started = time.time()
+            try:
+                result = subprocess.run(["/usr/bin/time", "-v", "-o", timing, "/bin/sh", "-c", command],
+                                        capture_output=True, env=env, timeout=30, start_new_session=True)
+            except subprocess.TimeoutExpired:
+                check(False, f"endless: {name}: still running after 30 s")
+                continue
+            elapsed = time.time() - started
+            runs += 1
+            stderr = result.stderr.decode(errors="replace")
+            if name.startswith("transfer receive"):
+                stderr = stderr.split("\n", 1)[1] if stderr.startswith("Verification code") else stderr
+            check(0 < result.returncode < 126, f"endless: {name}: exit status {result.returncode}: {stderr.strip()[:200]}")
+            check(stderr.startswith("sealkit: ") and stderr.count("\n") == 1, f"endless: {name}: stderr {stderr[:300]!r}")
+            rss = peak_rss_kb(open(timing, "rb").read()) or 0
+            check(rss < 100 * 1000, f"endless: {name}: peak RSS {rss} KiB")
+            check(elapsed < 10, f"endless: {name}: took {elapsed:.1f} s")
+            worst_rss, worst_time = max(worst_rss, rss), max(worst_time, elapsed)
+    summary["endless input"] = (
+        f"{len(ENDLESS_CASES)} commands fed /dev/zero or an endless FIFO, {runs} runs: each ended with one line, "
+        f"slowest {worst_time:.2f} s, highest peak RSS {worst_rss / 1024:.1f} MiB (limit 100 MB)")
+    shutil.rmtree(home, ignore_errors=True)
+
+
+CRASH_LINE = b"sealkit: internal error: the process crashed and was stopped; no memory was printed and no core file written\n"
+
+
+def crash_output(binary, rounds=20):
+    """Crashes `decrypt --lines` while it holds plaintext, from outside, with each crash signal, core
+    files allowed in its working folder and Swift's backtracer at its default: no core file, exactly
+    the fixed line on stderr, nothing of the plaintext anywhere."""
+    home = tempfile.mkdtemp(prefix="sealkit-stress-crash-")
+    sealkit = SealKit(binary, os.path.join(home, "keys"))
+    sealkit.env.pop("SWIFT_BACKTRACE", None)
+    check(sealkit.run(["keys", "generate", "c"]).returncode == 0, "crash: setup")
+    secret = b"SSN=078-05-1120"
+    ciphertext = sealkit.run(["encrypt", "--key", "c"], stdin=b"patient " + secret).stdout
+    cwd = os.path.join(home, "cwd")
+    os.mkdir(cwd)
+    signals = [signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGTRAP]
+
+    def allow_cores():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    crashed = 0
+    for index in range(rounds):
+        sig = signals[index % len(signals)]
+        process = subprocess.Popen([binary, "decrypt", "--key", "c", "--lines"], cwd=cwd, env=sealkit.env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   preexec_fn=allow_cores)
+        process.stdin.write(ciphertext * 20)
+        process.stdin.flush()
+        time.sleep(0.3 + random.random() * 0.3)
+        os.kill(process.pid, sig)
+        stdout, stderr = process.communicate(timeout=30)
+        crashed += 1
+        check(process.returncode == 70, f"crash: {sig.name}: exit status {process.returncode}")
+        check(stderr == CRASH_LINE, f"crash: {sig.name}: stderr {stderr[:500]!r}")
+        check(secret not in stdout + stderr, f"crash: {sig.name}: the plaintext was printed")
+        check(not os.listdir(cwd), f"crash: {sig.name}: left {os.listdir(cwd)}")
+    summary["crash output"] = (
+        f"{crashed} crashes of 'decrypt --lines' holding plaintext ({', '.join(s.name for s in signals)}), core files "
+        f"allowed (core pattern {open('/proc/sys/kernel/core_pattern').read().strip()!r}): no core file, one fixed line, "
+        f"no plaintext")
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sealkit", required=True)
     parser.add_argument("--kills", type=int, default=220)
     parser.add_argument("--memory-bytes", type=int, default=1 << 30)
-    parser.add_argument("--only", default="kills,concurrency,disk,memory")
+    parser.add_argument("--only", default="kills,concurrency,disk,memory,strict,endless,crash")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
@@ -584,11 +823,20 @@ def main():
     if "disk" in parts:
         print("==> full and read-only disks", file=sys.stderr, flush=True)
         disks(args.sealkit)
+    if "strict" in parts:
+        print("==> strict keystore: foreign owners, open modes, links, a held lock", file=sys.stderr, flush=True)
+        strict_modes(args.sealkit)
     if "memory" in parts:
         print(f"==> bounded memory: {args.memory_bytes} bytes through encrypt/decrypt --lines", file=sys.stderr, flush=True)
         memory(args.sealkit, args.memory_bytes)
         print(f"==> bounded memory: {args.memory_bytes} bytes through audit", file=sys.stderr, flush=True)
         audit_memory(args.sealkit, args.memory_bytes)
+    if "endless" in parts:
+        print("==> endless input: /dev/zero and endless FIFOs into every reading command", file=sys.stderr, flush=True)
+        endless_input(args.sealkit)
+    if "crash" in parts:
+        print("==> crash output: decrypt --lines crashed from outside", file=sys.stderr, flush=True)
+        crash_output(args.sealkit)
     print()
     for name, text in summary.items():
         print(f"{name}: {text}")

@@ -28,6 +28,9 @@ struct AuditFile {
     let path: String
     let format: FileFormat
     let byteCount: Int
+
+    /// The path that names stdin, as everywhere in sealkit.
+    static let standardInput = "-"
 }
 
 /// Expands the paths given into the files to audit: files as named, folders walked
@@ -38,6 +41,11 @@ enum FileWalker {
         guard !paths.isEmpty else { throw .noPaths }
         var found: [String: AuditFile] = [:]
         for path in paths {
+            if path == AuditFile.standardInput {
+                // Piped exports (`jq -c ... | sealkit audit -`): one profile per line, read once.
+                found[path] = AuditFile(path: path, format: .lines, byteCount: 0)
+                continue
+            }
             var info = stat()
             guard stat(path, &info) == 0 else {
                 if errno == ENOENT || errno == ENOTDIR { throw .missingPath(path) }
@@ -47,6 +55,7 @@ enum FileWalker {
                 try walk(folder: path, into: &found, excluding: excluded)
             } else {
                 guard let format = FileFormat(path: path) else { throw .unsupportedFile(path) }
+                try checkReadable(path, info)
                 if !excluded.contains(canonicalPath(path)) {
                     found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
                 }
@@ -88,8 +97,24 @@ enum FileWalker {
                 }
                 guard (info.st_mode & S_IFMT) == S_IFREG, let format = FileFormat(path: path) else { continue }
                 if excluded.contains(canonicalPath(path)) { continue }
+                try checkReadable(path, info)
                 found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
             }
+        }
+    }
+
+    /// The largest file audit reads: far beyond any export it is meant for, and a stop for a file
+    /// that is still being written or a sparse file claiming terabytes.
+    static let maximumFileSize = 64 << 30
+
+    /// Refuses what is not a regular file of a sane size. A device, FIFO or socket (`/dev/zero`
+    /// behind a `.json` link, a pipe that never ends) has no end to read to.
+    private static func checkReadable(_ path: String, _ info: stat) throws(AuditError) {
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .unreadable(path: path, reason: "not a regular file (a device, FIFO or socket); audit reads files only")
+        }
+        guard Int(info.st_size) <= maximumFileSize else {
+            throw .unreadable(path: path, reason: "larger than \(maximumFileSize >> 30) GiB, the most audit reads")
         }
     }
 

@@ -38,8 +38,8 @@ public enum FieldCipher {
         Base64.encodedLength(of: minimumByteCount + byteCount)
     }
 
-    /// Encrypts raw bytes and writes the ciphertext's base64 text into `output`, for
-    /// bulk paths that build their output in place (`--lines`, profiles).
+    /// Encrypts raw bytes and writes the ciphertext's base64 text into `output`, with a nonce of its
+    /// own straight from libsodium.
     /// - Parameters:
     ///   - plaintext: the bytes to protect.
     ///   - key: the key to encrypt with.
@@ -48,12 +48,33 @@ public enum FieldCipher {
         bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, into output: UnsafeMutableRawBufferPointer
     ) {
         Sodium.ready
+        seal(plaintext, using: key, into: output) { randombytes_buf($0, nonceByteCount) }
+    }
+
+    /// Encrypts raw bytes and writes the ciphertext's base64 text into `output`, taking the nonce from
+    /// the operation's batch, for bulk paths that build their output in place (`--lines`, profiles).
+    /// - Parameters:
+    ///   - plaintext: the bytes to protect.
+    ///   - key: the key to encrypt with.
+    ///   - nonces: the current operation's nonces.
+    ///   - output: exactly `ciphertextLength(forPlaintextByteCount: plaintext.count)` bytes.
+    package static func encrypt(
+        bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, nonces: inout NonceBatch,
+        into output: UnsafeMutableRawBufferPointer
+    ) {
+        seal(plaintext, using: key, into: output) { nonces.take(into: $0) }
+    }
+
+    private static func seal(
+        _ plaintext: UnsafeRawBufferPointer, using key: SymmetricKey, into output: UnsafeMutableRawBufferPointer,
+        nonce: (UnsafeMutableRawPointer) -> Void
+    ) {
         let sealedCount = minimumByteCount + plaintext.count
         precondition(output.count == Base64.encodedLength(of: sealedCount))
         // The binary box goes to scratch space (on the stack when small), then straight to base64.
         withUnsafeTemporaryAllocation(byteCount: sealedCount, alignment: 16) { sealed in
             let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            NoncePool.take(into: base)
+            nonce(sealed.baseAddress!)
             key.storage.withUnsafeBytes { keyBytes in
                 _ = crypto_secretbox_easy(
                     base + nonceByteCount,

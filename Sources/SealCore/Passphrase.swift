@@ -73,7 +73,7 @@ public struct PassphraseKDF: Sendable, Equatable, Codable {
         guard isAcceptable else { throw .unsupportedLimits }
         guard salt.count == Self.saltByteCount else { throw .badSalt }
         do {
-            let storage = try SecureBytes(count: SymmetricKey.byteCount) { out in
+            let storage = try SecureBytes.allocate(count: SymmetricKey.byteCount) { out in
                 let status = passphrase.storage.withUnsafeBytes { pass in
                     crypto_pwhash(
                         out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(out.count),

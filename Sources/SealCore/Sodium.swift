@@ -23,6 +23,15 @@ public enum SecureRandom {
         out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
         return out
     }
+
+    /// A uniformly random number below `upperBound`, from libsodium's generator (no modulo bias).
+    /// - Parameter upperBound: at least 1.
+    /// - Returns: a number in `0..<upperBound`.
+    public static func uniform(below upperBound: UInt32) -> UInt32 {
+        Sodium.ready
+        precondition(upperBound > 0, "an empty range has no random member")
+        return randombytes_uniform(upperBound)
+    }
 }
 
 /// Constant-time operations for comparing and erasing secrets.

@@ -60,6 +60,33 @@ public struct SymmetricKey: Sendable {
         try self.init(base64Encoded: bytes)
     }
 
+    /// Makes `count` keys that share ONE guarded allocation, so a ring of thousands of keys
+    /// costs a few memory mappings rather than three per key.
+    /// - Parameters:
+    ///   - count: how many keys.
+    ///   - fill: writes key `index`'s 32 bytes into the buffer it is given.
+    /// - Throws: `SecureMemoryError` when the memory cannot be had, or what `fill` throws.
+    package static func batch(
+        count: Int, fill: (_ index: Int, _ key: UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws -> [SymmetricKey] {
+        guard count > 0 else { return [] }
+        let storage = try SecureBytes.allocate(count: count * byteCount) { buffer in
+            for index in 0..<count {
+                try fill(index, UnsafeMutableRawBufferPointer(rebasing: buffer[(index * byteCount)..<((index + 1) * byteCount)]))
+            }
+        }
+        return (0..<count).map { SymmetricKey(storage: storage.slice((($0) * byteCount)..<(($0 + 1) * byteCount))) }
+    }
+
+    /// The keys held back to back in `storage` (a multiple of 32 bytes), as views of it:
+    /// no further allocation.
+    package static func keys(slicing storage: SecureBytes) -> [SymmetricKey] {
+        precondition(storage.count % byteCount == 0)
+        return (0..<(storage.count / byteCount)).map {
+            SymmetricKey(storage: storage.slice(($0 * byteCount)..<(($0 + 1) * byteCount)))
+        }
+    }
+
     /// Makes a key from 32 raw bytes.
     package init(bytes: some ContiguousByteSource) throws(KeyFormatError) {
         guard bytes.withUnsafeBytes({ $0.count }) == Self.byteCount else { throw KeyFormatError.notAKey }

@@ -12,17 +12,28 @@ import Darwin
 
 /// Keys on disk, one file per id under `<root>/<namespace>/`.
 ///
-/// - Every folder it creates is 0700 and every file 0600; a key file that group or
-///   others can access is refused, as ssh does.
+/// - Strict, like ssh's StrictModes: the root, the namespace folder, every key file and
+///   the lock file must be owned by the current user (the effective uid) and writable by
+///   no one else, and key files readable by no one else; symbolic links are refused.
+///   Everything is checked with `fstat` on descriptors opened with `O_NOFOLLOW`, walking
+///   down from the root with `openat`, so nothing can be swapped between check and use.
+///   Folders it creates (and missing parents of the root) are 0700, files 0600.
 /// - Writes are atomic and durable: a temporary file, fsync, rename, fsync of the folder.
 ///   A crash leaves each id either as it was or as it was to become.
-/// - Every change happens under an exclusive lock on `<namespace>/.lock`, so several
-///   processes sharing a keystore lose nothing. Reads need no lock: renames are atomic.
-/// - With a passphrase, keys are sealed at rest under a key derived with Argon2id.
+/// - Every change happens under an exclusive lock on `<namespace>/.lock`, waited for at
+///   most `lockTimeout`, so several processes sharing a keystore lose nothing and a lock
+///   held forever blocks no one forever. Reads need no lock: renames are atomic.
+/// - With a passphrase, each id's keys and metadata are sealed at rest as one AEAD under
+///   a key derived with Argon2id.
 public struct FileKeystore: Keystore {
     /// The folder holding every namespace.
     public let root: String
     public let namespace: Namespace
+    /// How long a change waits for another process's lock before giving up.
+    public let lockTimeout: Duration
+
+    /// The lock timeout used when none is given.
+    public static let defaultLockTimeout: Duration = .seconds(10)
 
     /// The folder holding this namespace's key files.
     public var folder: String { root + "/" + namespace.name }
@@ -31,9 +42,11 @@ public struct FileKeystore: Keystore {
     /// - Parameters:
     ///   - root: the keystore's root folder; see `defaultRoot(environment:)`.
     ///   - namespace: keeps apps and environments apart.
-    public init(root: String, namespace: Namespace = .default) {
+    ///   - lockTimeout: how long a change waits for another process holding the lock.
+    public init(root: String, namespace: Namespace = .default, lockTimeout: Duration = defaultLockTimeout) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.namespace = namespace
+        self.lockTimeout = lockTimeout
     }
 
     /// `$SEALKIT_HOME`, else `$XDG_DATA_HOME/sealkit`, else `$HOME/.local/share/sealkit`.
@@ -48,26 +61,45 @@ public struct FileKeystore: Keystore {
     // MARK: Reading
 
     public func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
-        guard let file = try readKeyFile(named: id.fileName) else { return nil }
-        return Self.entry(of: file)
+        guard let folder = try openNamespace(creating: false) else { return nil }
+        return try readKeyFile(named: id.fileName, in: folder)?.entry
     }
 
     public func entries() throws(KeystoreError) -> [KeyEntry] {
+        let survey = try survey()
+        if let problem = survey.problems.first { throw problem.error }
+        return survey.entries
+    }
+
+    public func survey() throws(KeystoreError) -> KeystoreSurvey {
+        guard let folder = try openNamespace(creating: false) else { return KeystoreSurvey(entries: [], problems: []) }
         var found: [KeyEntry] = []
-        for name in try keyFileNames() {
-            if let file = try readKeyFile(named: name) { found.append(Self.entry(of: file)) }
+        var problems: [KeystoreSurvey.Problem] = []
+        for name in try keyFileNames(in: folder) {
+            do {
+                if let file = try readKeyFile(named: name, in: folder) { found.append(file.entry) }
+            } catch {
+                problems.append(.init(id: Self.idInside(name, in: folder), path: folder.path + "/" + name, error: error))
+            }
         }
-        return found.sorted { $0.id < $1.id }
+        return KeystoreSurvey(
+            entries: found.sorted { $0.id < $1.id },
+            problems: problems.sorted { ($0.id?.rawValue ?? "\u{10FFFF}" + $0.path) < ($1.id?.rawValue ?? "\u{10FFFF}" + $1.path) })
     }
 
     public func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
-        guard let file = try readKeyFile(named: id.fileName) else { throw .notFound(id, namespace: namespace.name) }
-        return try unlock(file, passphrase: passphrase).record.ring
+        try unlock(id, passphrase: passphrase).record.ring
     }
 
     public func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
-        guard let file = try readKeyFile(named: id.fileName) else { throw .notFound(id, namespace: namespace.name) }
-        return try unlock(file, passphrase: passphrase).record.history
+        try unlock(id, passphrase: passphrase).record.history
+    }
+
+    private func unlock(_ id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> (record: KeyRecord, sealing: KeyFile.Sealing?) {
+        guard let folder = try openNamespace(creating: false), let file = try readKeyFile(named: id.fileName, in: folder) else {
+            throw .notFound(id, namespace: namespace.name)
+        }
+        return try file.unlock(passphrase: passphrase, source: folder.path + "/" + id.fileName)
     }
 
     // MARK: Changing
@@ -76,35 +108,34 @@ public struct FileKeystore: Keystore {
     public func store(
         _ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?
     ) throws(KeystoreError) -> StoreOutcome {
-        try withLock { () throws(KeystoreError) -> StoreOutcome in
-            if let file = try readKeyFile(named: id.fileName) {
+        try withLock { folder throws(KeystoreError) -> StoreOutcome in
+            let path = folder.path + "/" + id.fileName
+            if let file = try readKeyFile(named: id.fileName, in: folder) {
                 if mode == .create { throw .alreadyExists(id) }
-                return try unlock(file, passphrase: passphrase).record.outcomeOfStoring(key, mode: mode)
+                return try file.unlock(passphrase: passphrase, source: path).record.outcomeOfStoring(key, mode: mode)
             }
-            let record = KeyRecord(id: id, key: key, now: currentUnixTime())
             let sealing = try passphrase.map { passphrase throws(KeystoreError) in
-                let protection = KeyFile.Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt())
-                return Sealing(protection: protection, key: try derive(protection, passphrase, for: id))
+                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: path)
             }
-            try write(record, sealing: sealing)
+            try write(KeyRecord(id: id, key: key, now: currentUnixTime()), sealing: sealing, in: folder)
             return .stored
         }
     }
 
     @discardableResult
     public func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
-        try withLock { () throws(KeystoreError) -> StoreOutcome in
-            if let file = try readKeyFile(named: history.id.fileName) {
-                let unlocked = try unlock(file, passphrase: passphrase)
+        try withLock { folder throws(KeystoreError) -> StoreOutcome in
+            let path = folder.path + "/" + history.id.fileName
+            if let file = try readKeyFile(named: history.id.fileName, in: folder) {
+                let unlocked = try file.unlock(passphrase: passphrase, source: path)
                 guard let merged = try unlocked.record.merging(history) else { return .unchanged }
-                try write(merged, sealing: unlocked.sealing)
+                try write(merged, sealing: unlocked.sealing, in: folder)
                 return .stored
             }
             let sealing = try passphrase.map { passphrase throws(KeystoreError) in
-                let protection = KeyFile.Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt())
-                return Sealing(protection: protection, key: try derive(protection, passphrase, for: history.id))
+                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: path)
             }
-            try write(KeyRecord(history), sealing: sealing)
+            try write(KeyRecord(history), sealing: sealing, in: folder)
             return .stored
         }
     }
@@ -112,102 +143,138 @@ public struct FileKeystore: Keystore {
     @discardableResult
     public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
         try requireExisting(id)
-        return try withLock { () throws(KeystoreError) -> KeyEntry in
-            guard let file = try readKeyFile(named: id.fileName) else { throw .notFound(id, namespace: namespace.name) }
-            let unlocked = try unlock(file, passphrase: passphrase)
-            let rotated = unlocked.record.rotated(to: newKey, now: currentUnixTime())
-            try write(rotated, sealing: unlocked.sealing)
+        return try withLock { folder throws(KeystoreError) -> KeyEntry in
+            guard let file = try readKeyFile(named: id.fileName, in: folder) else { throw .notFound(id, namespace: namespace.name) }
+            let unlocked = try file.unlock(passphrase: passphrase, source: folder.path + "/" + id.fileName)
+            let rotated = try unlocked.record.rotated(to: newKey, now: currentUnixTime())
+            try write(rotated, sealing: unlocked.sealing, in: folder)
             return rotated.entry(isProtected: unlocked.sealing != nil)
         }
     }
 
-    public func delete(_ id: KeyID) throws(KeystoreError) {
-        // Deleting needs only the file to be there: a damaged or too-open key file is exactly
-        // what someone may want to delete, and its error message tells them to.
-        guard keyFileExists(id) else { throw .notFound(id, namespace: namespace.name) }
-        try withLock { () throws(KeystoreError) in
-            let path = folder + "/" + id.fileName
-            guard keyFileExists(id) else { throw .notFound(id, namespace: namespace.name) }
-            guard unlink(path) == 0 else { throw .fileSystem(operation: "delete", path: path, errno: .current) }
-            try syncFolder()
+    @discardableResult
+    public func changePassphrase(
+        of id: KeyID, from current: Passphrase?, to new: Passphrase?
+    ) throws(KeystoreError) -> KeyEntry {
+        try requireExisting(id)
+        return try withLock { folder throws(KeystoreError) -> KeyEntry in
+            guard let file = try readKeyFile(named: id.fileName, in: folder) else { throw .notFound(id, namespace: namespace.name) }
+            let path = folder.path + "/" + id.fileName
+            let record = try file.unlock(passphrase: current, source: path).record
+            // A new salt with every new passphrase: nothing derived from the old one survives.
+            let sealing = try new.map { passphrase throws(KeystoreError) in
+                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: path)
+            }
+            try write(record, sealing: sealing, in: folder)
+            return record.entry(isProtected: sealing != nil)
         }
     }
 
-    /// Fails before the lock is taken, so asking to change a missing id creates no folders
-    /// or lock file; the caller checks again under the lock.
-    private func keyFileExists(_ id: KeyID) -> Bool {
-        var info = stat()
-        return lstat(folder + "/" + id.fileName, &info) == 0
+    public func delete(_ id: KeyID) throws(KeystoreError) {
+        // Deleting needs only the file to be there: a damaged, too-open or planted key file
+        // is exactly what someone may want to delete, and its error message tells them to.
+        guard let folder = try openNamespace(creating: false), folder.contains(id.fileName) else {
+            throw .notFound(id, namespace: namespace.name)
+        }
+        try withLock { folder throws(KeystoreError) in
+            guard folder.contains(id.fileName) else { throw .notFound(id, namespace: namespace.name) }
+            guard unlinkat(folder.fd, id.fileName, 0) == 0 else {
+                throw .fileSystem(operation: "delete", path: folder.path + "/" + id.fileName, errno: .current)
+            }
+            try folder.sync()
+        }
     }
 
     private func requireExisting(_ id: KeyID) throws(KeystoreError) {
-        guard try readKeyFile(named: id.fileName) != nil else { throw .notFound(id, namespace: namespace.name) }
+        guard try entry(for: id) != nil else { throw .notFound(id, namespace: namespace.name) }
     }
 
-    // MARK: Unlocking
+    // MARK: Folders
 
-    /// The key that seals material at rest, with the parameters that made it.
-    struct Sealing {
-        let protection: KeyFile.Protection
-        let key: SymmetricKey
-    }
+    /// An open keystore folder that passed the checks; closed when released.
+    final class Folder {
+        let fd: Int32
+        let path: String
 
-    private func derive(
-        _ protection: KeyFile.Protection, _ passphrase: Passphrase, for id: KeyID
-    ) throws(KeystoreError) -> SymmetricKey {
-        do {
-            return try protection.kdf.deriveKey(from: passphrase, salt: protection.salt)
-        } catch {
-            throw .damagedKeyFile(path: folder + "/" + id.fileName, reason: error.description)
+        init(fd: Int32, path: String) {
+            self.fd = fd
+            self.path = path
+        }
+
+        deinit { close(fd) }
+
+        /// Whether `name` exists in the folder (as anything, links included).
+        func contains(_ name: String) -> Bool {
+            var info = stat()
+            return fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+        }
+
+        func sync() throws(KeystoreError) {
+            guard fsync(fd) == 0 else { throw .fileSystem(operation: "sync", path: path, errno: .current) }
         }
     }
 
-    private func unlock(
-        _ file: KeyFile, passphrase: Passphrase?
-    ) throws(KeystoreError) -> (record: KeyRecord, sealing: Sealing?) {
-        let path = folder + "/" + file.id.fileName
-        var sealing: Sealing?
-        if let protection = file.protection {
-            guard let passphrase else { throw .locked(file.id) }
-            sealing = Sealing(protection: protection, key: try derive(protection, passphrase, for: file.id))
-        }
-        var versions: [KeyRecord.Version] = []
-        for (index, entry) in file.entries.enumerated() {
-            let key: SymmetricKey
-            if let sealing {
-                let sealed = entry.material.withUnsafeBytes { Base64.decode(String(decoding: $0, as: UTF8.self)) }
-                guard let sealed else { throw .damagedKeyFile(path: path, reason: "bad sealed key") }
-                do {
-                    key = SymmetricKey(storage: try SecretWrap.open(sealed, using: sealing.key))
-                } catch {
-                    // The first key failing means the passphrase is wrong; a later one, tampering.
-                    if index == 0 { throw .wrongPassphrase(file.id) }
-                    throw .damagedKeyFile(path: path, reason: "a retired key does not open with the passphrase")
-                }
-            } else {
-                do {
-                    key = try SymmetricKey(base64Encoded: entry.material)
-                } catch {
-                    throw .damagedKeyFile(path: path, reason: "bad key")
-                }
+    /// Opens the root and then the namespace folder, checking each.
+    /// - Parameter creating: make what is missing (0700), for a change; a read creates nothing.
+    /// - Returns: nil when something is missing and `creating` is false.
+    private func openNamespace(creating: Bool) throws(KeystoreError) -> Folder? {
+        if creating { try createParents(of: root) }
+        guard let rootFolder = try openFolder(named: root, in: AT_FDCWD, path: root, creating: creating) else { return nil }
+        return try openFolder(named: namespace.name, in: rootFolder.fd, path: folder, creating: creating)
+    }
+
+    /// Opens one folder without following a link, creating it 0700 if asked, and checks
+    /// that it is a folder owned by the current user that no one else can write.
+    private func openFolder(named name: String, in parent: Int32, path: String, creating: Bool) throws(KeystoreError) -> Folder? {
+        var made = false
+        if creating {
+            if mkdirat(parent, name, 0o700) == 0 {
+                made = true
+            } else if errno != EEXIST {
+                throw .fileSystem(operation: "create folder", path: path, errno: .current)
             }
-            guard key.storage.count == SymmetricKey.byteCount, key.fingerprint.bytes == entry.fingerprint else {
-                throw .damagedKeyFile(path: path, reason: "a key does not match its fingerprint")
-            }
-            versions.append(KeyRecord.Version(key: key, created: entry.created, retired: entry.retired))
         }
-        return (KeyRecord(id: file.id, versions: versions), sealing)
+        let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            let error = Errno.current
+            if error == .noSuchFileOrDirectory && !creating { return nil }
+            if error == .tooManySymbolicLinkLevels || error == .notDirectory {
+                // With O_DIRECTORY, Linux reports a link as "not a directory": tell them apart.
+                var info = stat()
+                let isLink = fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+                throw .notOwnFile(path: path, reason: isLink ? "is a symbolic link" : "is not a folder")
+            }
+            throw .fileSystem(operation: creating ? "create folder" : "open", path: path, errno: error)
+        }
+        let folder = Folder(fd: fd, path: path)
+        // mkdir's mode passes through the umask; make it exactly 0700.
+        if made && fchmod(fd, 0o700) != 0 { throw .fileSystem(operation: "create folder", path: path, errno: .current) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "open", path: path, errno: .current) }
+        try Self.checkOwnership(info, path: path, forbidden: 0o022)
+        return folder
     }
 
-    private static func entry(of file: KeyFile) -> KeyEntry {
-        KeyEntry(
-            id: file.id, isProtected: file.protection != nil,
-            versions: file.entries.map {
-                KeyEntry.Version(
-                    fingerprint: KeyFingerprint(bytes: $0.fingerprint),
-                    created: Date(timeIntervalSince1970: TimeInterval($0.created)),
-                    retired: $0.retired.map { Date(timeIntervalSince1970: TimeInterval($0)) })
-            })
+    /// Missing parents of the root are made 0700; existing ones are the user's business
+    /// (they may be `/home` or `/tmp`), as with ssh.
+    private func createParents(of path: String) throws(KeystoreError) {
+        let parent = FilePath(path).removingLastComponent().string
+        guard !parent.isEmpty, parent != path else { return }
+        var info = stat()
+        if stat(parent, &info) == 0 { return }
+        try createParents(of: parent)
+        if mkdir(parent, 0o700) == 0 {
+            guard chmod(parent, 0o700) == 0 else { throw .fileSystem(operation: "create folder", path: parent, errno: .current) }
+        } else if errno != EEXIST {
+            throw .fileSystem(operation: "create folder", path: parent, errno: .current)
+        }
+    }
+
+    /// Owned by the effective user, and none of the `forbidden` mode bits set.
+    private static func checkOwnership(_ info: stat, path: String, forbidden: mode_t) throws(KeystoreError) {
+        let user = geteuid()
+        guard info.st_uid == user else { throw .unsafeOwner(path: path, owner: UInt32(info.st_uid), user: UInt32(user)) }
+        guard info.st_mode & forbidden == 0 else { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode)) }
     }
 
     // MARK: Files
@@ -215,21 +282,22 @@ public struct FileKeystore: Keystore {
     /// Key files are small; anything larger is not one of ours.
     private static let maximumKeyFileSize = 1 << 20
 
-    /// Reads and parses a key file, refusing one that others can access.
+    /// Reads and parses a key file, refusing one that is not ours or that others can access.
     /// - Returns: nil when it does not exist.
-    private func readKeyFile(named name: String) throws(KeystoreError) -> KeyFile? {
-        let path = folder + "/" + name
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    private func readKeyFile(named name: String, in folder: Folder) throws(KeystoreError) -> KeyFile? {
+        let path = folder.path + "/" + name
+        let fd = openat(folder.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             let error = Errno.current
-            if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
+            if error == .noSuchFileOrDirectory { return nil }
+            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
             throw .fileSystem(operation: "read", path: path, errno: error)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
-        guard info.st_mode & 0o077 == 0 else { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode)) }
+        try Self.checkOwnership(info, path: path, forbidden: 0o077)
         guard info.st_size <= Self.maximumKeyFileSize else { throw .damagedKeyFile(path: path, reason: "too large") }
 
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
@@ -253,13 +321,36 @@ public struct FileKeystore: Keystore {
         return file
     }
 
-    private func keyFileNames() throws(KeystoreError) -> [String] {
-        guard let directory = opendir(folder) else {
-            let error = Errno.current
-            if error == .noSuchFileOrDirectory { return [] }
-            throw .fileSystem(operation: "list", path: folder, errno: error)
+    /// The id written in a key file that cannot be used, to name it in a report; nil
+    /// when even that cannot be read. Reads at most the first two lines of our own files.
+    private static func idInside(_ name: String, in folder: Folder) -> KeyID? {
+        let fd = openat(folder.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        defer { ConstantTime.wipe(&bytes) }
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        guard count > 0 else { return nil }
+        let lines = bytes[..<count].split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
+        guard lines.count >= 2 else { return nil }
+        let fields = lines[1].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard fields.count == 2, fields[0].elementsEqual("id".utf8),
+            let decoded = Base64.decode(String(decoding: fields[1], as: UTF8.self)),
+            let text = String(validating: decoded, as: UTF8.self), let id = try? KeyID(text), id.fileName == name
+        else { return nil }
+        return id
+    }
+
+    private func keyFileNames(in folder: Folder) throws(KeystoreError) -> [String] {
+        let copy = dup(folder.fd)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            throw .fileSystem(operation: "list", path: folder.path, errno: .current)
         }
         defer { closedir(directory) }
+        // A duplicate shares the position of the folder's descriptor: start from the top.
+        rewinddir(directory)
         var names: [String] = []
         while let item = readdir(directory) {
             let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
@@ -270,28 +361,15 @@ public struct FileKeystore: Keystore {
         return names
     }
 
-    private func write(_ record: KeyRecord, sealing: Sealing?) throws(KeystoreError) {
-        let entries = record.versions.map { version in
-            let material: SecureBytes
-            if let sealing {
-                let sealed = SecretWrap.seal(version.key.storage, using: sealing.key)
-                material = SecureBytes(copying: Array(Base64.encode(sealed).utf8))
-            } else {
-                material = version.key.base64EncodedBytes()
-            }
-            return KeyFile.Entry(
-                fingerprint: version.key.fingerprint.bytes, created: version.created, retired: version.retired,
-                material: material)
-        }
-        let file = KeyFile(id: record.id, protection: sealing?.protection, entries: entries)
-        try writeAtomically(file.serialized(), to: record.id.fileName)
+    private func write(_ record: KeyRecord, sealing: KeyFile.Sealing?, in folder: Folder) throws(KeystoreError) {
+        try writeAtomically(KeyFile.encode(record, sealing: sealing), to: record.id.fileName, in: folder)
     }
 
     /// Temporary file, fsync, rename over the target, fsync of the folder.
-    private func writeAtomically(_ contents: SecureBytes, to name: String) throws(KeystoreError) {
-        let temporary = folder + "/.tmp-" + hex(SecureRandom.bytes(count: 8))
-        let target = folder + "/" + name
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    private func writeAtomically(_ contents: SecureBytes, to name: String, in folder: Folder) throws(KeystoreError) {
+        let temporaryName = ".tmp-" + hex(SecureRandom.bytes(count: 8))
+        let temporary = folder.path + "/" + temporaryName
+        let fd = openat(folder.fd, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileSystem(operation: "write", path: temporary, errno: .current) }
         var failure: KeystoreError?
         if fchmod(fd, 0o600) != 0 { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
@@ -306,71 +384,72 @@ public struct FileKeystore: Keystore {
         }
         if failure == nil && fsync(fd) != 0 { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
         if close(fd) != 0 && failure == nil { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
-        if failure == nil && rename(temporary, target) != 0 {
-            failure = .fileSystem(operation: "write", path: target, errno: .current)
+        if failure == nil && renameat(folder.fd, temporaryName, folder.fd, name) != 0 {
+            failure = .fileSystem(operation: "write", path: folder.path + "/" + name, errno: .current)
         }
         if let failure {
-            unlink(temporary)
+            unlinkat(folder.fd, temporaryName, 0)
             throw failure
         }
-        try syncFolder()
-    }
-
-    private func syncFolder() throws(KeystoreError) {
-        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .fileSystem(operation: "sync", path: folder, errno: .current) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .fileSystem(operation: "sync", path: folder, errno: .current) }
+        try folder.sync()
     }
 
     /// Runs `body` holding the namespace's exclusive lock, creating the folders first.
-    private func withLock<T>(_ body: () throws(KeystoreError) -> T) throws(KeystoreError) -> T {
-        try createFolder(root, parents: true)
-        try createFolder(folder, parents: false)
-        let lockPath = folder + "/.lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .fileSystem(operation: "lock", path: lockPath, errno: .current) }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw .fileSystem(operation: "lock", path: lockPath, errno: .current) }
+    private func withLock<T>(_ body: (Folder) throws(KeystoreError) -> T) throws(KeystoreError) -> T {
+        guard let folder = try openNamespace(creating: true) else {
+            throw .fileSystem(operation: "create folder", path: self.folder, errno: .noSuchFileOrDirectory)
         }
-        removeAbandonedTemporaries()
-        return try body()
+        let lockPath = folder.path + "/.lock"
+        let fd = openat(folder.fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        if fd < 0 {
+            if errno == ELOOP { throw .notOwnFile(path: lockPath, reason: "is a symbolic link") }
+            throw .fileSystem(operation: "lock", path: lockPath, errno: .current)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "lock", path: lockPath, errno: .current) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notOwnFile(path: lockPath, reason: "is not a regular file") }
+        try Self.checkOwnership(info, path: lockPath, forbidden: 0o022)
+        try acquire(fd, path: lockPath)
+        removeAbandonedTemporaries(in: folder)
+        return try body(folder)
+    }
+
+    /// Takes the exclusive lock, polling so that the wait has an end.
+    private func acquire(_ fd: Int32, path: String) throws(KeystoreError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + lockTimeout
+        var pause: Duration = .milliseconds(1)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let error = errno
+            if error == EINTR { continue }
+            guard error == EWOULDBLOCK else { throw .fileSystem(operation: "lock", path: path, errno: Errno(rawValue: error)) }
+            let now = clock.now
+            guard now < deadline else {
+                let seconds = Double(lockTimeout.components.seconds) + Double(lockTimeout.components.attoseconds) / 1e18
+                throw .lockTimeout(path: path, seconds: seconds)
+            }
+            // Short waits at first (writes take milliseconds), then at most 50 ms apart.
+            let wait = min(pause, deadline - now)
+            let micros = wait.components.seconds * 1_000_000 + wait.components.attoseconds / 1_000_000_000_000
+            usleep(useconds_t(max(1, micros)))
+            pause = min(pause * 2, .milliseconds(50))
+        }
     }
 
     /// Temporary files only exist while their writer holds the lock, so any found by
     /// the lock's new holder were left by a writer that died.
-    private func removeAbandonedTemporaries() {
-        guard let directory = opendir(folder) else { return }
+    private func removeAbandonedTemporaries(in folder: Folder) {
+        let copy = dup(folder.fd)
+        guard copy >= 0, let directory = fdopendir(copy) else { return }
         defer { closedir(directory) }
+        rewinddir(directory)
         var abandoned: [String] = []
         while let item = readdir(directory) {
             let name = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             if name.hasPrefix(".tmp-") { abandoned.append(name) }
         }
-        for name in abandoned { unlink(folder + "/" + name) }
-    }
-
-    /// Creates `path` with mode 0700 (and, with `parents`, any missing parents, also 0700).
-    private func createFolder(_ path: String, parents: Bool) throws(KeystoreError) {
-        if parents {
-            let parent = FilePath(path).removingLastComponent().string
-            if !parent.isEmpty, parent != path, !isDirectory(parent) { try createFolder(parent, parents: true) }
-        }
-        if mkdir(path, 0o700) == 0 {
-            // mkdir's mode passes through the umask; make it exactly 0700.
-            guard chmod(path, 0o700) == 0 else { throw .fileSystem(operation: "create folder", path: path, errno: .current) }
-            return
-        }
-        let error = Errno.current
-        guard error == .fileExists, isDirectory(path) else {
-            throw .fileSystem(operation: "create folder", path: path, errno: error)
-        }
-    }
-
-    private func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        for name in abandoned { unlinkat(folder.fd, name, 0) }
     }
 }
 

@@ -61,9 +61,16 @@ public final class InMemoryKeystore: Keystore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let existing = records[id] else { throw .notFound(id, namespace: namespace.name) }
-        let rotated = existing.rotated(to: newKey, now: currentUnixTime())
+        let rotated = try existing.rotated(to: newKey, now: currentUnixTime())
         records[id] = rotated
         return rotated.entry(isProtected: false)
+    }
+
+    /// Nothing is at rest here, so there is nothing to protect: checks that `id` exists.
+    @discardableResult
+    public func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry {
+        guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
+        return record.entry(isProtected: false)
     }
 
     public func delete(_ id: KeyID) throws(KeystoreError) {

@@ -1,45 +1,96 @@
+import FoundationEssentials
 import SealCore
 
 /// The on-disk form of one id's keys: a small line-based text format, parsed straight
 /// from a byte buffer so key material never passes through unwipeable Swift strings.
 ///
+/// Unprotected keys (version 1):
 /// ```
 /// sealkit-keyfile 1
 /// id <base64 of the id's UTF-8>
-/// protection none | protection argon2id <opslimit> <memlimit> <salt base64>
-/// key <fingerprint hex> <created unix time> <retired unix time or -> <material base64>
+/// protection none
+/// key <fingerprint hex> <created unix time> <retired unix time or -> <key base64>
+/// ```
+/// Protected keys (version 2): the whole record is one AEAD (XChaCha20-Poly1305) under the
+/// passphrase-derived key, with every line before `sealed` as associated data, so no line
+/// can be changed, swapped, added or dropped without the passphrase:
+/// ```
+/// sealkit-keyfile 2
+/// id <base64 of the id's UTF-8>
+/// protection argon2id <opslimit> <memlimit> <salt base64>
+/// check <base64 of 16 bytes>
+/// key <fingerprint hex> <created unix time> <retired unix time or ->
+/// sealed <base64 of nonce ‖ the keys, 32 bytes each, in key-line order, encrypted ‖ tag>
 /// ```
 /// One `key` line per key, the current key first (the only one without a retired time),
-/// then retired keys, newest first. Material is the key itself, or under `argon2id` the
-/// key sealed (secretbox) under the passphrase-derived key. See docs/format.md.
+/// then retired keys, newest first. Version 1 files with `protection argon2id` (each key
+/// sealed on its own) are still read, and written as version 2 on their next write.
+/// See docs/format.md.
+///
+/// Encoding and decoding are pure (bytes in, bytes out), so any keystore backend can
+/// store the same text: `encode(_:sealing:)`, `parse(_:)`, `unlock(passphrase:source:)`.
 package struct KeyFile: Sendable {
     package struct Entry: Sendable {
         package var fingerprint: [UInt8]
         package var created: Int64
         package var retired: Int64?
-        /// The base64 characters of the material; secret when the file is unprotected.
-        package var material: SecureBytes
+        /// Version 1 only: the base64 characters of the material; secret when the file is
+        /// unprotected. A view into one guarded buffer shared by every entry.
+        package var material: SecureBytes?
     }
 
     package struct Protection: Sendable, Equatable {
         package var kdf: PassphraseKDF
         package var salt: [UInt8]
+
+        /// Fresh parameters for a newly protected record: interactive limits, random salt.
+        package static func fresh() -> Protection { Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt()) }
+    }
+
+    /// The key that seals a record at rest, with the parameters that made it.
+    package struct Sealing: Sendable {
+        package let protection: Protection
+        package let key: SymmetricKey
+
+        /// Derives the sealing key from `passphrase`.
+        /// - Parameter source: names the file or item in a damage error.
+        package init(protection: Protection, passphrase: Passphrase, source: String) throws(KeystoreError) {
+            self.protection = protection
+            do {
+                key = try protection.kdf.deriveKey(from: passphrase, salt: protection.salt)
+            } catch {
+                throw .damagedKeyFile(path: source, reason: error.description)
+            }
+        }
     }
 
     package var id: KeyID
     package var protection: Protection?
     package var entries: [Entry]
+    /// 1 or 2.
+    package var version: Int
+    /// Version 2: the passphrase check value, the sealed keys, and the bytes the AEAD authenticates.
+    package var check: [UInt8]?
+    package var sealed: [UInt8]?
+    package var authenticated: [UInt8]?
 
-    static let magic = "sealkit-keyfile 1"
+    static let magicV1 = "sealkit-keyfile 1"
+    static let magicV2 = "sealkit-keyfile 2"
 
-    /// Parses a key file's bytes.
+    /// The most keys one id may hold: years of daily rotation. More is refused, so no file
+    /// or reply can make a ring of unbounded size.
+    package static let maximumKeyCount = 4096
+
+    /// Parses a key file's bytes; opens nothing.
     /// - Throws: a one-line reason (for `KeystoreError.damagedKeyFile`).
     package static func parse(_ bytes: [UInt8]) throws(KeyFileError) -> KeyFile {
         guard bytes.last == UInt8(ascii: "\n") else { throw .init("truncated: no final newline") }
         let lines = bytes.dropLast().split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        guard lines.count >= 4, String(decoding: lines[0], as: UTF8.self) == magic else {
+        let magic = lines.first.map { String(decoding: $0, as: UTF8.self) }
+        guard lines.count >= 4, magic == magicV1 || magic == magicV2 else {
             throw .init("not a SealKit key file, or a version this SealKit does not know")
         }
+        let version = magic == magicV2 ? 2 : 1
         let idFields = fields(lines[1])
         guard idFields.count == 2, idFields[0] == "id", let idBytes = Base64.decode(idFields[1]),
             let idText = String(validating: idBytes, as: UTF8.self), let id = try? KeyID(idText)
@@ -48,7 +99,7 @@ package struct KeyFile: Sendable {
         let protectionFields = fields(lines[2])
         var protection: Protection?
         switch protectionFields.first {
-        case "protection" where protectionFields.count == 2 && protectionFields[1] == "none":
+        case "protection" where protectionFields.count == 2 && protectionFields[1] == "none" && version == 1:
             protection = nil
         case "protection" where protectionFields.count == 5 && protectionFields[1] == "argon2id":
             guard let ops = UInt64(protectionFields[2]), let mem = UInt64(protectionFields[3]),
@@ -61,12 +112,38 @@ package struct KeyFile: Sendable {
             throw .init("bad protection line")
         }
 
+        var keyLines = lines[3...]
+        var check: [UInt8]?, sealed: [UInt8]?, authenticated: [UInt8]?
+        if version == 2 {
+            let checkFields = fields(lines[3])
+            guard checkFields.count == 2, checkFields[0] == "check", let value = Base64.decode(checkFields[1]), value.count == 16
+            else { throw .init("bad check line") }
+            check = value
+            let sealedFields = fields(lines[lines.count - 1])
+            guard lines.count >= 6, sealedFields.count == 2, sealedFields[0] == "sealed", let box = Base64.decode(sealedFields[1])
+            else { throw .init("bad sealed line") }
+            sealed = box
+            authenticated = Array(bytes[..<lines[lines.count - 1].startIndex])
+            keyLines = lines[4..<(lines.count - 1)]
+        }
+        guard keyLines.count <= maximumKeyCount else {
+            throw .init("it holds \(keyLines.count) keys, more than the \(maximumKeyCount) one id may have")
+        }
+
+        // Version 1 material (the only part that may be secret) is copied once into one
+        // guarded buffer; each entry holds a view of its part of it.
+        let material: SecureBytes?
+        do {
+            material = version == 1 ? try SecureBytes.copying(bytes) : nil
+        } catch {
+            throw .init(error.description)
+        }
         var entries: [Entry] = []
-        for line in lines[3...] {
-            // Only the material (last field) may be secret; split off the public fields
-            // without copying it anywhere but guarded memory.
-            let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 4, omittingEmptySubsequences: false)
-            guard parts.count == 5, String(decoding: parts[0], as: UTF8.self) == "key",
+        entries.reserveCapacity(keyLines.count)
+        for line in keyLines {
+            let parts = line.split(
+                separator: UInt8(ascii: " "), maxSplits: version == 1 ? 4 : 3, omittingEmptySubsequences: false)
+            guard parts.count == (version == 1 ? 5 : 4), String(decoding: parts[0], as: UTF8.self) == "key",
                 let fingerprint = hexBytes(parts[1]), fingerprint.count == 8,
                 let created = Int64(String(decoding: parts[2], as: UTF8.self))
             else { throw .init("bad key line") }
@@ -79,41 +156,191 @@ package struct KeyFile: Sendable {
             } else {
                 throw .init("bad key line")
             }
-            guard !parts[4].isEmpty, !parts[4].contains(UInt8(ascii: " ")) else { throw .init("bad key line") }
-            entries.append(Entry(
-                fingerprint: fingerprint, created: created, retired: retired,
-                material: SecureBytes(copying: parts[4])))
+            var slice: SecureBytes?
+            if version == 1 {
+                guard !parts[4].isEmpty, !parts[4].contains(UInt8(ascii: " ")) else { throw .init("bad key line") }
+                slice = material?.slice(parts[4].startIndex..<parts[4].endIndex)
+            }
+            entries.append(Entry(fingerprint: fingerprint, created: created, retired: retired, material: slice))
         }
         guard let first = entries.first, first.retired == nil, entries.dropFirst().allSatisfy({ $0.retired != nil })
         else { throw .init("it must hold exactly one current key, listed first") }
-        return KeyFile(id: id, protection: protection, entries: entries)
+        return KeyFile(
+            id: id, protection: protection, entries: entries, version: version, check: check, sealed: sealed,
+            authenticated: authenticated)
     }
 
-    /// The file's bytes in guarded memory (they hold key material when unprotected).
+    /// Public facts, readable without the passphrase. In a protected file they are
+    /// authenticated only when the keys are unlocked.
+    package var entry: KeyEntry {
+        KeyEntry(
+            id: id, isProtected: protection != nil,
+            versions: entries.map {
+                KeyEntry.Version(
+                    fingerprint: KeyFingerprint(bytes: $0.fingerprint),
+                    created: Date(timeIntervalSince1970: TimeInterval($0.created)),
+                    retired: $0.retired.map { Date(timeIntervalSince1970: TimeInterval($0)) })
+            })
+    }
+
+    // MARK: Encoding
+
+    /// Encodes an id's keys: version 1 without `sealing`, else version 2, sealed as one AEAD.
+    /// - Returns: the bytes, in guarded memory (they hold key material when unprotected).
+    /// - Throws: `.tooManyKeys`, or `SecureMemoryError` wrapped as a file problem.
+    package static func encode(_ record: KeyRecord, sealing: Sealing?) throws(KeystoreError) -> SecureBytes {
+        guard record.versions.count <= maximumKeyCount else { throw .tooManyKeys(record.id, limit: maximumKeyCount) }
+        var header = (sealing == nil ? magicV1 : magicV2) + "\n"
+        header += "id " + Base64.encode(Array(record.id.rawValue.utf8)) + "\n"
+        if let sealing {
+            let protection = sealing.protection
+            header += "protection argon2id \(protection.kdf.opsLimit) \(protection.kdf.memLimit) \(Base64.encode(protection.salt))\n"
+            header += "check " + Base64.encode(RecordSeal.passphraseCheck(for: sealing.key)) + "\n"
+        } else {
+            header += "protection none\n"
+        }
+        func prefix(_ version: KeyRecord.Version) -> String {
+            "key \(hex(version.key.fingerprint.bytes)) \(version.created) \(version.retired.map(String.init) ?? "-")"
+        }
+        do {
+            if let sealing {
+                for version in record.versions { header += prefix(version) + "\n" }
+                let keys = try SecureBytes.allocate(count: record.versions.count * SymmetricKey.byteCount) { out in
+                    for (index, version) in record.versions.enumerated() {
+                        version.key.storage.withUnsafeBytes { key in
+                            (out.baseAddress! + index * SymmetricKey.byteCount).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                        }
+                    }
+                }
+                let associated = Array(header.utf8)
+                let box = RecordSeal.seal(keys, authenticating: associated, using: sealing.key)
+                return try SecureBytes.copying(Array((header + "sealed " + Base64.encode(box) + "\n").utf8))
+            }
+            let materials = record.versions.map { $0.key.base64EncodedBytes() }
+            let linePrefixes = record.versions.map { prefix($0) + " " }
+            let total = header.utf8.count + zip(linePrefixes, materials).reduce(0) { $0 + $1.0.utf8.count + $1.1.count + 1 }
+            return try SecureBytes.allocate(count: total) { out in
+                var offset = 0
+                func append(_ bytes: UnsafeRawBufferPointer) {
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
+                    offset += bytes.count
+                }
+                Array(header.utf8).withUnsafeBytes(append)
+                for (linePrefix, material) in zip(linePrefixes, materials) {
+                    Array(linePrefix.utf8).withUnsafeBytes(append)
+                    material.withUnsafeBytes(append)
+                    [UInt8(ascii: "\n")].withUnsafeBytes(append)
+                }
+            }
+        } catch {
+            throw .outOfMemory(String(describing: error))
+        }
+    }
+
+    /// The parsed file written back in its own version: what a round-trip check compares.
+    /// Guarded memory, since a version 1 file may hold keys.
     package func serialized() -> SecureBytes {
-        var header = Self.magic + "\n"
+        var header = (version == 2 ? Self.magicV2 : Self.magicV1) + "\n"
         header += "id " + Base64.encode(Array(id.rawValue.utf8)) + "\n"
         if let protection {
             header += "protection argon2id \(protection.kdf.opsLimit) \(protection.kdf.memLimit) \(Base64.encode(protection.salt))\n"
         } else {
             header += "protection none\n"
         }
-        let linePrefixes = entries.map { entry in
-            "key \(hex(entry.fingerprint)) \(entry.created) \(entry.retired.map(String.init) ?? "-") "
+        if let check { header += "check " + Base64.encode(check) + "\n" }
+        var parts: [SecureBytes] = [SecureBytes(copying: Array(header.utf8))]
+        for entry in entries {
+            let line = "key \(hex(entry.fingerprint)) \(entry.created) \(entry.retired.map(String.init) ?? "-")"
+            if let material = entry.material {
+                parts.append(SecureBytes(copying: Array((line + " ").utf8)))
+                parts.append(material)
+                parts.append(SecureBytes(copying: [UInt8(ascii: "\n")]))
+            } else {
+                parts.append(SecureBytes(copying: Array((line + "\n").utf8)))
+            }
         }
-        let total = header.utf8.count + zip(linePrefixes, entries).reduce(0) { $0 + $1.0.utf8.count + $1.1.material.count + 1 }
-        return SecureBytes(count: total) { out in
+        if let sealed { parts.append(SecureBytes(copying: Array(("sealed " + Base64.encode(sealed) + "\n").utf8))) }
+        return SecureBytes(count: parts.reduce(0) { $0 + $1.count }) { out in
             var offset = 0
-            func append(_ bytes: UnsafeRawBufferPointer) {
-                UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
-                offset += bytes.count
+            for part in parts {
+                part.withUnsafeBytes { bytes in
+                    guard bytes.count > 0 else { return }
+                    (out.baseAddress! + offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                    offset += bytes.count
+                }
             }
-            Array(header.utf8).withUnsafeBytes(append)
-            for (prefix, entry) in zip(linePrefixes, entries) {
-                Array(prefix.utf8).withUnsafeBytes(append)
-                entry.material.withUnsafeBytes(append)
-                [UInt8(ascii: "\n")].withUnsafeBytes(append)
+        }
+    }
+
+    // MARK: Decoding
+
+    /// Opens the keys: with the passphrase when the file is protected.
+    /// - Parameters:
+    ///   - passphrase: needed for a protected file; ignored otherwise.
+    ///   - source: names the file (or item) in errors.
+    /// - Returns: the keys, all in one guarded allocation, and the sealing to write them back with.
+    /// - Throws: `.locked`, `.wrongPassphrase`, `.damagedKeyFile` (also for tampering).
+    package func unlock(passphrase: Passphrase?, source: String) throws(KeystoreError) -> (record: KeyRecord, sealing: Sealing?) {
+        var sealing: Sealing?
+        if let protection {
+            guard let passphrase else { throw .locked(id) }
+            sealing = try Sealing(protection: protection, passphrase: passphrase, source: source)
+        }
+        let keys: [SymmetricKey]
+        if version == 2, let sealing, let sealed, let check, let authenticated {
+            guard ConstantTime.equals(RecordSeal.passphraseCheck(for: sealing.key), check) else { throw .wrongPassphrase(id) }
+            let opened: SecureBytes
+            do {
+                opened = try RecordSeal.open(sealed, authenticating: authenticated, using: sealing.key)
+            } catch {
+                throw .damagedKeyFile(path: source, reason: "it was changed without the passphrase (authentication failed)")
             }
+            guard opened.count == entries.count * SymmetricKey.byteCount else {
+                throw .damagedKeyFile(path: source, reason: "the sealed keys do not match the key lines")
+            }
+            keys = SymmetricKey.keys(slicing: opened)
+        } else {
+            keys = try openVersion1(sealing: sealing, source: source)
+        }
+        var versions: [KeyRecord.Version] = []
+        versions.reserveCapacity(keys.count)
+        for (key, entry) in zip(keys, entries) {
+            guard key.fingerprint.bytes == entry.fingerprint else {
+                throw .damagedKeyFile(path: source, reason: "a key does not match its fingerprint")
+            }
+            versions.append(KeyRecord.Version(key: key, created: entry.created, retired: entry.retired))
+        }
+        return (KeyRecord(id: id, versions: versions), sealing)
+    }
+
+    /// Version 1: each key on its own line, plain base64 or sealed one by one (secretbox).
+    private func openVersion1(sealing: Sealing?, source: String) throws(KeystoreError) -> [SymmetricKey] {
+        enum Failure: Error { case badKey, wrongPassphrase, tampered }
+        do {
+            return try SymmetricKey.batch(count: entries.count) { index, out in
+                guard let material = entries[index].material else { throw Failure.badKey }
+                if let sealing {
+                    let text = material.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                    guard let box = Base64.decode(text) else { throw Failure.badKey }
+                    guard let opened = try? SecretWrap.open(box, using: sealing.key) else {
+                        // The first key failing means the passphrase is wrong; a later one, tampering.
+                        throw index == 0 ? Failure.wrongPassphrase : Failure.tampered
+                    }
+                    guard opened.count == SymmetricKey.byteCount else { throw Failure.badKey }
+                    opened.withUnsafeBytes { out.copyMemory(from: $0) }
+                } else {
+                    let key = try SymmetricKey(base64Encoded: material)
+                    key.storage.withUnsafeBytes { out.copyMemory(from: $0) }
+                }
+            }
+        } catch Failure.wrongPassphrase {
+            throw .wrongPassphrase(id)
+        } catch Failure.tampered {
+            throw .damagedKeyFile(path: source, reason: "a retired key does not open with the passphrase")
+        } catch let error as SecureMemoryError {
+            throw .outOfMemory(error.description)
+        } catch {
+            throw .damagedKeyFile(path: source, reason: "bad key")
         }
     }
 

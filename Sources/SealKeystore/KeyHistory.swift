@@ -37,15 +37,22 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - id: the id the keys belong to.
     ///   - versions: the current key first, then retired keys.
-    /// - Throws: `KeyHistoryError` when there is no key, the first is retired, a later
-    ///   one is not, or a key appears twice.
+    /// - Throws: `KeyHistoryError` when there is no key, more than one id may hold
+    ///   (`KeyFile.maximumKeyCount`), the first is retired, a later one is not, or a key
+    ///   appears twice.
     public init(id: KeyID, versions: [Version]) throws(KeyHistoryError) {
         guard let first = versions.first else { throw .noKey(id) }
+        guard versions.count <= KeyFile.maximumKeyCount else { throw .tooManyKeys(id, limit: KeyFile.maximumKeyCount) }
         guard first.retired == nil, versions.dropFirst().allSatisfy({ $0.retired != nil }) else {
             throw .notOneCurrentKey(id)
         }
-        for (index, version) in versions.enumerated() where versions[..<index].contains(where: { $0.key == version.key }) {
-            throw .repeatedKey(id)
+        // Keys with equal fingerprints are the only candidates for a repeat; comparing those
+        // alone (in constant time) keeps this linear for thousands of keys.
+        var seen: [KeyFingerprint: [SymmetricKey]] = [:]
+        for version in versions {
+            let fingerprint = version.key.fingerprint
+            if seen[fingerprint]?.contains(where: { $0 == version.key }) == true { throw .repeatedKey(id) }
+            seen[fingerprint, default: []].append(version.key)
         }
         self.init(unchecked: id, versions: versions)
     }
@@ -72,6 +79,7 @@ public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible
     case noKey(KeyID)
     case notOneCurrentKey(KeyID)
     case repeatedKey(KeyID)
+    case tooManyKeys(KeyID, limit: Int)
 
     public var description: String {
         switch self {
@@ -79,6 +87,7 @@ public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible
         case .notOneCurrentKey(let id):
             return "the keys for '\(id)' must hold exactly one current key, listed first, then retired keys"
         case .repeatedKey(let id): return "the keys for '\(id)' hold the same key twice"
+        case .tooManyKeys(let id, let limit): return "the keys for '\(id)' are more than the \(limit) one id may hold"
         }
     }
 }

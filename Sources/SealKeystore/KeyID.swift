@@ -11,7 +11,7 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
 
     /// Validates an id.
     /// - Throws: `KeyIDError` for an empty id, one over 255 bytes, `.` or `..`, or one
-    ///   containing `/` or control characters.
+    ///   containing `/`, control characters, or invisible and formatting characters.
     public init(_ rawValue: String) throws(KeyIDError) {
         if rawValue.isEmpty { throw .empty }
         if rawValue.utf8.count > Self.maximumByteCount { throw .tooLong(byteCount: rawValue.utf8.count) }
@@ -21,7 +21,23 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
         if rawValue.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw .containsControlCharacter
         }
+        // Ids are shown to people ("Received 'id'"): a character that is invisible or
+        // reorders text could make one id look like another.
+        if let hidden = rawValue.unicodeScalars.first(where: Self.isInvisibleOrFormatting) {
+            throw .containsInvisibleCharacter(hidden.value)
+        }
         self.rawValue = rawValue
+    }
+
+    /// Control (Cc), format (Cf: bidi controls U+202A-202E, U+2066-2069, U+200E, U+200F,
+    /// U+061C, zero-width characters), line and paragraph separators (Zl, Zp), and whatever
+    /// Unicode marks as default-ignorable (rendered as nothing: U+034F, variation
+    /// selectors, Hangul fillers).
+    static func isInvisibleOrFormatting(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate: return true
+        default: return scalar.properties.isDefaultIgnorableCodePoint
+        }
     }
 
     /// The file name for this id: a hash, so any id, however long or unusual, maps
@@ -45,6 +61,8 @@ public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
     case dotName
     case containsSlash
     case containsControlCharacter
+    /// The code point of the first invisible or formatting character.
+    case containsInvisibleCharacter(UInt32)
 
     public var description: String {
         switch self {
@@ -54,6 +72,9 @@ public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
         case .dotName: return "invalid key id: '.' and '..' are not allowed"
         case .containsSlash: return "invalid key id: it contains '/'"
         case .containsControlCharacter: return "invalid key id: it contains a control character"
+        case .containsInvisibleCharacter(let value):
+            let hex = String(value, radix: 16, uppercase: true)
+            return "invalid key id: it contains an invisible or formatting character (U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex)) that could make it look like another id"
         }
     }
 }

@@ -1,24 +1,30 @@
 import FoundationEssentials
 import SealCore
 
-/// One id's keys, unlocked: the rules both keystores share.
-struct KeyRecord: Sendable {
-    struct Version: Sendable {
-        let key: SymmetricKey
-        let created: Int64
-        var retired: Int64?
+/// One id's keys, unlocked: the rules every keystore shares, and what `KeyFile` encodes.
+package struct KeyRecord: Sendable {
+    package struct Version: Sendable {
+        package let key: SymmetricKey
+        package let created: Int64
+        package var retired: Int64?
+
+        package init(key: SymmetricKey, created: Int64, retired: Int64?) {
+            self.key = key
+            self.created = created
+            self.retired = retired
+        }
     }
 
-    let id: KeyID
+    package let id: KeyID
     /// Current first, then retired, newest first.
-    var versions: [Version]
+    package var versions: [Version]
 
-    init(id: KeyID, key: SymmetricKey, now: Int64) {
+    package init(id: KeyID, key: SymmetricKey, now: Int64) {
         self.id = id
         versions = [Version(key: key, created: now, retired: nil)]
     }
 
-    init(id: KeyID, versions: [Version]) {
+    package init(id: KeyID, versions: [Version]) {
         self.id = id
         self.versions = versions
     }
@@ -33,7 +39,9 @@ struct KeyRecord: Sendable {
     }
 
     /// The record with `newKey` current and every earlier key retired now.
-    func rotated(to newKey: SymmetricKey, now: Int64) -> KeyRecord {
+    /// - Throws: `.tooManyKeys` when the id already holds as many keys as one may.
+    func rotated(to newKey: SymmetricKey, now: Int64) throws(KeystoreError) -> KeyRecord {
+        guard versions.count < KeyFile.maximumKeyCount else { throw .tooManyKeys(id, limit: KeyFile.maximumKeyCount) }
         var older = versions
         older[0].retired = now
         return KeyRecord(id: id, versions: [Version(key: newKey, created: now, retired: nil)] + older)

@@ -17,7 +17,13 @@ public protocol Keystore: Sendable {
     func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry?
 
     /// Every id's public facts, sorted by id.
+    /// - Throws: the first problem `survey()` finds.
     func entries() throws(KeystoreError) -> [KeyEntry]
+
+    /// Every healthy id's public facts, sorted by id, and every entry that cannot be used
+    /// (damaged, too open, not the user's), so one bad entry does not hide the others.
+    /// - Throws: only for a problem with the keystore as a whole (its folders).
+    func survey() throws(KeystoreError) -> KeystoreSurvey
 
     /// The keys stored under `id`, unlocked.
     /// - Parameter passphrase: needed when the keys are passphrase-protected.
@@ -60,9 +66,25 @@ public protocol Keystore: Sendable {
     @discardableResult
     func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry
 
+    /// Adds, changes or removes the passphrase protecting every key of `id`, in one atomic write.
+    /// - Parameters:
+    ///   - current: unlocks the keys when they are protected now.
+    ///   - new: the passphrase to protect them with; nil leaves them unprotected.
+    /// - Returns: the entry afterwards.
+    /// - Throws: `.notFound`, `.locked`, `.wrongPassphrase`, or a file problem; nothing changes then.
+    @discardableResult
+    func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry
+
     /// Deletes every key stored under `id`.
     /// - Throws: `.notFound` when there is none.
     func delete(_ id: KeyID) throws(KeystoreError)
+}
+
+extension Keystore {
+    /// For backends whose entries cannot be individually damaged: every entry, no problems.
+    public func survey() throws(KeystoreError) -> KeystoreSurvey {
+        KeystoreSurvey(entries: try entries(), problems: [])
+    }
 }
 
 /// Whether `store` may accept the identical key again.
@@ -107,5 +129,36 @@ public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         "\(id) \(current.fingerprint)\(isProtected ? " protected" : "")\(retired.isEmpty ? "" : " +\(retired.count) retired")"
+    }
+}
+
+/// What `Keystore.survey()` found: the usable entries, and the ones that are not.
+public struct KeystoreSurvey: Sendable {
+    /// One entry that cannot be used.
+    public struct Problem: Sendable {
+        /// The id, when it can still be read from the entry.
+        public let id: KeyID?
+        /// Where the entry is (a file path, or a backend's name for it).
+        public let path: String
+        /// What is wrong, with the fix.
+        public let error: KeystoreError
+
+        /// Makes a problem report.
+        public init(id: KeyID?, path: String, error: KeystoreError) {
+            self.id = id
+            self.path = path
+            self.error = error
+        }
+    }
+
+    /// Healthy entries, sorted by id.
+    public let entries: [KeyEntry]
+    /// Entries that cannot be used.
+    public let problems: [Problem]
+
+    /// Makes a survey.
+    public init(entries: [KeyEntry], problems: [Problem]) {
+        self.entries = entries
+        self.problems = problems
     }
 }

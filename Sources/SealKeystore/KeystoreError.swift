@@ -12,12 +12,25 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case locked(KeyID)
     /// The passphrase given does not unlock the key.
     case wrongPassphrase(KeyID)
-    /// A key file that group or others can access; refused as ssh does.
+    /// A key file that group or others can access, or a keystore folder or lock file that
+    /// they can write; refused as ssh's StrictModes does. `mode` includes the file type.
     case insecurePermissions(path: String, mode: UInt32)
+    /// A keystore file or folder owned by another user: it could have been planted.
+    case unsafeOwner(path: String, owner: UInt32, user: UInt32)
+    /// A symbolic link, or something other than a folder, where the keystore expects its own folder or file.
+    case notOwnFile(path: String, reason: String)
+    /// Another process held the keystore's lock for longer than the timeout.
+    case lockTimeout(path: String, seconds: Double)
+    /// An id would hold more keys than one may.
+    case tooManyKeys(KeyID, limit: Int)
+    /// Guarded memory could not be had.
+    case outOfMemory(String)
     /// A key file that cannot be parsed.
     case damagedKeyFile(path: String, reason: String)
     /// A file-system operation failed.
     case fileSystem(operation: String, path: String, errno: Errno)
+    /// The desktop keyring (Secret Service) could not do what was asked.
+    case keyring(KeyringProblem)
 
     public var description: String {
         switch self {
@@ -32,11 +45,31 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .wrongPassphrase(let id):
             return "wrong passphrase for key '\(id)': nothing was changed"
         case .insecurePermissions(let path, let mode):
-            return "key file \(path) is accessible by group or others (mode \(String(mode & 0o777, radix: 8))): run 'chmod 600 \(path)'"
+            let octal = String(mode & 0o7777, radix: 8)
+            if mode & 0o170000 == 0o040000 {
+                return "keystore folder \(path) is writable by group or others (mode \(octal)): run 'chmod 700 \(path)'"
+            }
+            if path.hasSuffix("/.lock") {
+                return "keystore lock file \(path) is writable by group or others (mode \(octal)): run 'chmod 600 \(path)'"
+            }
+            return "key file \(path) is accessible by group or others (mode \(octal)): run 'chmod 600 \(path)'"
+        case .unsafeOwner(let path, let owner, let user):
+            return "\(path) is owned by uid \(owner), not by the current user (uid \(user)), so another user could have planted or changed it: check it, then run 'chown \(user) \(path)', or delete it"
+        case .notOwnFile(let path, let reason):
+            return "cannot use \(path): it \(reason), and the keystore uses only real files and folders of its own; move it away or choose another SEALKIT_HOME"
+        case .lockTimeout(let path, let seconds):
+            let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+            return "the keystore is locked by another process (waited \(shown) s for \(path)): try again, or set SEALKIT_LOCK_TIMEOUT to the seconds to wait"
+        case .tooManyKeys(let id, let limit):
+            return "'\(id)' would hold more than \(limit) keys, the most one id may have: delete the id or restore it from a backup with fewer keys"
+        case .outOfMemory(let reason):
+            return reason
         case .damagedKeyFile(let path, let reason):
             return "key file \(path) is damaged (\(reason)): restore it from a backup or delete it"
         case .fileSystem(let operation, let path, let errno):
             return "cannot \(operation) \(path): \(errno.description.lowercasedFirst)"
+        case .keyring(let problem):
+            return problem.description
         }
     }
 }

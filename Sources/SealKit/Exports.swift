@@ -4,6 +4,7 @@
 @_exported import SealJSON
 @_exported import SealKeystore
 @_exported import SealMailbox
+@_exported import SealSecretService
 @_exported import SealProfile
 @_exported import SealQR
 @_exported import SealTransfer

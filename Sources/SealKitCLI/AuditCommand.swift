@@ -10,7 +10,7 @@ struct AuditCommand: ParsableCommand {
         abstract: "Audit exported profiles and fixtures for plaintext, bad ciphertexts, reused nonces and pending rotations.",
         discussion: """
             Reads .json files (one profile, an array of profiles, or Rownd's user-state shape) and .ndjson/.jsonl \
-            files (one profile per line); folders are walked recursively. Without --schema, strings that look like \
+            files (one profile per line); folders are walked recursively; - reads NDJSON from stdin. Without --schema, strings that look like \
             ciphertexts are audited; with it, fields flagged encrypted must hold ciphertexts. Findings never show \
             values or keys. Exit status: 0 clean, 1 findings (as --fail-on says), 64 bad arguments, 65 bad schema, \
             66 nothing audited (no files, no profiles, or no flagged fields), 74 unreadable files.
@@ -46,7 +46,7 @@ struct AuditCommand: ParsableCommand {
 
     @OptionGroup var keystoreOptions: KeystoreOptions
 
-    @Argument(help: ArgumentHelp("Files and folders to audit.", valueName: "path"), completion: .file())
+    @Argument(help: ArgumentHelp("Files and folders to audit ('-': one profile per line on stdin).", valueName: "path"), completion: .file())
     var paths: [String] = []
 
     func validate() throws {

@@ -72,22 +72,29 @@ struct EncryptCommand: ParsableCommand {
         let ring = try options.keyRing()
         let output = StandardOutput()
         if options.lines {
-            let reader = LineReader(fd: fd)
+            let reader = LineReader(
+                fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
             let key = ring.current
-            while try reader.nextLine({ line in
-                guard UTF8Validation.isValid(line) else {
-                    throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
-                }
-                // Straight from the line's bytes to base64 in the output buffer: no String per line.
-                let length = FieldCipher.ciphertextLength(forPlaintextByteCount: line.count)
-                try output.append(capacity: length + 1) { out in
-                    FieldCipher.encrypt(bytes: line, using: key, into: UnsafeMutableRawBufferPointer(rebasing: out[..<length]))
-                    out[length] = UInt8(ascii: "\n")
-                    return length + 1
-                }
-            }) {}
+            // One block of lines is one operation: its nonces are drawn together, and whatever it drew
+            // and did not use is wiped before the next read, which may wait for input for a long time.
+            try NonceBatch.withBatch { nonces in
+                while try reader.nextLine(beforeRead: { nonces.discard() }, { line in
+                    guard UTF8Validation.isValid(line) else {
+                        throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
+                    }
+                    // Straight from the line's bytes to base64 in the output buffer: no String per line.
+                    let length = FieldCipher.ciphertextLength(forPlaintextByteCount: line.count)
+                    try output.append(capacity: length + 1) { out in
+                        FieldCipher.encrypt(
+                            bytes: line, using: key, nonces: &nonces,
+                            into: UnsafeMutableRawBufferPointer(rebasing: out[..<length]))
+                        out[length] = UInt8(ascii: "\n")
+                        return length + 1
+                    }
+                }) {}
+            }
         } else {
-            let plaintext = try StandardInput.readText(fd: fd, what: "text")
+            let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
             try output.write(ring.encrypt(plaintext) + "\n")
         }
         try output.flush()
@@ -111,9 +118,12 @@ struct DecryptCommand: ParsableCommand {
         let ring = try options.keyRing()
         let output = StandardOutput()
         if options.lines {
-            let reader = LineReader(fd: fd)
+            let reader = LineReader(
+                fd: fd, what: "the ciphertexts on stdin", maximumLineLength: InputLimits.ciphertext, maximumTotal: .max)
             while try reader.nextLine({ line in
-                let text = String(decoding: line, as: UTF8.self)
+                // A file with CRLF line ends: the CR is no part of a ciphertext (base64 never holds one).
+                let end = line.last == UInt8(ascii: "\r") ? line.count - 1 : line.count
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
                 let plaintext: String
                 do {
                     plaintext = try ring.decrypt(text).plaintext
@@ -130,8 +140,11 @@ struct DecryptCommand: ParsableCommand {
             }) {}
         } else {
             let given = ciphertext == "-" ? nil : ciphertext
-            let input = try given ?? StandardInput.readText(fd: fd, what: "ciphertext")
-            try output.write(ring.decrypt(input).plaintext + "\n")
+            let input = try given ?? StandardInput.readText(fd: fd, what: "ciphertext", limit: InputLimits.ciphertext)
+            // Ciphertexts are base64, so spaces, tabs and a CR around one (a CRLF file, a paste)
+            // are no part of it; blanks alone are refused for what they are (not base64).
+            let trimmed = input.trimmingBlanks()
+            try output.write(ring.decrypt(trimmed.isEmpty ? input : trimmed).plaintext + "\n")
         }
         try output.flush()
     }

@@ -9,14 +9,17 @@ import Glibc
 enum StandardError {
     static func write(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return }
-                offset += count
-            }
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes bytes as they are: a secret shown to the user (a made passphrase) never becomes a String.
+    static func write(bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+            offset += count
         }
     }
 
@@ -34,10 +37,15 @@ final class StandardOutput {
 
     init() {
         capacity = threshold + 4096
-        storage = .allocate(byteCount: capacity, alignment: 16)
+        // malloc, so `reserve` can grow it with realloc and report failure (glibc aligns to 16).
+        guard let memory = malloc(capacity) else {
+            StandardError.write("sealkit: out of memory at start\n")
+            exit(ExitStatus.ioError.rawValue)
+        }
+        storage = memory
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     func write(_ text: String) throws {
         var text = text
@@ -45,7 +53,7 @@ final class StandardOutput {
     }
 
     func write(bytes: UnsafeRawBufferPointer) throws {
-        reserve(bytes.count)
+        try reserve(bytes.count)
         if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
         count += bytes.count
         if count >= threshold { try flush() }
@@ -53,7 +61,7 @@ final class StandardOutput {
 
     /// Appends up to `capacity` bytes in place; `body` returns how many it wrote.
     func append(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) throws {
-        reserve(capacity)
+        try reserve(capacity)
         let used = body(UnsafeMutableRawBufferPointer(start: storage + count, count: capacity))
         precondition(used >= 0 && used <= capacity)
         count += used
@@ -80,12 +88,13 @@ final class StandardOutput {
     }
 
     /// Makes room for `extra` more bytes, keeping what is pending.
-    private func reserve(_ extra: Int) {
+    /// - Throws: `CLIFailure` when the memory cannot be had: an error, not a crash.
+    private func reserve(_ extra: Int) throws {
         guard count + extra > capacity else { return }
         let grown = max(capacity * 2, count + extra)
-        let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-        larger.copyMemory(from: storage, byteCount: count)
-        storage.deallocate()
+        guard let larger = realloc(storage, grown) else {
+            throw CLIFailure("out of memory: cannot hold \(InputLimits.describe(grown)) of output", status: .ioError)
+        }
         storage = larger
         capacity = grown
     }
@@ -93,23 +102,64 @@ final class StandardOutput {
     static var isTerminal: Bool { isatty(1) == 1 }
 }
 
+/// How much of each untrusted input the CLI reads before it stops with one line on stderr.
+///
+/// Every read of input someone else may control has a cap suited to it, so `/dev/zero`, a FIFO that
+/// never ends or a mistaken pipe ends in an error within seconds and a few tens of MiB, never in
+/// "failed to allocate". Each is far above what the input can legitimately hold.
+enum InputLimits {
+    /// One line of a transfer offer, reply or backup, or a prompt's answer: a part is at most 1,200
+    /// characters (`TransferParts.maximumLineLength`).
+    static let codeLine = 64 << 10
+    /// All of a code read from stdin: 99 parts of 1,200 characters are 119 KB; the rest is room for
+    /// blank lines and pasting mistakes.
+    static let code = 1 << 20
+    /// One value for `encrypt` (whole stdin, or one `--lines` line): a profile field, not a file.
+    static let plaintext = 16 << 20
+    /// One ciphertext for `decrypt` (whole stdin, or one `--lines` line): above the 21.3 MiB text of
+    /// the largest plaintext `encrypt` takes, so everything encrypt makes decrypts.
+    static let ciphertext = 24 << 20
+    /// One profile: the whole input of `profile`, or one `--ndjson` line.
+    static let profile = 16 << 20
+    /// A schema file.
+    static let schema = 16 << 20
+    /// What `qr` encodes: a QR code holds at most 2,953 bytes.
+    static let qrPayload = 64 << 10
+    /// Key text for `keys import`.
+    static let keyMaterial = 64 << 10
+
+    /// A byte count as people read it ("64 KiB", "16 MiB").
+    static func describe(_ count: Int) -> String {
+        count >= 1 << 20 && count % (1 << 20) == 0 ? "\(count >> 20) MiB" : "\(count >> 10) KiB"
+    }
+}
+
 /// Reads stdin.
 enum StandardInput {
     /// All of stdin.
     /// - Parameters:
-    ///   - limit: refuse more than this many bytes (key material is small; a mistaken pipe may not be).
+    ///   - limit: refuse more than this many bytes (see `InputLimits`).
     ///   - what: names the input in the error.
     ///   - fd: the descriptor to read (stdin unless `--input` named a file).
-    static func readAll(fd: Int32 = 0, limit: Int = .max, what: String = "input") throws -> [UInt8] {
+    static func readAll(fd: Int32 = 0, limit: Int, what: String = "input") throws -> [UInt8] {
+        let place = fd == 0 ? "on stdin" : "in the input file"
+        return try readAll(fd: fd, limit: limit, what: "the \(what) \(place)", advice: "give only the \(what)")
+    }
+
+    /// All of a file descriptor, at most `limit` bytes.
+    /// - Parameters:
+    ///   - what: names the input in the error ("the profile in p.json").
+    ///   - advice: what to do instead, for the error.
+    static func readAll(fd: Int32, limit: Int, what: String, advice: String) throws -> [UInt8] {
         var result: [UInt8] = []
         // Secrets are read with a small limit: reserving it up front means no reallocation
         // leaves an unwiped copy behind.
         if limit <= 1 << 20 { result.reserveCapacity(limit) }
-        let reader = LineReader(fd: fd)
+        let reader = LineReader(fd: fd, what: what, maximumLineLength: limit, maximumTotal: .max)
         while let chunk = try reader.readChunk() {
             guard result.count + chunk.count <= limit else {
                 ConstantTime.wipe(&result)
-                throw CLIFailure("the \(what) on stdin is larger than \(limit / 1024) KiB: pipe in only the \(what)", status: .dataError)
+                throw CLIFailure("\(what) is larger than \(InputLimits.describe(limit)): \(advice)", status: .dataError)
             }
             result.append(contentsOf: chunk)
         }
@@ -119,18 +169,18 @@ enum StandardInput {
     static var isTerminal: Bool { isatty(0) == 1 }
 
     /// All of stdin as text, with one trailing newline dropped.
-    static func readText(fd: Int32 = 0, what: String) throws -> String {
-        var bytes = try readAll(fd: fd)
+    static func readText(fd: Int32 = 0, what: String, limit: Int) throws -> String {
+        var bytes = try readAll(fd: fd, limit: limit, what: what)
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw CLIFailure("the \(what) on stdin is not UTF-8 text", status: .dataError)
+            throw CLIFailure("the \(what)\(fd == 0 ? " on stdin" : "") is not UTF-8 text", status: .dataError)
         }
         return text
     }
 }
 
 /// Reads a file descriptor line by line without holding more than one line and one
-/// block in memory.
+/// block in memory, and never more than its caps.
 final class LineReader {
     private let fd: Int32
     private var block: [UInt8]
@@ -139,14 +189,27 @@ final class LineReader {
     private var finished = false
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
+    /// Names the input in errors ("the reply on stdin").
+    private let what: String
+    /// The longest line returned, newline excluded; a longer one is an error.
+    let maximumLineLength: Int
+    /// The most bytes read in all; more is an error.
+    let maximumTotal: Int
+    private var total = 0
 
-    init(fd: Int32, blockSize: Int = 1 << 16) {
+    /// - Parameters:
+    ///   - what: names the input in errors.
+    ///   - maximumLineLength: the longest line; the default suits codes and answers.
+    ///   - maximumTotal: the most bytes in all; the default suits codes and answers (`yes ''` ends too).
+    init(
+        fd: Int32, what: String = "the input on stdin", maximumLineLength: Int = InputLimits.codeLine,
+        maximumTotal: Int = InputLimits.code, blockSize: Int = 1 << 16
+    ) {
         self.fd = fd
-        block = [UInt8](repeating: 0, count: blockSize)
-    }
-
-    private static func tooLong(_ limit: Int) -> CLIFailure {
-        CLIFailure("a line on stdin is longer than \(limit) bytes, longer than any input expected here", status: .dataError)
+        self.what = what
+        self.maximumLineLength = maximumLineLength
+        self.maximumTotal = maximumTotal
+        block = [UInt8](repeating: 0, count: min(blockSize, max(maximumLineLength, 4096) + 1))
     }
 
     // What passed through may have been a secret (key text, plaintext).
@@ -154,26 +217,34 @@ final class LineReader {
 
     /// Raw chunks as they come, for reading everything.
     func readChunk() throws -> ArraySlice<UInt8>? {
-        let count = try fill(at: 0)
+        let count = try fill(at: 0, beforeRead: {})
         return count == 0 ? nil : block[0..<count]
     }
 
-    private func fill(at offset: Int) throws -> Int {
+    private func fill(at offset: Int, beforeRead: () -> Void) throws -> Int {
+        beforeRead()
         while true {
             let count = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else {
                 throw CLIFailure("cannot read the input: \(String(cString: strerror(errno)))", status: .ioError)
             }
+            total += count
+            guard total <= maximumTotal else {
+                throw CLIFailure(
+                    "\(what) is larger than \(InputLimits.describe(maximumTotal)), more than it can hold: check what is piped in",
+                    status: .dataError)
+            }
             return count
         }
     }
 
     /// Calls `body` with the next line's bytes (without its newline).
-    /// - Parameter maximumLength: refuse a line longer than this many bytes instead of growing
-    ///   the buffer for it (untrusted input with a known longest line).
+    /// - Parameter beforeRead: runs before each read from the descriptor, which may block:
+    ///   `encrypt --lines` wipes its unused nonces there, so none waits in memory for more input.
     /// - Returns: false at the end of input.
-    func nextLine(maximumLength: Int = .max, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    /// - Throws: `CLIFailure` for a line longer than `maximumLineLength` or more than `maximumTotal`.
+    func nextLine(beforeRead: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         // Where the search for the newline resumes, so a long line arriving in many reads is
         // scanned once, not once per read.
         var scanned = start
@@ -183,21 +254,20 @@ final class LineReader {
                 return UnsafeRawPointer(hit) - raw.baseAddress!
             }
             if let newline = found {
-                guard newline - start <= maximumLength else { throw Self.tooLong(maximumLength) }
+                try checkLength(newline - start)
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
                 return true
             }
+            try checkLength(end - start)
             if finished {
                 guard start < end else { return false }
-                guard end - start <= maximumLength else { throw Self.tooLong(maximumLength) }
                 lineNumber += 1
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
                 start = end
                 return true
             }
-            guard end - start <= maximumLength else { throw Self.tooLong(maximumLength) }
             // Move the partial line to the front, growing the block for long lines.
             if start > 0 {
                 block.withUnsafeMutableBytes { raw in
@@ -207,11 +277,23 @@ final class LineReader {
                 start = 0
             }
             scanned = end
-            // One allocation per doubling: appending element by element is slow in debug and sanitizer builds.
-            if end == block.count { block += [UInt8](repeating: 0, count: block.count) }
-            let count = try fill(at: end)
+            // One allocation per doubling (appending element by element is slow in debug and sanitizer
+            // builds), never beyond the longest line and its newline.
+            if end == block.count {
+                let grown = min(block.count * 2, maximumLineLength + 1)
+                block += [UInt8](repeating: 0, count: grown - block.count)
+            }
+            let count = try fill(at: end, beforeRead: beforeRead)
             if count == 0 { finished = true } else { end += count }
         }
+    }
+
+    private func checkLength(_ length: Int) throws {
+        guard length > maximumLineLength else { return }
+        throw CLIFailure(
+            "line \(lineNumber + 1) of \(what) is longer than \(InputLimits.describe(maximumLineLength)), "
+                + "more than one can hold: check what is piped in",
+            status: .dataError)
     }
 }
 
@@ -226,8 +308,10 @@ enum TerminalPrompt {
         guard tcgetattr(fd, &original) == 0 else { return nil }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
-        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        // Echo goes off before the prompt shows, so an answer typed (or pasted) the moment
+        // the prompt appears is neither echoed nor flushed away by TCSAFLUSH.
         tcsetattr(fd, TCSAFLUSH, &silent)
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         defer {
             tcsetattr(fd, TCSAFLUSH, &original)
             _ = Glibc.write(fd, "\n", 1)
@@ -238,6 +322,27 @@ enum TerminalPrompt {
         while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return try Passphrase(bytes: bytes)
+    }
+
+    /// Writes one line to the controlling terminal, if there is one (a retry hint).
+    static func say(_ line: String) {
+        let fd = open("/dev/tty", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = (line + "\n").withCString { Glibc.write(fd, $0, strlen($0)) }
+    }
+
+    /// Asks a yes/no question on stderr when stdin is a terminal, reading the answer from it.
+    /// - Returns: nil when stdin is not a terminal (scripts are not asked), else whether
+    ///   the answer was yes; anything but `y` or `yes` is no.
+    static func confirm(_ question: String) -> Bool? {
+        guard isatty(0) == 1 else { return nil }
+        StandardError.write(question + " [y/N] ")
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.count < 64, Glibc.read(0, &byte, 1) == 1, byte != UInt8(ascii: "\n") { answer.append(byte) }
+        let text = String(decoding: answer, as: UTF8.self).trimmingBlanks().lowercased()
+        return text == "y" || text == "yes"
     }
 }
 

@@ -12,9 +12,11 @@ extension KeysCommand {
             commandName: "backup",
             abstract: "Print keys sealed under a passphrase (Argon2id), to keep on paper.",
             discussion: """
-                Prints one line, or numbered parts when long, holding each id's current and retired keys. The backup \
-                passphrase comes from SEALKIT_PASSPHRASE or --passphrase-file (which also unlock protected keys), \
-                else it is asked twice on the terminal. Restore with 'sealkit keys restore ID'.
+                Prints one line, or numbered parts when long, holding each id's current and retired keys. By default \
+                SealKit makes the backup passphrase: \(PaperBackup.generatedWordCount) words from the EFF large word \
+                list (77 bits), shown on stderr apart from the backup, to write down and keep apart from it. A \
+                passphrase you choose (SEALKIT_PASSPHRASE or --passphrase-file, which also unlock protected keys) \
+                needs at least \(PaperBackup.minimumChosenLength) characters. Restore with 'sealkit keys restore ID'.
                 """)
 
         @Argument(help: "Key ids to back up.", completion: .keyIDs) var ids: [String] = []
@@ -32,18 +34,34 @@ extension KeysCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
-            let passphrase = try backupPassphrase()
+            let (passphrase, made) = try backupPassphrase()
             let lines = try PaperBackup.seal(histories, passphrase: passphrase)
             TransferDisplay.describe(histories, "Backed up")
             if format == .qr {
                 StandardError.write("Print this or write it down, and keep the passphrase apart from it. Restore with 'sealkit keys restore ID'.\n")
             }
             try TransferDisplay.show(lines, format: format)
+            if made { Self.show(passphrase) }
         }
 
-        private func backupPassphrase() throws -> Passphrase {
-            try keystoreOptions.newPassphrase(
-                prompt: "Backup passphrase: ", missing: "a backup needs a passphrase", abandoned: "no backup was made")
+        /// The chosen passphrase when one is given (long enough), else one made here.
+        private func backupPassphrase() throws -> (Passphrase, made: Bool) {
+            guard let chosen = try keystoreOptions.givenPassphrase() else { return (PaperBackup.makePassphrase(), true) }
+            do {
+                try PaperBackup.checkChosen(chosen)
+            } catch {
+                throw CLIFailure("\(error): no backup was made", status: .usage)
+            }
+            return (chosen, false)
+        }
+
+        /// Shows a made passphrase on stderr, after the backup and apart from it (the backup alone
+        /// goes to stdout with --format text), straight from guarded memory.
+        private static func show(_ passphrase: Passphrase) {
+            StandardError.write(
+                "\nBackup passphrase (made for this backup and not shown again; write it down and keep it apart from the backup):\n\n    ")
+            passphrase.storage.withUnsafeBytes { StandardError.write(bytes: $0) }
+            StandardError.write("\n\n")
         }
     }
 
@@ -64,8 +82,9 @@ extension KeysCommand {
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
+            if protect, let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
             if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
-            let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0))
+            let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))
             guard let passphrase = try keystoreOptions.givenPassphrase() ?? TerminalPrompt.passphrase("Backup passphrase: ")
             else {
                 throw CLIFailure(

@@ -2,11 +2,18 @@ import ArgumentParser
 import FoundationEssentials
 import SealKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Create, import, list, rotate, delete, back up and restore per-user keys.",
-        subcommands: [Generate.self, Import.self, List.self, Rotate.self, Delete.self, Backup.self, Restore.self])
+        abstract: "Create, import, list, rotate, protect, delete, migrate, back up and restore per-user keys.",
+        subcommands: [
+            Generate.self, Import.self, List.self, Rotate.self, Passwd.self, Delete.self, Backup.self, Restore.self,
+            Migrate.self,
+        ])
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -46,11 +53,12 @@ struct KeysCommand: ParsableCommand {
             if StandardInput.isTerminal {
                 StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
-            var text = try StandardInput.readAll(limit: 64 * 1024, what: "key material")
+            var text = try StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
             defer { ConstantTime.wipe(&text) }
             let key = try KeyText.parseKey(text)
             let passphrase: Passphrase?
-            if try keystore.entry(for: id) != nil {
+            if let existing = try keystore.entry(for: id) {
+                if protect && !existing.isProtected { throw protectExisting(id) }
                 passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
             } else {
                 passphrase = try keystoreOptions.passphrase(toProtect: protect)
@@ -63,14 +71,19 @@ struct KeysCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List key ids: id, fingerprint, creation time, and whether protected or rotated.")
+            abstract: "List key ids: id, fingerprint, creation time, and whether protected or rotated.",
+            discussion: """
+                Every usable id gets one line on stdout. Then each damaged or unsafe entry gets one line on stderr, \
+                naming its id where it can be read, and the fix; the exit status is then 65 (damaged) or 77 (unsafe \
+                owner or permissions) instead of 0.
+                """)
 
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            let entries = try keystoreOptions.keystore().entries()
+            let survey = try keystoreOptions.keystore().survey()
             let output = StandardOutput()
-            for entry in entries {
+            for entry in survey.entries {
                 var flags: [String] = []
                 if entry.isProtected { flags.append("protected") }
                 if !entry.retired.isEmpty { flags.append("\(entry.retired.count) retired") }
@@ -78,6 +91,60 @@ struct KeysCommand: ParsableCommand {
                 try output.write("\(entry.id)\t\(entry.current.fingerprint)\t\(created)\t\(flags.isEmpty ? "-" : flags.joined(separator: ","))\n")
             }
             try output.flush()
+            guard !survey.problems.isEmpty else { return }
+            for problem in survey.problems {
+                let name = problem.id.map { "key '\($0)'" } ?? "an entry whose id cannot be read"
+                StandardError.write("sealkit: \(name): \(problem.error)\n")
+            }
+            let damaged = survey.problems.contains { ExitStatus($0.error) == .dataError }
+            Glibc.exit(damaged ? ExitStatus.dataError.rawValue : ExitStatus(survey.problems[0].error).rawValue)
+        }
+    }
+
+    struct Passwd: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "passwd",
+            abstract: "Add, change or remove the passphrase of all of ID's keys, in one atomic write.",
+            discussion: """
+                The current passphrase (for keys protected now) comes from --passphrase-file or SEALKIT_PASSPHRASE, \
+                else it is asked on the terminal. The new one comes from --new-passphrase-file, else it is asked twice \
+                on the terminal. --remove stores the keys unprotected.
+                """)
+
+        @Argument(help: "The key id whose passphrase to set.") var id: String
+        @Flag(help: "Remove the passphrase: store the keys unprotected.") var remove = false
+        @Option(help: ArgumentHelp(
+            "Read the new passphrase from this file (first line); pipes, FIFOs and /dev/fd/N work.", valueName: "path"))
+        var newPassphraseFile: String?
+        @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func validate() throws {
+            if remove && newPassphraseFile != nil { throw ValidationError("give --remove or --new-passphrase-file, not both") }
+        }
+
+        func run() throws {
+            let id = try keyID(id)
+            let keystore = try keystoreOptions.keystore()
+            guard let before = try keystore.entry(for: id) else { throw KeystoreError.notFound(id, namespace: keystore.namespace.name) }
+            if remove && !before.isProtected {
+                print("\(id)\t\(before.current.fingerprint)\tnot protected (unchanged)")
+                return
+            }
+            let current = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+            let new: Passphrase?
+            if remove {
+                new = nil
+            } else if let newPassphraseFile {
+                new = try KeystoreOptions.readPassphrase(from: newPassphraseFile, option: "--new-passphrase-file")
+            } else {
+                new = try KeystoreOptions.askTwice(
+                    prompt: "New passphrase for key '\(id)': ",
+                    missing: "keys passwd needs the new passphrase: use --new-passphrase-file, or run on a terminal",
+                    abandoned: "nothing was changed")
+            }
+            let entry = try keystore.changePassphrase(of: id, from: current, to: new)
+            let what = new == nil ? "unprotected" : before.isProtected ? "passphrase changed" : "protected"
+            print("\(id)\t\(entry.current.fingerprint)\t\(what)")
         }
     }
 
@@ -104,12 +171,30 @@ struct KeysCommand: ParsableCommand {
             abstract: "Delete every key stored under ID. Ciphertexts made with them can no longer be opened.")
 
         @Argument(help: "The key id to delete.", completion: .keyIDs) var id: String
+        @Flag(name: .shortAndLong, help: "Do not ask for confirmation on a terminal.") var force = false
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
             let id = try keyID(id)
-            try keystoreOptions.keystore().delete(id)
+            let keystore = try keystoreOptions.keystore()
+            if !force {
+                // Ask only people: a script (stdin not a terminal) deletes as it always did.
+                let shown = (try? keystore.entry(for: id)).flatMap { $0 }.map { " (current key \($0.current.fingerprint))" } ?? ""
+                let question = "Delete every key of '\(id)'\(shown)? Ciphertexts made with them can no longer be opened."
+                if TerminalPrompt.confirm(question) == false {
+                    throw CLIFailure("nothing was deleted: answer 'y' to delete, or use --force", status: .negative)
+                }
+            }
+            try keystore.delete(id)
             print("\(id)\tdeleted")
         }
     }
+}
+
+/// `--protect` meeting an id that is stored unprotected: it would store nothing (the keys are
+/// there already) and leave them unprotected, so it is refused, pointing to the command that protects.
+func protectExisting(_ id: KeyID) -> CLIFailure {
+    CLIFailure(
+        "'\(id)' is already stored without a passphrase, and --protect does not change stored keys: nothing was changed; run 'sealkit keys passwd \(id)' to protect them",
+        status: .usage)
 }

@@ -2,62 +2,172 @@ import ArgumentParser
 import FoundationEssentials
 import SealKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Options every keystore-using command shares.
 struct KeystoreOptions: ParsableArguments {
     @Option(help: "Keeps apps and environments apart (default: $SEALKIT_NAMESPACE, else 'default').")
     var namespace: String?
 
-    @Option(help: ArgumentHelp("Read the passphrase from this file (first line).", valueName: "path"), completion: .file())
+    @Option(help: ArgumentHelp(
+        "Read the passphrase from this file (first line); pipes, FIFOs and /dev/fd/N work.", valueName: "path"),
+        completion: .file())
     var passphraseFile: String?
 
-    /// The keystore at the configured root and namespace.
-    func keystore() throws -> FileKeystore { try Self.keystore(namespace: namespace) }
+    @Option(
+        name: .customLong("keystore"),
+        help: ArgumentHelp(
+            "Where keys live: 'file' or 'secret-service' (the desktop keyring) (default: $SEALKIT_KEYSTORE, else 'file').",
+            valueName: "kind"))
+    var backend: KeystoreBackend?
 
-    /// The keystore at the configured root, in `namespace`, else `$SEALKIT_NAMESPACE`, else `default`.
-    static func keystore(namespace: String?) throws -> FileKeystore {
-        let environment = ProcessInfo.processInfo.environment
-        guard let root = FileKeystore.defaultRoot(environment: environment) else {
-            throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
+    /// The keystore chosen with `--keystore` or `$SEALKIT_KEYSTORE`, at the configured namespace.
+    func keystore() throws -> any Keystore { try Self.keystore(chosenBackend(), namespace: namespace) }
+
+    /// The keystore of kind `backend` at the configured namespace (and root, for files).
+    func keystore(_ backend: KeystoreBackend) throws -> any Keystore { try Self.keystore(backend, namespace: namespace) }
+
+    /// `--keystore`, else `$SEALKIT_KEYSTORE`, else the file keystore.
+    func chosenBackend() throws -> KeystoreBackend {
+        try backend ?? Self.backendFromEnvironment()
+    }
+
+    /// `$SEALKIT_KEYSTORE`, else the file keystore.
+    static func backendFromEnvironment() throws -> KeystoreBackend {
+        guard let name = ProcessInfo.processInfo.environment["SEALKIT_KEYSTORE"], !name.isEmpty else { return .file }
+        guard let chosen = KeystoreBackend(rawValue: name) else {
+            throw CLIFailure("SEALKIT_KEYSTORE must be 'file' or 'secret-service', not '\(name)'", status: .usage)
         }
+        return chosen
+    }
+
+    /// The keystore of kind `backend` in `namespace`, else `$SEALKIT_NAMESPACE`, else `default`. A file
+    /// keystore waits `$SEALKIT_LOCK_TIMEOUT` seconds (default 10) for another process's lock; the keyring
+    /// waits `$SEALKIT_KEYRING_TIMEOUT` seconds (default 10) for an answer.
+    static func keystore(_ backend: KeystoreBackend, namespace: String?) throws -> any Keystore {
+        let environment = ProcessInfo.processInfo.environment
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
-        return FileKeystore(root: root, namespace: try Namespace(name))
+        switch backend {
+        case .secretService:
+            // How long one call to the keyring may take: a keyring waiting on an unlock prompt
+            // must not hang a script.
+            var timeout = Duration.seconds(10)
+            if let text = environment["SEALKIT_KEYRING_TIMEOUT"], !text.isEmpty {
+                guard let seconds = Int(text), (1...600).contains(seconds) else {
+                    throw CLIFailure("SEALKIT_KEYRING_TIMEOUT must be a whole number of seconds from 1 to 600", status: .usage)
+                }
+                timeout = .seconds(seconds)
+            }
+            return SecretServiceKeystore(namespace: try Namespace(name), timeout: timeout, environment: environment)
+        case .file:
+            guard let root = FileKeystore.defaultRoot(environment: environment) else {
+                throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
+            }
+            var lockTimeout = FileKeystore.defaultLockTimeout
+            if let text = environment["SEALKIT_LOCK_TIMEOUT"], !text.isEmpty {
+                guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
+                    throw CLIFailure("SEALKIT_LOCK_TIMEOUT must be a number of seconds from 0 to 86400", status: .usage)
+                }
+                lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+            }
+            return FileKeystore(root: root, namespace: try Namespace(name), lockTimeout: lockTimeout)
+        }
     }
 
     /// A passphrase given without asking: `--passphrase-file`, else `$SEALKIT_PASSPHRASE`.
+    /// - Throws: for an empty passphrase from either source, which would otherwise
+    ///   silently mean "no passphrase".
     func givenPassphrase() throws -> Passphrase? {
-        if let passphraseFile {
-            guard var bytes = FileManager.default.contents(atPath: passphraseFile).map(Array.init) else {
-                throw CLIFailure("cannot read the passphrase file \(passphraseFile): check the path", status: .noInput)
+        if let passphraseFile { return try Self.readPassphrase(from: passphraseFile, option: "--passphrase-file") }
+        if let text = ProcessInfo.processInfo.environment["SEALKIT_PASSPHRASE"] {
+            guard !text.isEmpty else {
+                throw CLIFailure(
+                    "SEALKIT_PASSPHRASE is set but empty: set it to the passphrase, or unset it to be asked on the terminal",
+                    status: .usage)
             }
-            defer { ConstantTime.wipe(&bytes) }
-            // The first line is the passphrase, so files written by `echo` work.
-            let firstLine = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-            var line = Array(firstLine)
-            defer { ConstantTime.wipe(&line) }
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            do {
-                return try Passphrase(bytes: line)
-            } catch {
-                throw CLIFailure("the passphrase file \(passphraseFile) is empty: write the passphrase on its first line", status: .usage)
-            }
-        }
-        if let text = ProcessInfo.processInfo.environment["SEALKIT_PASSPHRASE"], !text.isEmpty {
             return try Passphrase(text)
         }
         return nil
     }
 
+    /// The longest passphrase file line read: a passphrase is short, and a pipe that never
+    /// ends (or /dev/zero) must not make us read forever.
+    static let passphraseFileLimit = 4096
+
+    /// The first line of `path`, read with a bounded number of bytes: regular files, pipes,
+    /// FIFOs and `/dev/fd/N` (a shell's process substitution) alike.
+    static func readPassphrase(from path: String, option: String) throws -> Passphrase {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CLIFailure(
+                "cannot read the passphrase file \(path): \(String(cString: strerror(errno)).lowercased()); check the path",
+                status: .noInput)
+        }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw CLIFailure("cannot read the passphrase file \(path): it is a folder; give the file holding the passphrase", status: .noInput)
+        }
+        // One buffer, never grown, so no unwiped copy of the passphrase is left behind.
+        var bytes = [UInt8](repeating: 0, count: passphraseFileLimit + 1)
+        defer { ConstantTime.wipe(&bytes) }
+        var filled = 0
+        while filled < bytes.count, !bytes[..<filled].contains(UInt8(ascii: "\n")) {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw CLIFailure("cannot read the passphrase file \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        // The first line is the passphrase, so files written by `echo` work.
+        var end = bytes[..<filled].firstIndex(of: UInt8(ascii: "\n")) ?? filled
+        guard end <= passphraseFileLimit else {
+            throw CLIFailure(
+                "the first line of the passphrase file \(path) is longer than \(passphraseFileLimit) bytes: write only the passphrase on it",
+                status: .dataError)
+        }
+        if end > 0 && bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end > 0 else {
+            throw CLIFailure("the passphrase file \(path) is empty: write the passphrase on its first line (\(option))", status: .usage)
+        }
+        return try bytes.withUnsafeBytes { try Passphrase(bytes: UnsafeRawBufferPointer(rebasing: $0[..<end])) }
+    }
+
     /// The passphrase for unlocking `id`: none when its keys are not protected, else the
-    /// given one, else a prompt on the terminal.
+    /// given one, else a prompt on the terminal, which allows three tries.
     func passphrase(toUnlock id: KeyID, in keystore: some Keystore) throws -> Passphrase? {
         guard let entry = try keystore.entry(for: id), entry.isProtected else { return nil }
+        return try passphrase(toUnlockProtected: id, in: keystore)
+    }
+
+    /// The passphrase for keys known to be protected: the given one, else a prompt, which allows
+    /// three tries, each checked against the keys in `keystore`.
+    func passphrase(toUnlockProtected id: KeyID, in keystore: some Keystore) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
-        return try TerminalPrompt.passphrase("Passphrase for key '\(id)': ") ?? { throw KeystoreError.locked(id) }()
+        for attempt in 1...Self.tries {
+            guard let typed = try Self.ask("Passphrase for key '\(id)': ") else {
+                if attempt == 1 { throw KeystoreError.locked(id) }
+                continue
+            }
+            do {
+                _ = try keystore.keyRing(for: id, passphrase: typed)
+                return typed
+            } catch KeystoreError.wrongPassphrase {
+                if attempt < Self.tries { TerminalPrompt.say("Wrong passphrase, try again.") }
+            }
+        }
+        throw KeystoreError.wrongPassphrase(id)
     }
 
     /// The passphrase for protecting new keys: the given one, else (with `ask`) one typed twice.
     func passphrase(toProtect ask: Bool) throws -> Passphrase? {
-        if !ask, try givenPassphrase() == nil { return nil }
+        // Read once: a pipe or process substitution (--passphrase-file <(...)) is empty the second time.
+        if let given = try givenPassphrase() { return given }
+        guard ask else { return nil }
         return try newPassphrase(
             prompt: "New passphrase: ", missing: "--protect needs a passphrase", abandoned: "nothing was stored")
     }
@@ -70,15 +180,45 @@ struct KeystoreOptions: ParsableArguments {
     ///   - abandoned: what the mismatch error says was not done.
     func newPassphrase(prompt: String, missing: String, abandoned: String) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
-        guard let first = try TerminalPrompt.passphrase(prompt) else {
-            throw CLIFailure(
-                "\(missing): set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal", status: .usage)
-        }
-        guard let second = try TerminalPrompt.passphrase("Repeat " + prompt.prefix(1).lowercased() + prompt.dropFirst()),
-            ConstantTime.equals(first.storage, second.storage)
-        else { throw CLIFailure("the passphrases do not match: \(abandoned)", status: .usage) }
-        return first
+        return try Self.askTwice(
+            prompt: prompt,
+            missing: "\(missing): set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal", abandoned: abandoned)
     }
+
+    /// How many times a terminal prompt may be answered wrongly (empty, mismatched, wrong).
+    static let tries = 3
+
+    /// One prompt on the terminal; an empty answer is refused and asked again.
+    /// - Returns: nil when there is no terminal.
+    static func ask(_ prompt: String) throws -> Passphrase? {
+        for attempt in 1...tries {
+            do {
+                return try TerminalPrompt.passphrase(prompt)
+            } catch is PassphraseError {
+                if attempt < tries { TerminalPrompt.say("The passphrase is empty, try again.") }
+            }
+        }
+        throw PassphraseError.empty
+    }
+
+    /// A new passphrase typed twice on the terminal, with three tries to type it the same twice.
+    static func askTwice(prompt: String, missing: String, abandoned: String) throws -> Passphrase {
+        for attempt in 1...tries {
+            guard let first = try ask(prompt) else { throw CLIFailure(missing, status: .usage) }
+            let again = "Repeat " + prompt.prefix(1).lowercased() + prompt.dropFirst()
+            if let second = try ask(again), ConstantTime.equals(first.storage, second.storage) { return first }
+            if attempt < tries { TerminalPrompt.say("The passphrases do not match, try again.") }
+        }
+        throw CLIFailure("the passphrases do not match: \(abandoned)", status: .usage)
+    }
+}
+
+/// The keystores `--keystore` chooses between.
+enum KeystoreBackend: String, ExpressibleByArgument, CaseIterable {
+    /// 0600 files under $SEALKIT_HOME: the default.
+    case file
+    /// The freedesktop Secret Service (GNOME Keyring, KWallet) through libsecret.
+    case secretService = "secret-service"
 }
 
 /// Parses a key id argument.

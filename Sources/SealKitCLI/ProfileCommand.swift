@@ -120,9 +120,7 @@ struct ProfileOptions: ParsableArguments {
 
     /// Reads the schema, then unlocks the keys, so a bad schema fails before any passphrase prompt.
     func prepare() throws -> (ProfileEncryptor, KeyRing) {
-        guard let bytes = FileManager.default.contents(atPath: schema) else {
-            throw CLIFailure("cannot read the schema file \(schema): check the path", status: .noInput)
-        }
+        let bytes = try readSchema()
         let parsed: ProfileSchema
         do {
             parsed = try ProfileSchema(parsing: bytes)
@@ -145,9 +143,9 @@ struct ProfileOptions: ParsableArguments {
         if ndjson {
             try processLines(from: fd, to: output, retiredWarning: retiredWarning, operation)
         } else {
-            var bytes: [UInt8] = []
-            let reader = LineReader(fd: fd)
-            while let chunk = try reader.readChunk() { bytes.append(contentsOf: chunk) }
+            let bytes = try StandardInput.readAll(
+                fd: fd, limit: InputLimits.profile, what: "the profile \(inputName)",
+                advice: "give one profile, or one per line with --ndjson")
             var result: [UInt8] = []
             let report = try bytes.withUnsafeBufferPointer { text in
                 try Self.run(operation, on: text, lineNumber: nil, strict: !rownd, appendingTo: &result)
@@ -171,7 +169,8 @@ struct ProfileOptions: ParsableArguments {
     private func processLines(
         from fd: Int32, to output: StandardOutput, retiredWarning: String?, _ operation: @escaping ProfileTextOperation
     ) throws {
-        let reader = LineReader(fd: fd)
+        let reader = LineReader(
+            fd: fd, what: "the profiles \(inputName)", maximumLineLength: InputLimits.profile, maximumTotal: .max)
         let chunksPerBatch = max(1, ProcessInfo.processInfo.activeProcessorCount) * 4
         var warnedProfiles = 0
         var blankLines = 0
@@ -290,6 +289,20 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// stdin, or the named file, as a file descriptor.
+    /// Names the input in errors.
+    private var inputName: String { file.map { $0 == "-" ? "on stdin" : "in " + $0 } ?? "on stdin" }
+
+    /// The schema file's bytes, at most `InputLimits.schema` of them.
+    private func readSchema() throws -> [UInt8] {
+        let fd = open(schema, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CLIFailure("cannot read the schema file \(schema): check the path", status: .noInput)
+        }
+        defer { close(fd) }
+        return try StandardInput.readAll(
+            fd: fd, limit: InputLimits.schema, what: "the schema file \(schema)", advice: "give the app's schema JSON file")
+    }
+
     private func openInput() throws -> Int32 {
         guard let file, file != "-" else { return 0 }
         let fd = open(file, O_RDONLY | O_CLOEXEC)

@@ -29,22 +29,26 @@ struct QRCommand: ParsableCommand {
     @Option(name: .customLong("ecc"), help: ArgumentHelp("Error correction: higher survives more damage, lower holds more.", valueName: "level"))
     var correction: QRErrorCorrection = .medium
 
-    @Option(help: ArgumentHelp("Write to this file (mode 0600, replaced atomically) instead of stdout.", valueName: "path"))
+    @Option(help: ArgumentHelp("Write to this file (mode 0600, replaced atomically) instead of stdout ('-' is stdout).", valueName: "path"))
     var output: String?
+
+    /// The file to write; nil for stdout. `--output -` names stdout, as `-` names stdin elsewhere,
+    /// instead of making a file called "-".
+    private var outputFile: String? { output == "-" ? nil : output }
 
     @Argument(help: "The text to encode (after --); stdin when absent or '-'.")
     var text: String?
 
     func run() throws {
         let format = chosenFormat()
-        if output == nil, [.png, .pbm].contains(format), StandardOutput.isTerminal {
+        if outputFile == nil, [.png, .pbm].contains(format), StandardOutput.isTerminal {
             throw CLIFailure(
                 "refusing to write a \(format.rawValue) image to the terminal: add --output PATH or redirect stdout",
                 status: .usage)
         }
         let code = try QRCode(try payload(), correction: correction)
         let rendered = try code.rendered(as: format)
-        if let output {
+        if let output = outputFile {
             try AtomicFile.write(rendered, to: output)
             return
         }
@@ -63,7 +67,7 @@ struct QRCommand: ParsableCommand {
 
     private func payload() throws -> [UInt8] {
         if let text, text != "-" { return Array(text.utf8) }
-        var bytes = try StandardInput.readAll()
+        var bytes = try StandardInput.readAll(limit: InputLimits.qrPayload, what: "text to encode")
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         return bytes
     }
@@ -73,7 +77,7 @@ struct QRCommand: ParsableCommand {
     /// noise in a file or pipe, where the reader decides the colours.
     private func chosenFormat() -> QRFormat {
         if let format { return format }
-        if let output {
+        if let output = outputFile {
             let pathExtension = URL(fileURLWithPath: output).pathExtension.lowercased()
             return [QRFormat.png, .svg, .pbm].first { $0.rawValue == pathExtension } ?? .utf8
         }

@@ -16,7 +16,8 @@ struct SealKitCommand: ParsableCommand {
         commandName: "sealkit",
         abstract: "End-to-end field encryption and key transfer, wire-compatible with Rownd's SDKs.",
         discussion: """
-            Keys live in $SEALKIT_HOME, else $XDG_DATA_HOME/sealkit, else ~/.local/share/sealkit.
+            Keys live in $SEALKIT_HOME, else $XDG_DATA_HOME/sealkit, else ~/.local/share/sealkit; with
+            --keystore secret-service (or SEALKIT_KEYSTORE=secret-service), in the desktop keyring.
             Passphrases come from --passphrase-file, $SEALKIT_PASSPHRASE, or a prompt on a terminal.
             """,
         version: "0.1.0",
@@ -27,6 +28,8 @@ struct SealKitCommand: ParsableCommand {
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
     static func main() {
+        // Before anything holds a secret: no core file, no crash report printing memory.
+        CrashGuard.install()
         // A closed pipe should end us with a message and a code, not a signal.
         signal(SIGPIPE, SIG_IGN)
         // Likewise a file-size limit (ulimit -f): write then fails with EFBIG, reported as one line.
@@ -104,12 +107,14 @@ enum ExitStatus: Int32 {
     case conflict = 73
     /// Reading or writing failed.
     case ioError = 74
+    /// Try again later: another process holds the keystore's lock, or nobody joined a transfer in time.
+    case temporaryFailure = 75
+    /// The process crashed (a bug, or a signal sent from outside); see `CrashGuard`.
+    case internalError = 70
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
     /// The mailbox relay cannot be reached, refused us, or dropped the connection.
     case unavailable = 69
-    /// Nobody joined the transfer in time: trying again may work.
-    case temporaryFailure = 75
     /// The peer is not a SealKit key transfer, or broke the protocol.
     case protocolError = 76
     /// Ctrl-C: the shell's convention for SIGINT, 128 + 2.
@@ -147,9 +152,16 @@ enum ExitStatus: Int32 {
         switch error {
         case .notFound: self = .noInput
         case .alreadyExists, .conflictingKey: self = .conflict
-        case .locked, .wrongPassphrase, .insecurePermissions: self = .noPermission
-        case .damagedKeyFile: self = .dataError
-        case .fileSystem: self = .ioError
+        case .locked, .wrongPassphrase, .insecurePermissions, .unsafeOwner, .notOwnFile: self = .noPermission
+        case .damagedKeyFile, .tooManyKeys: self = .dataError
+        case .fileSystem, .outOfMemory: self = .ioError
+        case .lockTimeout: self = .temporaryFailure
+        case .keyring(let problem):
+            switch problem {
+            case .locked: self = .noPermission
+            case .damagedItem: self = .dataError
+            case .unavailable, .timedOut, .failed: self = .ioError
+            }
         }
     }
 }

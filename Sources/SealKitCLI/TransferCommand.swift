@@ -213,7 +213,7 @@ struct TransferCommand: ParsableCommand {
             }
         }
 
-        private func sendRownd(format: TransferFormat, keystore: FileKeystore) throws {
+        private func sendRownd(format: TransferFormat, keystore: any Keystore) throws {
             let id = try keyID(ids[0])
             let ring = try keystore.keyRing(for: id, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore))
             let text = KeyText.rowndLinkText(for: ring.current, link: link ?? "")
@@ -294,6 +294,12 @@ func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) throws {
     while offset < bytes.count {
         let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
         if count < 0 && errno == EINTR { continue }
+        if count < 0 && errno == EPIPE {
+            // The reader is gone (`| head -1`, a script that read enough): end quietly by the
+            // signal ignored at start-up, as StandardOutput.flush does and as cat does.
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+        }
         guard count > 0 else {
             throw CLIFailure("cannot write the output: \(String(cString: strerror(errno)))", status: .ioError)
         }

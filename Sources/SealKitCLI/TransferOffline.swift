@@ -58,14 +58,14 @@ enum TransferOffline {
                 "Code: \(code)\nTell the sender this code yourself (read it out; do not send it with the offer).\n")
         }
         let interactive = isatty(0) == 1
-        let reader = LineReader(fd: 0)
+        let reader = LineReader(fd: 0, what: "the reply on stdin", maximumLineLength: maximumLineLength)
         let reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
         TransferDisplay.describe(reply.keys, "Received")
         StandardError.write("Check that the sender shows the same fingerprints.\n")
         if format == .qr && interactive && !assumeYes {
             StandardError.write("Store these keys? [y/N] ")
             var answer = ""
-            _ = try reader.nextLine(maximumLength: maximumLineLength) { answer = String(decoding: $0, as: UTF8.self) }
+            _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
             guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
                 throw CLIFailure("nothing was stored", status: .negative)
             }
@@ -131,7 +131,7 @@ enum TransferOffline {
     private static func readReply(_ receiver: TransferReceiver, from reader: LineReader) throws -> TransferReply {
         var assembler = PartAssembler()
         var whole: String?
-        while whole == nil, try reader.nextLine(maximumLength: maximumLineLength, { line in
+        while whole == nil, try reader.nextLine({ line in
             whole = try assembler.add(String(decoding: line, as: UTF8.self))
         }) {}
         guard let whole else { throw assembler.incompleteError(expecting: .reply) }
@@ -150,7 +150,7 @@ enum TransferOffline {
         }
         while true {
             var line = ""
-            guard try reader.nextLine(maximumLength: maximumLineLength, { line = String(decoding: $0, as: UTF8.self) }) else {
+            guard try reader.nextLine({ line = String(decoding: $0, as: UTF8.self) }) else {
                 // End of input: what was pasted so far is all there is.
                 if !pending.isEmpty { return try receiver.accept(pending) }
                 throw assembler.incompleteError(expecting: .reply)

@@ -46,6 +46,13 @@ enum FuzzTarget: String, CaseIterable {
     case backup
     /// `Auditor`: an exported file, read as JSON and as NDJSON, with a schema and keys.
     case audit
+    /// `NonceBatch` driven by the input as a script of operations (take, discard, new batch with
+    /// or without a count): no nonce repeats or is zero, every ciphertext opens, and whatever a
+    /// batch drew and did not hand out is zero after a discard and after the batch ends (issue 13).
+    case nonces
+    /// `PaperBackup.checkChosen` on arbitrary bytes: the length it counts is the text's number of
+    /// Unicode scalars, and exactly passphrases of 12 or more pass (issue 13).
+    case passphrase
 
     nonisolated(unsafe) static var selected: FuzzTarget = .ciphertext
 
@@ -78,6 +85,8 @@ enum FuzzTarget: String, CaseIterable {
         case .parts: Self.parts(bytes)
         case .backup: Self.backup(bytes)
         case .audit: Self.audit(bytes)
+        case .nonces: Self.nonces(bytes)
+        case .passphrase: Self.passphrase(bytes)
         }
     }
 
@@ -196,6 +205,11 @@ enum FuzzTarget: String, CaseIterable {
         for (a, b) in zip(reparsed.entries, file.entries) {
             check(a.fingerprint == b.fingerprint && a.created == b.created && a.retired == b.retired, "an entry changed")
         }
+        check(reparsed.version == file.version && reparsed.sealed == file.sealed, "version or sealed record changed")
+        // Unprotected keys open without Argon2id: opening must fail cleanly or give one key per line.
+        if file.protection == nil, let (record, _) = try? file.unlock(passphrase: nil, source: "fuzz") {
+            check(record.versions.count == file.entries.count, "an unlocked record lost keys")
+        }
     }
 
     private static func json(_ bytes: [UInt8]) {
@@ -293,6 +307,67 @@ enum FuzzTarget: String, CaseIterable {
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
             _ = try? Auditor(schema: auditSchema, keys: [ring]).audit(paths: [path])
             _ = try? Auditor().audit(paths: [path])
+        }
+    }
+
+    private static func nonces(_ bytes: [UInt8]) {
+        let size = FieldCipher.nonceByteCount
+        let capacity = NonceBatch.maximumDraw
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * size, alignment: 16)
+        defer { storage.deallocate() }
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        var seen = Set<[UInt8]>()
+        var input = bytes[...]
+        while let first = input.popFirst() {
+            // The high bits choose how many the operation says it needs (0: unknown), the low bits how it goes.
+            let expecting = Int(first >> 4)
+            var batch = NonceBatch(storage: storage, expecting: expecting == 0 ? nil : expecting)
+            while let step = input.popFirst(), step != 0xFF {
+                if step & 0x0F == 0 {
+                    batch.discard()
+                    check(storage.allSatisfy { $0 == 0 }, "unused nonces outlived discard()")
+                    continue
+                }
+                var nonce = [UInt8](repeating: 0, count: size)
+                nonce.withUnsafeMutableBytes { batch.take(into: $0.baseAddress!) }
+                check(nonce != [UInt8](repeating: 0, count: size), "a zero nonce")
+                check(seen.insert(nonce).inserted, "a nonce repeated")
+                check(batch.unusedCount >= 0 && batch.unusedCount < capacity, "unused count \(batch.unusedCount)")
+                if step & 0x10 != 0 {
+                    let value = Array(input.prefix(Int(step >> 5)))
+                    let length = FieldCipher.ciphertextLength(forPlaintextByteCount: value.count)
+                    let text = String(unsafeUninitializedCapacity: length) { output in
+                        value.withUnsafeBytes {
+                            FieldCipher.encrypt(
+                                bytes: $0, using: keys[0], nonces: &batch, into: UnsafeMutableRawBufferPointer(output))
+                        }
+                        return length
+                    }
+                    let opened = try? FieldCipher.decryptBytes(text, usingAnyOf: keys)
+                    check(opened?.bytes == value && opened?.keyIndex == 0, "a ciphertext did not open")
+                    check(seen.insert(Array(Base64.decode(text)!.prefix(size))).inserted, "a nonce repeated")
+                }
+            }
+            _ = consume batch
+            check(storage.allSatisfy { $0 == 0 }, "unused nonces outlived the batch")
+        }
+    }
+
+    private static func passphrase(_ bytes: [UInt8]) {
+        guard let passphrase = try? Passphrase(bytes: bytes) else {
+            check(bytes.isEmpty, "a non-empty passphrase was refused")
+            return
+        }
+        let accepted = (try? PaperBackup.checkChosen(passphrase)) != nil
+        if let text = String(validating: bytes, as: UTF8.self) {
+            let scalars = text.unicodeScalars.count
+            check(accepted == (scalars >= PaperBackup.minimumChosenLength), "\(scalars) scalars, accepted: \(accepted)")
+            do {
+                try PaperBackup.checkChosen(passphrase)
+            } catch {
+                guard case .tooShort(let length) = error else { return }
+                check(length == scalars, "counted \(length), the text has \(scalars)")
+            }
         }
     }
 

@@ -181,28 +181,32 @@ public struct ProfileEncryptor: Sendable {
             }
             let start = output.count
             output.append(contentsOf: repeatElement(0, count: total))
-            output.withUnsafeMutableBytes { out in
-                var written = start
-                var copied = 0
-                func copy(upTo end: Int) {
-                    let count = end - copied
-                    (out.baseAddress! + written).copyMemory(from: text.baseAddress! + copied, byteCount: count)
-                    written += count
+            // One profile is one operation: its nonces are drawn together (one system call for up to
+            // ten fields) and nothing drawn outlives it.
+            NonceBatch.withBatch(expecting: edits.count) { nonces in
+                output.withUnsafeMutableBytes { out in
+                    var written = start
+                    var copied = 0
+                    func copy(upTo end: Int) {
+                        let count = end - copied
+                        (out.baseAddress! + written).copyMemory(from: text.baseAddress! + copied, byteCount: count)
+                        written += count
+                    }
+                    for edit in edits {
+                        copy(upTo: edit.value.lowerBound)
+                        let length = FieldCipher.ciphertextLength(forPlaintextByteCount: edit.plaintext.count)
+                        out[written] = UInt8(ascii: "\"")
+                        FieldCipher.encrypt(
+                            bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[edit.plaintext]),
+                            using: keys.current, nonces: &nonces,
+                            into: UnsafeMutableRawBufferPointer(rebasing: out[(written + 1)..<(written + 1 + length)]))
+                        out[written + 1 + length] = UInt8(ascii: "\"")
+                        written += length + 2
+                        copied = edit.value.upperBound
+                    }
+                    copy(upTo: text.count)
+                    precondition(written == out.count)
                 }
-                for edit in edits {
-                    copy(upTo: edit.value.lowerBound)
-                    let length = FieldCipher.ciphertextLength(forPlaintextByteCount: edit.plaintext.count)
-                    out[written] = UInt8(ascii: "\"")
-                    FieldCipher.encrypt(
-                        bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[edit.plaintext]),
-                        using: keys.current,
-                        into: UnsafeMutableRawBufferPointer(rebasing: out[(written + 1)..<(written + 1 + length)]))
-                    out[written + 1 + length] = UInt8(ascii: "\"")
-                    written += length + 2
-                    copied = edit.value.upperBound
-                }
-                copy(upTo: text.count)
-                precondition(written == out.count)
             }
             return true
         }

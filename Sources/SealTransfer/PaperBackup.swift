@@ -24,6 +24,39 @@ public enum PaperBackup {
         }
     }
 
+    /// Words in a passphrase SealKit makes: 6 × log2(7,776) ≈ 77.5 bits.
+    public static let generatedWordCount = 6
+    /// The fewest characters (Unicode scalars) of a passphrase the user chooses for a backup.
+    public static let minimumChosenLength = 12
+
+    /// Makes a backup passphrase: words of the EFF large word list chosen with libsodium's
+    /// generator, separated by spaces. Each word adds log2(7,776) ≈ 12.9 bits, so the default six
+    /// give 77.5 bits; at Argon2id's moderate cost per guess that is out of reach of offline guessing.
+    /// - Parameter wordCount: how many words; at least `generatedWordCount`.
+    /// - Returns: the passphrase, in guarded memory.
+    public static func makePassphrase(wordCount: Int = generatedWordCount) -> Passphrase {
+        precondition(wordCount >= generatedWordCount, "a backup passphrase has at least \(generatedWordCount) words")
+        let words = EFFWordList.words
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(wordCount * 10)
+        defer { ConstantTime.wipe(&bytes) }
+        for index in 0..<wordCount {
+            if index > 0 { bytes.append(UInt8(ascii: " ")) }
+            bytes.append(contentsOf: words[Int(SecureRandom.uniform(below: UInt32(words.count)))].utf8)
+        }
+        // Never empty: six words.
+        return try! Passphrase(bytes: bytes)
+    }
+
+    /// Checks a passphrase the user chose for a new backup: at least `minimumChosenLength`
+    /// characters, so a stolen printout is not opened by a short guess.
+    /// - Throws: `BackupPassphraseError.tooShort` with the length found.
+    public static func checkChosen(_ passphrase: Passphrase) throws(BackupPassphraseError) {
+        // Count scalars from the bytes, so the passphrase is never copied into a String.
+        let length = passphrase.storage.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
+        guard length >= minimumChosenLength else { throw .tooShort(length: length) }
+    }
+
     static let formatVersion: UInt8 = 1
     static let headerByteCount = 8 + 8 + PassphraseKDF.saltByteCount
 
@@ -102,6 +135,21 @@ public enum PaperBackup {
             let keys = try KeyBundle.read(from: &reader, as: .backup)
             try reader.finish()
             return Contents(created: Date(timeIntervalSince1970: TimeInterval(created)), keys: keys)
+        }
+    }
+}
+
+/// Why a chosen backup passphrase is refused.
+public enum BackupPassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Fewer than `PaperBackup.minimumChosenLength` characters.
+    case tooShort(length: Int)
+
+    public var description: String {
+        switch self {
+        case .tooShort(let length):
+            return "a backup passphrase you choose needs at least \(PaperBackup.minimumChosenLength) characters "
+                + "(this one has \(length)); choose a longer one, or give none and SealKit makes one of "
+                + "\(PaperBackup.generatedWordCount) words"
         }
     }
 }

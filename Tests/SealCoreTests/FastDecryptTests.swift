@@ -80,64 +80,117 @@ struct FastDecryptTests {
     }
 }
 
-@Suite("Nonce pool")
-struct NoncePoolTests {
-    private static func nonce() -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: FieldCipher.nonceByteCount) { buffer, count in
-            NoncePool.take(into: buffer.baseAddress!)
-            count = FieldCipher.nonceByteCount
-        }
-    }
+@Suite("Nonce batches")
+struct NonceBatchTests {
+    private static let size = FieldCipher.nonceByteCount
 
-    /// Across several refills of a thread's page, every nonce is new and every ciphertext opens.
-    @Test func noncesNeverRepeatAcrossRefills() throws {
+    /// Every ciphertext gets a nonce never seen before, one by one and within batches.
+    @Test func noncesNeverRepeat() throws {
         let key = SymmetricKey.generate()
         var nonces = Set<[UInt8]>()
         for index in 0..<1_000 {
             let sealed = FieldCipher.encrypt("value \(index)", using: key)
             #expect(try FieldCipher.decrypt(sealed, using: key) == "value \(index)")
-            let nonce = Array(try #require(Base64.decode(sealed)).prefix(FieldCipher.nonceByteCount))
-            #expect(nonce != [UInt8](repeating: 0, count: FieldCipher.nonceByteCount))
+            let nonce = Array(try #require(Base64.decode(sealed)).prefix(Self.size))
+            #expect(nonce != [UInt8](repeating: 0, count: Self.size))
             #expect(nonces.insert(nonce).inserted, "a nonce repeated")
+        }
+        for expecting in [nil, 1, 3, 10, 25] as [Int?] {
+            NonceBatch.withBatch(expecting: expecting) { batch in
+                for _ in 0..<(expecting ?? 40) {
+                    var nonce = [UInt8](repeating: 0, count: Self.size)
+                    nonce.withUnsafeMutableBytes { batch.take(into: $0.baseAddress!) }
+                    #expect(nonces.insert(nonce).inserted, "a nonce repeated in a batch")
+                }
+            }
         }
     }
 
-    /// Threads draw from their own pages: no nonce is handed to two threads.
+    /// Threads encrypting at once never share a nonce.
     @Test func threadsNeverShareANonce() async {
         let perThread = 700
         let batches = await withTaskGroup(of: [[UInt8]].self) { group in
             for _ in 0..<4 {
-                group.addTask { (0..<perThread).map { _ in Self.nonce() } }
+                group.addTask {
+                    NonceBatch.withBatch { batch in
+                        (0..<perThread).map { _ in
+                            [UInt8](unsafeUninitializedCapacity: Self.size) { buffer, count in
+                                batch.take(into: buffer.baseAddress!)
+                                count = Self.size
+                            }
+                        }
+                    }
+                }
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(Set(batches.joined()).count == 4 * perThread)
     }
 
-    #if os(Linux)
-    /// A forked child must not take the nonces waiting in its parent's page: the page is wiped
-    /// on fork. Without that, the child's first nonce is the parent's next one.
-    @Test func aForkedChildDrawsItsOwnNonces() throws {
-        _ = Self.nonce()  // the parent's page is now full of unused nonces
-        var pipeEnds: [Int32] = [0, 0]
-        #expect(pipe(&pipeEnds) == 0)
-        let child = fork()
-        if child == 0 {
-            var fromChild = Self.nonce()
-            _ = write(pipeEnds[1], &fromChild, fromChild.count)
-            _exit(0)
+    /// What a batch drew and did not hand out is zeroed when the operation ends (and when
+    /// `--lines` is about to wait for input): a snapshot of the process taken then holds no nonce
+    /// that a later ciphertext will carry. Handed-out nonces are not kept either.
+    @Test func unusedNoncesDoNotOutliveTheOperation() {
+        let capacity = NonceBatch.maximumDraw
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * Self.size, alignment: 16)
+        defer { storage.deallocate() }
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        func isZero() -> Bool { storage.allSatisfy { $0 == 0 } }
+        var handedOut: [[UInt8]] = []
+        func take(_ batch: inout NonceBatch) {
+            handedOut.append([UInt8](unsafeUninitializedCapacity: Self.size) { buffer, count in
+                batch.take(into: buffer.baseAddress!)
+                count = Self.size
+            })
         }
-        #expect(child > 0)
-        close(pipeEnds[1])
-        var received = [UInt8](repeating: 0, count: FieldCipher.nonceByteCount)
-        let count = read(pipeEnds[0], &received, received.count)
-        close(pipeEnds[0])
-        var status: Int32 = 0
-        waitpid(child, &status, 0)
-        #expect(count == FieldCipher.nonceByteCount)
-        let parentNext = (0..<200).map { _ in Self.nonce() }
-        let reused = parentNext.contains(received)
-        #expect(!reused, "the child reused a nonce from its parent's pool")
+        do {
+            var batch = NonceBatch(storage: storage)
+            take(&batch)
+            #expect(batch.unusedCount == capacity - 1)
+            #expect(!isZero(), "the batch drew nothing ahead")
+            batch.discard()
+            #expect(batch.unusedCount == 0)
+            #expect(isZero(), "unused nonces outlived discard()")
+            // After a discard the batch draws afresh: never a zeroed or repeated nonce.
+            take(&batch)
+            take(&batch)
+            #expect(!isZero())
+        }
+        // The batch ended (deinit) with unused nonces: they are gone too.
+        #expect(isZero(), "unused nonces outlived the batch")
+        #expect(Set(handedOut).count == handedOut.count)
+        #expect(!handedOut.contains([UInt8](repeating: 0, count: Self.size)))
+
+        // An operation that says how many it needs draws no more than that, so nothing is left over.
+        do {
+            var batch = NonceBatch(storage: storage, expecting: 3)
+            for _ in 0..<3 { take(&batch) }
+            #expect(batch.unusedCount == 0)
+            #expect(isZero(), "a batch drew more nonces than its operation said it needs")
+        }
     }
-    #endif
+
+    /// A profile's fields are encrypted with nonces of one batch: all distinct, all opening.
+    @Test func profileFieldsGetDistinctNonces() throws {
+        let key = SymmetricKey.generate()
+        var nonces = Set<[UInt8]>()
+        let values = (0..<12).map { "field \($0)" }
+        NonceBatch.withBatch(expecting: values.count) { batch in
+            for value in values {
+                var value = value
+                let length = FieldCipher.ciphertextLength(forPlaintextByteCount: value.utf8.count)
+                let text = String(unsafeUninitializedCapacity: length) { output in
+                    value.withUTF8 {
+                        FieldCipher.encrypt(
+                            bytes: UnsafeRawBufferPointer($0), using: key, nonces: &batch,
+                            into: UnsafeMutableRawBufferPointer(output))
+                    }
+                    return length
+                }
+                #expect((try? FieldCipher.decrypt(text, using: key)) == value)
+                nonces.insert(Array(Base64.decode(text)!.prefix(Self.size)))
+            }
+        }
+        #expect(nonces.count == values.count)
+    }
 }

@@ -41,6 +41,10 @@ struct HostileInputTests {
                     && lines[2].isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
             // The code is on stdout for the person; it never reaches the error.
             if lines.count > 1 { #expect(!outcome.stderrText.contains(String(lines[1])), "the code reached stderr") }
+        case .listedWithProblem:
+            #expect(outcome.status == 65 || outcome.status == 77, "exit status \(outcome.status.map(String.init) ?? "none")")
+            // The damaged entry is the one under id "k": it is reported, never listed.
+            #expect(!outcome.stdoutText.split(separator: "\n").contains { $0.hasPrefix("k\t") }, "stdout: \(outcome.stdoutText.prefix(200))")
         case .auditFinding:
             #expect(outcome.status == 1, "an audit finding exits 1")
             #expect(outcome.stdoutText.contains("unreadable-file"), "stdout: \(outcome.stdoutText.prefix(300))")
@@ -108,7 +112,7 @@ struct HostileInputTests {
         #expect(Set(cases.map(\.name)).count == cases.count, "case names must be unique")
         let commands = Set(cases.map { $0.command })
         for command in [
-            "keys generate", "keys import", "keys list", "keys rotate", "keys delete", "keys backup", "keys restore", "encrypt",
+            "keys generate", "keys import", "keys list", "keys rotate", "keys passwd", "keys delete", "keys backup", "keys restore", "encrypt",
             "decrypt", "status", "qr", "profile", "transfer", "audit",
         ] {
             #expect(commands.contains(command), "no hostile input for \(command)")
@@ -135,6 +139,9 @@ enum HostileOutcome: Sendable {
     /// `audit` reports bad content as a finding: the report on stdout, exit status 1, a
     /// one-line summary on stderr.
     case auditFinding
+    /// `keys list` lists the healthy keys on stdout and the bad entry in one line on stderr,
+    /// exiting 65 (damaged) or 77 (unsafe).
+    case listedWithProblem
 }
 
 /// Ways a key file can be damaged on disk.
@@ -142,6 +149,7 @@ enum KeyFileDamage: String, Sendable, CaseIterable {
     case truncated, headerOnly, empty, garbage, wrongMagic, crlfLineEnds, idOfAnotherFile, fingerprintMismatch
     case materialNotBase64, materialWrongLength, groupReadable, symlink, directory, oversized, twoCurrentKeys
     case retiredListedFirst, absurdArgon2Limits, tamperedSalt, idNotUTF8, timestampOutOfRange, nulBytes
+    case plantedByAnotherUser, protectedMetadataChanged, tooManyKeys, worldWritableFolder
 }
 
 struct HostileCase: Sendable, CustomTestStringConvertible {
@@ -182,6 +190,7 @@ enum HostileCorpus {
 
     static let cases: [HostileCase] = keyIDCases + importCases + ciphertextCases + encryptCases + passphraseCases
         + damagedFileCases + homeCases + qrCases + usageCases + profileCases + transferCases + backupCases + auditCases
+        + boundedInputCases
 
     private static func text(_ string: String) -> [UInt8] { Array(string.utf8) }
 
@@ -192,6 +201,8 @@ enum HostileCorpus {
             ("escape sequence", "\u{1b}[2J\u{1b}[Hpwned"), ("DEL", "del\u{7f}"), ("C1 control", "next\u{85}line"),
             ("bell", "ding\u{7}"), ("256 bytes", String(repeating: "x", count: 256)),
             ("258 bytes of UTF-8", String(repeating: "é", count: 129)),
+            ("right-to-left override", "evil\u{202E}gnp.exe"), ("zero-width space", "ali\u{200B}ce"),
+            ("bidi isolate", "a\u{2066}b\u{2069}"), ("line separator", "a\u{2028}b"), ("byte order mark", "\u{FEFF}alice"),
         ]
         var cases: [HostileCase] = []
         for (label, id) in ids {
@@ -396,6 +407,35 @@ enum HostileCorpus {
         cases.append(HostileCase(
             name: "keys rotate: --passphrase-file wrong", rawArguments: ["keys", "rotate", "p", "--passphrase-file", "{home}/wrong"],
             expected: "wrong passphrase"))
+        // keys passwd: nothing changes unless the current passphrase opens the keys and a new one is given.
+        cases += [
+            HostileCase(
+                name: "keys passwd: wrong current passphrase", rawArguments: ["keys", "passwd", "p", "--new-passphrase-file", "{home}/wrong"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
+            HostileCase(
+                name: "keys passwd: endless new passphrase file", rawArguments: ["keys", "passwd", "k", "--new-passphrase-file", "/dev/zero"],
+                expected: "longer than 4096 bytes"),
+            HostileCase(
+                name: "keys passwd: empty new passphrase file", rawArguments: ["keys", "passwd", "k", "--new-passphrase-file", "{home}/empty"],
+                expected: "is empty"),
+            HostileCase(
+                name: "keys passwd: no new passphrase and no terminal", rawArguments: ["keys", "passwd", "k"], expected: "--new-passphrase-file"),
+            HostileCase(name: "keys passwd: missing id", rawArguments: ["keys", "passwd", "nobody", "--remove"], expected: "no key for 'nobody'"),
+            HostileCase(
+                name: "keys passwd: --remove without the passphrase", rawArguments: ["keys", "passwd", "p", "--remove"], expected: "passphrase-protected"),
+            HostileCase(
+                name: "keys passwd: --remove and a new passphrase", rawArguments: ["keys", "passwd", "k", "--remove", "--new-passphrase-file", "{home}/wrong"],
+                expected: "not both"),
+            HostileCase(
+                name: "SEALKIT_PASSPHRASE set but empty", rawArguments: ["keys", "generate", "new-id"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": ""], expected: "set but empty"),
+            HostileCase(
+                name: "SEALKIT_LOCK_TIMEOUT not a number", rawArguments: ["keys", "rotate", "k"],
+                rawEnvironment: ["SEALKIT_LOCK_TIMEOUT": "ten"], expected: "SEALKIT_LOCK_TIMEOUT"),
+            HostileCase(
+                name: "keys restore --protect onto an unprotected id", rawArguments: ["keys", "restore", "k", "--protect"],
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase], expected: "sealkit keys passwd k"),
+        ]
         cases.append(HostileCase(
             name: "keys generate: --protect with empty passphrase file",
             rawArguments: ["keys", "generate", "new-id", "--protect", "--passphrase-file", "{home}/empty"], expected: "is empty"))
@@ -415,6 +455,13 @@ enum HostileCorpus {
             .oversized: ["keys", "list"], .twoCurrentKeys: ["keys", "list"], .retiredListedFirst: ["encrypt", "--key", "r"],
             .absurdArgon2Limits: ["encrypt", "--key", "p"], .tamperedSalt: ["keys", "rotate", "p"],
             .idNotUTF8: ["keys", "list"], .timestampOutOfRange: ["keys", "list"], .nulBytes: ["keys", "import", "k"],
+            .plantedByAnotherUser: encryptK, .protectedMetadataChanged: ["encrypt", "--key", "p"],
+            .tooManyKeys: ["keys", "rotate", "k"], .worldWritableFolder: ["keys", "generate", "new-id"],
+        ]
+        // The review's attacks on the keystore (issue 13) must be refused for the right reason.
+        let reasons: [KeyFileDamage: String] = [
+            .plantedByAnotherUser: "owned by uid 65534", .protectedMetadataChanged: "changed without the passphrase",
+            .tooManyKeys: "more than the 4096", .worldWritableFolder: "chmod 700",
         ]
         return KeyFileDamage.allCases.map { damage in
             let arguments = commands[damage] ?? encryptK
@@ -422,7 +469,8 @@ enum HostileCorpus {
             return HostileCase(
                 name: "damaged key file (\(damage.rawValue)): \(arguments.prefix(2).joined(separator: " "))",
                 rawArguments: arguments, stdin: stdin, setup: .damaged(damage),
-                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase])
+                rawEnvironment: ["SEALKIT_PASSPHRASE": passphrase], expected: reasons[damage],
+                outcome: arguments == ["keys", "list"] ? .listedWithProblem : .failure)
         } + [
             // `keys delete` is the remedy the damaged-file message names, so it succeeds (KeysCLITests).
             HostileCase(name: "damaged key file (garbage): keys rotate", rawArguments: ["keys", "rotate", "k"], setup: .damaged(.garbage)),
@@ -709,11 +757,52 @@ enum HostileCorpus {
         }
         cases += [
             HostileCase(name: "keys backup: missing id", rawArguments: ["keys", "backup", "nobody", "--format", "text"], rawEnvironment: backupPassphrase, expected: "no key for 'nobody'"),
-            HostileCase(name: "keys backup: no passphrase", rawArguments: ["keys", "backup", "k", "--format", "text"]),
+            HostileCase(name: "keys backup: chosen passphrase of 1 character", rawArguments: ["keys", "backup", "k", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "1"], expected: "at least 12 characters"),
             HostileCase(name: "keys backup: protected key, wrong passphrase", rawArguments: ["keys", "backup", "p", "--format", "text"], rawEnvironment: ["SEALKIT_PASSPHRASE": "wrong"], expected: "wrong passphrase"),
             HostileCase(name: "keys backup: no ids", rawArguments: ["keys", "backup", "--format", "text"], rawEnvironment: backupPassphrase),
         ]
         return cases
+    }()
+
+    /// Issue 13, finding 4: each read of untrusted input stops at its cap (IO.swift's `InputLimits`)
+    /// with one line, instead of reading on until memory runs out.
+    static let boundedInputCases: [HostileCase] = {
+        let a = UInt8(ascii: "A")
+        let schema = ["--schema", "{home}/schema.json", "--key", "k"]
+        return [
+            HostileCase(
+                name: "decrypt: 25 MiB on stdin", rawArguments: ["decrypt", "--key", "k"],
+                stdin: [UInt8](repeating: a, count: 25 << 20), expected: "larger than 24 MiB"),
+            HostileCase(
+                name: "decrypt --lines: a 25 MiB line", rawArguments: ["decrypt", "--key", "k", "--lines"],
+                stdin: [UInt8](repeating: a, count: 25 << 20) + [0x0A], expected: "line 1 of the ciphertexts on stdin is longer than 24 MiB"),
+            HostileCase(
+                name: "encrypt: 17 MiB on stdin", rawArguments: ["encrypt", "--key", "k"],
+                stdin: [UInt8](repeating: a, count: 17 << 20), expected: "larger than 16 MiB"),
+            HostileCase(
+                name: "encrypt --lines: a 17 MiB third line", rawArguments: ["encrypt", "--key", "k", "--lines"],
+                stdin: text("one\ntwo\n") + [UInt8](repeating: a, count: 17 << 20), expected: "line 3 of the text on stdin is longer than 16 MiB"),
+            HostileCase(
+                name: "keys restore: a 70 KiB line", rawArguments: ["keys", "restore", "k"],
+                stdin: text("sealkit-backup-v1:") + [UInt8](repeating: a, count: 70 << 10),
+                rawEnvironment: ["SEALKIT_PASSPHRASE": "correct horse battery staple"], expected: "longer than 64 KiB"),
+            HostileCase(
+                name: "keys restore: 2 MiB of blank lines", rawArguments: ["keys", "restore", "k"],
+                stdin: [UInt8](repeating: 0x0A, count: 2 << 20), expected: "larger than 1 MiB"),
+            HostileCase(
+                name: "transfer receive: a 70 KiB line", rawArguments: ["transfer", "receive", "--offline", "--format", "text"],
+                stdin: text("sealkit-reply-v2:") + [UInt8](repeating: a, count: 70 << 10), expected: "is longer than",
+                outcome: .failureAfterOffer),
+            HostileCase(
+                name: "profile encrypt: a 17 MiB profile", rawArguments: ["profile", "encrypt"] + schema,
+                stdin: text("{\"data\":\"") + [UInt8](repeating: a, count: 17 << 20) + text("\"}"), expected: "larger than 16 MiB"),
+            HostileCase(
+                name: "profile encrypt --ndjson: a 17 MiB line", rawArguments: ["profile", "encrypt", "--ndjson"] + schema,
+                stdin: text("{\"data\":\"") + [UInt8](repeating: a, count: 17 << 20) + text("\"}\n"), expected: "longer than 16 MiB"),
+            HostileCase(
+                name: "qr: 70 KiB on stdin", rawArguments: ["qr"], stdin: [UInt8](repeating: a, count: 70 << 10),
+                expected: "larger than 64 KiB"),
+        ]
     }()
 
     static let auditCases: [HostileCase] = [
@@ -800,7 +889,7 @@ enum HostileCorpus {
     private static func apply(_ damage: KeyFileDamage, in folder: String) throws {
         let target: String
         switch damage {
-        case .tamperedSalt, .absurdArgon2Limits: target = try keyFile(for: "p", in: folder)
+        case .tamperedSalt, .absurdArgon2Limits, .protectedMetadataChanged: target = try keyFile(for: "p", in: folder)
         case .retiredListedFirst: target = try keyFile(for: "r", in: folder)
         default: target = try keyFile(for: "k", in: folder)
         }
@@ -836,6 +925,20 @@ enum HostileCorpus {
             unlink(target)
             mkdir(target, 0o700)
             return
+        case .plantedByAnotherUser:
+            // The tests run as root: a 0600 file of uid 65534 (nobody) that root could read.
+            chown(target, 65534, 65534)
+            return
+        case .worldWritableFolder:
+            chmod(folder, 0o1777)
+            return
+        case .protectedMetadataChanged:
+            // Version 2: line 4 is the first key line; its creation time is authenticated.
+            replaceField(line: 4, field: 2, with: "1")
+        case .tooManyKeys:
+            var retired = lines[3].split(separator: " ").map(String.init)
+            retired[3] = "1"
+            lines.insert(contentsOf: Array(repeating: retired.joined(separator: " "), count: 5000), at: 4)
         case .oversized: bytes = Array(original.utf8) + [UInt8](repeating: UInt8(ascii: "#"), count: 2 << 20)
         case .twoCurrentKeys: lines.insert(lines[3], at: 4)
         case .retiredListedFirst: lines.swapAt(3, 4)

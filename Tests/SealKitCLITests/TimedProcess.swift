@@ -76,6 +76,11 @@ enum TimedProcess {
                 .map { String(decoding: $0, as: UTF8.self) }
         }
 
+        /// Writes a small part of stdin (it must fit in the pipe) and keeps stdin open.
+        func feed(_ bytes: [UInt8]) {
+            if input >= 0 { _ = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress, $0.count) } }
+        }
+
         /// Writes a small stdin (it must fit in the pipe) and closes it.
         func send(_ bytes: [UInt8]) {
             if input >= 0 { _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) } }

@@ -428,18 +428,18 @@ struct TransferCLITests {
         let sender = try CLI(), receiving = try CLI()
         for id in ["alice", "bob"] { #expect(try sender.run(["keys", "generate", id]).status == 0) }
         let ciphertext = try sender.run(["encrypt", "--key", "bob"], stdin: "from paper").output
-        let backup = try sender.run(["keys", "backup", "--all", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "paper pass"])
+        let backup = try sender.run(["keys", "backup", "--all", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         #expect(backup.status == 0, "\(backup.stderr)")
         #expect(backup.stdout.hasPrefix("sealkit-backup-v1:") && backup.stdout.split(separator: "\n").count == 1)
         for key in try Self.keyMaterial(sender) { #expect(!backup.stdout.contains(key) && !backup.stderr.contains(key)) }
 
-        let wrong = try receiving.run(["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper"])
+        let wrong = try receiving.run(["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
         expectCleanFailure(wrong, containing: "wrong passphrase")
         #expect(wrong.status == 77)
         #expect(try Self.ids(receiving).isEmpty)
 
         let restored = try receiving.run(
-            ["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
+            ["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         #expect(restored.status == 0 && restored.output.hasSuffix("\trestored"), "\(restored.stderr)")
         // The passphrase opened the backup; without --protect the restored key is usable as it was.
         #expect(restored.stderr.contains("without passphrase protection"))
@@ -449,15 +449,59 @@ struct TransferCLITests {
         // With --protect, the same passphrase also protects it at rest.
         let protectedHome = try CLI()
         let protected = try protectedHome.run(
-            ["keys", "restore", "bob", "--protect"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
+            ["keys", "restore", "bob", "--protect"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         #expect(protected.status == 0, "\(protected.stderr)")
         #expect(try protectedHome.run(["keys", "list"]).stdout.contains("protected"))
         expectCleanFailure(try protectedHome.run(["decrypt", "--key", "bob", "--", ciphertext]), containing: "passphrase-protected")
-        #expect(try protectedHome.run(["decrypt", "--key", "bob", "--", ciphertext], environment: ["SEALKIT_PASSPHRASE": "paper pass"]).stdout == "from paper\n")
+        #expect(try protectedHome.run(["decrypt", "--key", "bob", "--", ciphertext], environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"]).stdout == "from paper\n")
 
         let missing = try receiving.run(
-            ["keys", "restore", "carol"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass"])
+            ["keys", "restore", "carol"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         expectCleanFailure(missing, containing: "holds no key for 'carol' (it holds 'alice', 'bob')")
         expectCleanFailure(try receiving.run(["keys", "restore", "bob"], stdin: ""), containing: "no paper backup on stdin")
+    }
+
+    /// Issue 13, finding 6: by default the backup passphrase is made, six words of the EFF large list
+    /// (77 bits), shown on stderr apart from the backup on stdout, and it opens the backup.
+    @Test func backupMakesAPassphraseOfSixWords() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
+        let ciphertext = try sender.run(["encrypt", "--key", "alice"], stdin: "paper").output
+        var made: [String] = []
+        for _ in 0..<2 {
+            let backup = try sender.run(["keys", "backup", "alice", "--format", "text"])
+            #expect(backup.status == 0, "\(backup.stderr)")
+            #expect(backup.stdout.hasPrefix("sealkit-backup-v1:") && backup.stdout.split(separator: "\n").count == 1)
+            let lines = backup.stderr.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            let words = try #require(lines.last).split(separator: " ").map(String.init)
+            #expect(words.count == 6, "\(backup.stderr)")
+            #expect(words.allSatisfy { $0.allSatisfy { $0.isLowercase || $0 == "-" } })
+            #expect(!backup.stdout.contains(words[0] + " " + words[1]), "the passphrase is on stdout with the backup")
+            let phrase = words.joined(separator: " ")
+            made.append(phrase)
+            let restored = try receiving.run(
+                ["keys", "restore", "alice"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": phrase])
+            #expect(restored.status == 0, "\(restored.stderr)")
+        }
+        #expect(made[0] != made[1], "two backups made the same passphrase")
+        #expect(try receiving.run(["decrypt", "--key", "alice", "--", ciphertext]).stdout == "paper\n")
+    }
+
+    /// Issue 13, finding 6: a chosen passphrase of fewer than 12 characters ("1") is refused, and no backup is printed.
+    @Test func backupRefusesAShortChosenPassphrase() throws {
+        let sender = try CLI()
+        #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
+        for short in ["1", "eleven char"] {
+            let refused = try sender.run(["keys", "backup", "--all", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": short])
+            expectCleanFailure(refused, containing: "at least 12 characters")
+            #expect(refused.status == 64)
+        }
+        let file = sender.home.appendingPathComponent("pass").path
+        try "tiny\n".write(toFile: file, atomically: true, encoding: .utf8)
+        expectCleanFailure(
+            try sender.run(["keys", "backup", "--all", "--format", "text", "--passphrase-file", file]), containing: "at least 12 characters")
+        let twelve = try sender.run(["keys", "backup", "--all", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "twelve chars"])
+        #expect(twelve.status == 0, "\(twelve.stderr)")
+        #expect(!twelve.stderr.contains("Backup passphrase"), "a chosen passphrase is not shown")
     }
 }

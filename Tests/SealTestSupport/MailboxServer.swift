@@ -33,7 +33,9 @@ public final class MailboxServer: @unchecked Sendable {
 
     /// Runs `body` with the test process's one shared server, started on first use and
     /// stopped when the process exits: starting a Python server per test costs seconds on a
-    /// loaded machine. Tests sharing it must look only at their own nameplates.
+    /// loaded machine. Tests sharing it must look only at their own nameplates, and a test that
+    /// checks a nameplate was released uses `with` instead: on a shared server another test
+    /// may claim the same number as soon as it is free.
     public static func shared<R>(_ body: (MailboxServer) throws -> R) throws -> R {
         let server = try sharedServer.withLock { shared -> MailboxServer in
             if let running = shared, running.process.isRunning { return running }
