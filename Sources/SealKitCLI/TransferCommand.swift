@@ -269,8 +269,10 @@ struct TransferCommand: ParsableCommand {
         func run() throws {
             let format = TransferFormat.resolve(format)
             // --protect with no passphrase given and no terminal to ask on fails now (one line, exit 64),
-            // not after a code was shown and the sender's keys arrived.
-            if protect && !Self.hasTerminal { _ = try keystoreOptions.passphrase(toProtect: true) }
+            // not after a code was shown and the sender's keys arrived. A given passphrase is not read
+            // here: a pipe (--passphrase-file <(...)) gives it only once.
+            let given = keystoreOptions.passphraseFile != nil || ProcessInfo.processInfo.environment["SEALKIT_PASSPHRASE"] != nil
+            if protect && !given && !Self.hasTerminal { _ = try keystoreOptions.passphrase(toProtect: true) }
             guard offline else {
                 return try TransferNetwork.receive(
                     relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,

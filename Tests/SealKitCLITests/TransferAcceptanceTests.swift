@@ -305,5 +305,29 @@ struct TransferAcceptanceTests {
             #expect(try !Network.nameplates(server.relay).contains("9871"))
         }
     }
+
+    /// `receive --protect` with its passphrase from a pipe (`--passphrase-file <(...)`), which
+    /// gives it once: the early check for a passphrase must not use it up.
+    @Test func protectWithAPipedPassphraseStoresProtectedKeys() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            var environment = receiving.environment
+            environment["SEALKIT_PASSPHRASE"] = nil
+            environment["SEALKIT_RECEIVER"] = CLI.executable.path
+            environment["SEALKIT_TEST_RELAY"] = server.relay
+            let receiver = try RunningProgram(
+                "/usr/bin/setsid", ["--wait", "/bin/bash", "-c",
+                    #""$SEALKIT_RECEIVER" transfer receive --format text --relay "$SEALKIT_TEST_RELAY" --timeout 20 --protect --passphrase-file <(printf 'piped passphrase 1')"#],
+                environment: environment)
+            let code = try #require(receiver.readLine())
+            let sent = try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay])
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let received = receiver.finish()
+            #expect(received.status == 0, "\(received.stderrText)")
+            #expect(received.stdoutText.hasSuffix("\timported\n"))
+            #expect(try receiving.run(["keys", "list"]).output.contains("protected"), "stored under the piped passphrase")
+        }
+    }
 }
 
