@@ -35,6 +35,28 @@ struct TransferCLITests {
         }
     }
 
+    /// Python for the scripts that drive sealkit on a pseudo-terminal `fd`: `read_until(marker,
+    /// timeout)` adds what the terminal shows to the global `seen` until `marker` is in it, the
+    /// terminal closes or `timeout` seconds pass, and says whether the marker came.
+    static func readUntil(defaultTimeout: Int) -> String {
+        """
+        def read_until(marker, timeout=\(defaultTimeout)):
+            global seen
+            deadline = time.time() + timeout
+            while marker not in seen and time.time() < deadline:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if ready:
+                    try:
+                        chunk = os.read(fd, 4096)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    seen += chunk
+            return marker in seen
+        """
+    }
+
     static func ids(_ cli: CLI) throws -> [String] {
         try cli.run(["keys", "list"]).output.split(separator: "\n").compactMap { $0.split(separator: "\t").first.map(String.init) }
     }
@@ -231,20 +253,7 @@ struct TransferCLITests {
             if pid == 0:
                 os.execve(sealkit, [sealkit, "transfer", "receive", "--offline", "--format", "text"], env)
             seen = b""
-            def read_until(marker, timeout=20):
-                global seen
-                deadline = time.time() + timeout
-                while marker not in seen and time.time() < deadline:
-                    ready, _, _ = select.select([fd], [], [], 0.2)
-                    if ready:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            break
-                        if not chunk:
-                            break
-                        seen += chunk
-                return marker in seen
+            \(Self.readUntil(defaultTimeout: 20))
             read_until(b"Paste the reply")
             lines = seen.decode().replace("\\r", "").split("\\n")
             offers = [line for line in lines if line.startswith("sealkit-offer-v2:")]
