@@ -302,21 +302,10 @@ struct TransferCLITests {
                 if pid == 0:
                     os.execve(sealkit, [sealkit, "transfer", "send", "u", "--to", offer, "--format", "text"], env)
                 seen = b""
-                deadline = time.time() + 20
-                asked = False
-                while time.time() < deadline:
-                    ready, _, _ = select.select([fd], [], [], 0.2)
-                    if ready:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            break
-                        if not chunk:
-                            break
-                        seen += chunk
-                    if not asked and b"Code the receiver shows" in seen:
-                        os.write(fd, (code.upper() + "\\n").encode())
-                        asked = True
+                \(Self.readUntil(defaultTimeout: 20))
+                if read_until(b"Code the receiver shows"):
+                    os.write(fd, (code.upper() + "\\n").encode())
+                read_until(b"\\x00")
                 _, status = os.waitpid(pid, 0)
                 print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
                 """
