@@ -160,10 +160,8 @@ public struct KeyFingerprint: Hashable, Sendable, CustomStringConvertible {
 
     /// Hex in groups of four, such as `3f9a:07c2:d41e:8b65`.
     public var description: String {
-        let hex = bytes.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }
-        return stride(from: 0, to: hex.count, by: 2).map { hex[$0] + hex[$0 + 1] }.joined(separator: ":")
+        let hex = Array(Hex.encode(bytes).utf8)
+        return stride(from: 0, to: hex.count, by: 4).map { String(decoding: hex[$0..<min($0 + 4, hex.count)], as: UTF8.self) }
+            .joined(separator: ":")
     }
 }

@@ -367,7 +367,7 @@ public struct FileKeystore: Keystore {
 
     /// Temporary file, fsync, rename over the target, fsync of the folder.
     private func writeAtomically(_ contents: SecureBytes, to name: String, in folder: Folder) throws(KeystoreError) {
-        let temporaryName = ".tmp-" + hex(SecureRandom.bytes(count: 8))
+        let temporaryName = ".tmp-" + Hex.encode(SecureRandom.bytes(count: 8))
         let temporary = folder.path + "/" + temporaryName
         let fd = openat(folder.fd, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileSystem(operation: "write", path: temporary, errno: .current) }

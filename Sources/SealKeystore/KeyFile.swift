@@ -200,7 +200,7 @@ package struct KeyFile: Sendable {
             header += "protection none\n"
         }
         func prefix(_ version: KeyRecord.Version) -> String {
-            "key \(hex(version.key.fingerprint.bytes)) \(version.created) \(version.retired.map(String.init) ?? "-")"
+            "key \(Hex.encode(version.key.fingerprint.bytes)) \(version.created) \(version.retired.map(String.init) ?? "-")"
         }
         do {
             if let sealing {
@@ -250,7 +250,7 @@ package struct KeyFile: Sendable {
         if let check { header += "check " + Base64.encode(check) + "\n" }
         var parts: [SecureBytes] = [SecureBytes(copying: Array(header.utf8))]
         for entry in entries {
-            let line = "key \(hex(entry.fingerprint)) \(entry.created) \(entry.retired.map(String.init) ?? "-")"
+            let line = "key \(Hex.encode(entry.fingerprint)) \(entry.created) \(entry.retired.map(String.init) ?? "-")"
             if let material = entry.material {
                 parts.append(SecureBytes(copying: Array((line + " ").utf8)))
                 parts.append(material)
@@ -348,35 +348,12 @@ package struct KeyFile: Sendable {
         line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Lower-case hex only, as `serialize` writes it: a fingerprint written any other way is damage.
     private static func hexBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        guard text.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
+        guard let bytes = Hex.decode(text), !text.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) })
+        else { return nil }
+        return bytes
     }
-}
-
-func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    var text = ""
-    text.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0F)])
-    }
-    return text
 }
 
 /// Why key file bytes could not be parsed.

@@ -44,10 +44,7 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// to a short, safe name, and ids differing only in case never collide.
     var fileName: String {
         let digest = GenericHash.hash(Array(rawValue.utf8), key: Array("SealKit key id v1 ".utf8), byteCount: 20)
-        return digest.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }.joined() + ".key"
+        return Hex.encode(digest) + ".key"
     }
 
     public var description: String { rawValue }

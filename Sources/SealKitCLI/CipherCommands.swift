@@ -33,15 +33,7 @@ struct CipherOptions: ParsableArguments {
     }
 
     /// Where the input comes from: `--input FILE`, else stdin (also for `-`).
-    func openInput() throws -> Int32 {
-        guard let input, input != "-" else { return 0 }
-        let fd = open(input, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw CLIFailure("cannot read the input file \(input): \(reason)", status: errno == ENOENT ? .noInput : .ioError)
-        }
-        return fd
-    }
+    func openInput() throws -> Int32 { try StandardInput.fileDescriptor(input, what: "input file") }
 }
 
 struct EncryptCommand: ParsableCommand {

@@ -136,6 +136,21 @@ enum InputLimits {
 
 /// Reads stdin.
 enum StandardInput {
+    /// The descriptor to read an input from: stdin for no path or `-`, else the file opened
+    /// read-only. Callers close a descriptor other than 0.
+    /// - Parameters:
+    ///   - path: the file the person named, if any.
+    ///   - what: names the file in the error ("input file", "profile file").
+    static func fileDescriptor(_ path: String?, what: String) throws -> Int32 {
+        guard let path, path != "-" else { return 0 }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw CLIFailure("cannot read the \(what) \(path): \(reason)", status: errno == ENOENT ? .noInput : .ioError)
+        }
+        return fd
+    }
+
     /// All of stdin.
     /// - Parameters:
     ///   - limit: refuse more than this many bytes (see `InputLimits`).

@@ -288,7 +288,6 @@ struct ProfileOptions: ParsableArguments {
         }
     }
 
-    /// stdin, or the named file, as a file descriptor.
     /// Names the input in errors.
     private var inputName: String { file.map { $0 == "-" ? "on stdin" : "in " + $0 } ?? "on stdin" }
 
@@ -303,15 +302,8 @@ struct ProfileOptions: ParsableArguments {
             fd: fd, limit: InputLimits.schema, what: "the schema file \(schema)", advice: "give the app's schema JSON file")
     }
 
-    private func openInput() throws -> Int32 {
-        guard let file, file != "-" else { return 0 }
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw CLIFailure("cannot read the profile file \(file): \(reason)", status: errno == ENOENT ? .noInput : .ioError)
-        }
-        return fd
-    }
+    /// stdin, or the named file, as a file descriptor.
+    private func openInput() throws -> Int32 { try StandardInput.fileDescriptor(file, what: "profile file") }
 }
 
 /// An operation on one profile's JSON text: appends the resulting profile's JSON (no newline) to

@@ -94,9 +94,8 @@ enum FuzzTarget: String, CaseIterable {
     static let vectorCode = try! WormholeCode(parsing: "7-guitarist-revenge")
     static let vectorEntropy: [UInt8] = {
         // SHA-512 of "receiver entropy", as Fixtures/transfer/make_vectors.py makes it.
-        let hex = Array("333ceba8cd47fd2f6d8b0de169bd0285473bd0fe0a2ac54e3a000856375b176c"
-            + "4ae66883024a4be9f8ed40411a5ead26d4e1b1fcdfa2199f2531d227d742708a")
-        return stride(from: 0, to: hex.count, by: 2).map { UInt8(String(hex[$0...$0 + 1]), radix: 16)! }
+        Hex.decode("333ceba8cd47fd2f6d8b0de169bd0285473bd0fe0a2ac54e3a000856375b176c"
+            + "4ae66883024a4be9f8ed40411a5ead26d4e1b1fcdfa2199f2531d227d742708a")!
     }()
 
     private static func offer(_ bytes: [UInt8]) {

@@ -1,3 +1,4 @@
+import SealCore
 import SealJSON
 
 /// One message from the mailbox server, as docs/server-protocol in magic-wormhole describes them.

@@ -12,8 +12,6 @@ import SealMailbox
 /// with one message saying whether it stored them. Without the code, neither the relay nor
 /// anyone watching can read or forge a message; a wrong guess ends the attempt on both sides.
 public enum NetworkTransfer {
-    /// The magic-wormhole application id (also SPAKE2's identity). Both sides must use it.
-    public static let appID = "sealkit/key-transfer/v1"
     /// `app_versions`' member that marks a SealKit key transfer peer.
     static let versionsKey = "sealkit"
     /// The protocol named in `app_versions`.
@@ -177,7 +175,7 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     ///   - timeout: seconds to wait for the sender (and for each later step).
     public init(relay: RelayURL, timeout: Int) throws(MailboxError) {
         wormhole = try Wormhole(
-            relay: relay, appID: NetworkTransfer.appID, appVersions: NetworkTransfer.appVersions(.receiver), timeout: timeout)
+            relay: relay, appID: TransferOffer.appID, appVersions: NetworkTransfer.appVersions(.receiver), timeout: timeout)
         do {
             code = try wormhole.allocateCode()
         } catch {
@@ -282,7 +280,7 @@ public final class NetworkKeySender: @unchecked Sendable {
     /// Connects to `relay` and joins the mailbox of `code`.
     public init(relay: RelayURL, code: WormholeCode, timeout: Int) throws(MailboxError) {
         wormhole = try Wormhole(
-            relay: relay, appID: NetworkTransfer.appID, appVersions: NetworkTransfer.appVersions(.sender), timeout: timeout)
+            relay: relay, appID: TransferOffer.appID, appVersions: NetworkTransfer.appVersions(.sender), timeout: timeout)
         do {
             try wormhole.join(code: code)
         } catch {

@@ -69,9 +69,9 @@ public enum KeyText {
         while index < link.endIndex {
             let byte = link[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < link.endIndex, let high = hexValue(link[index + 1]), let low = hexValue(link[index + 2])
-                else { throw .notAKey }
-                fragment.append(high << 4 | low)
+                guard index + 2 < link.endIndex, var escaped = Hex.decode(link[(index + 1)...(index + 2)]) else { throw .notAKey }
+                fragment.append(escaped[0])
+                ConstantTime.wipe(&escaped)
                 index += 3
             } else {
                 fragment.append(byte)
@@ -111,12 +111,10 @@ public enum KeyText {
                     case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
                     case UInt8(ascii: "u"):
                         // Only ASCII escapes can occur in a link and a base64 key.
-                        guard index + 4 <= text.endIndex,
-                            let a = hexValue(text[index]), let b = hexValue(text[index + 1]),
-                            let c = hexValue(text[index + 2]), let d = hexValue(text[index + 3]),
-                            a == 0, b == 0, c < 8
+                        guard index + 4 <= text.endIndex, let unit = Hex.decode(text[index..<(index + 4)]),
+                            unit[0] == 0, unit[1] < 0x80
                         else { throw .notRowndText }
-                        out.append(c << 4 | d)
+                        out.append(unit[1])
                         index += 4
                     default: throw .notRowndText
                     }
@@ -141,15 +139,6 @@ public enum KeyText {
         skipSpace()
         guard index == text.endIndex, let data else { throw .notRowndText }
         return data
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }
 

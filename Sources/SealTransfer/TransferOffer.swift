@@ -11,7 +11,8 @@ import SealKeystore
 /// it, whoever carried, read or swapped the offer. The check bytes only catch a damaged
 /// paste early, before the one-time exchange is spent; they protect nothing.
 public struct TransferOffer: Sendable, CustomStringConvertible {
-    /// The application id both sides give SPAKE2 as its identity, shared with the network transfer.
+    /// The application id of every key transfer, offline and network: SPAKE2's identity, and
+    /// the network transfer's magic-wormhole app id. Both sides must use it.
     public static let appID = "sealkit/key-transfer/v1"
     /// How long a reply stays valid unless the sender says otherwise: 10 minutes.
     public static let defaultLifetime: TimeInterval = 600

@@ -97,6 +97,23 @@ struct FileKeystoreTests {
         #expect(files().filter { $0.hasSuffix(".key") }.count == 2)
     }
 
+    /// The key files' hex is written lower-case, so an upper-case fingerprint is damage, not the same key.
+    @Test func anUpperCaseFingerprintIsADamagedKeyFile() throws {
+        let id = try KeyID("A")
+        var key = SymmetricKey.generate()
+        while !Hex.encode(key.fingerprint.bytes).contains(where: \.isLetter) { key = .generate() }
+        try store.store(key, as: id, mode: .create, passphrase: nil)
+        let path = store.folder + "/" + id.fileName
+        let contents = try String(contentsOfFile: path, encoding: .utf8)
+        let fingerprint = Hex.encode(key.fingerprint.bytes)
+        #expect(contents.contains("key " + fingerprint + " "))
+        try contents.replacingOccurrences(of: "key " + fingerprint, with: "key " + fingerprint.uppercased())
+            .write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(throws: KeystoreError.damagedKeyFile(path: path, reason: "bad key line")) {
+            try store.keyRing(for: id, passphrase: nil)
+        }
+    }
+
     @Test(arguments: [
         "", "sealkit-keyfile 2\n", "garbage", "sealkit-keyfile 1\nid QQ==\nprotection none\n",
         "sealkit-keyfile 1\nid QQ==\nprotection none\nkey 0011223344556677 0 - AAAA\n",

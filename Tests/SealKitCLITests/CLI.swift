@@ -50,7 +50,14 @@ struct CLI {
     func run(_ arguments: [String], stdinBytes: [UInt8], environment extra: [String: String] = [:]) throws -> Result {
         let result = try Subprocess.run(
             Self.executable.path, arguments, stdin: stdinBytes, environment: environment.merging(extra) { $1 })
-        return Result(status: result.status, stdout: result.stdoutText, stderr: result.stderrText, stdoutBytes: result.stdout)
+        return Result(result)
+    }
+}
+
+extension CLI.Result {
+    /// A finished `sealkit` process's result, with its outputs also as text.
+    init(_ result: ProcessResult) {
+        self.init(status: result.status, stdout: result.stdoutText, stderr: result.stderrText, stdoutBytes: result.stdout)
     }
 }
 

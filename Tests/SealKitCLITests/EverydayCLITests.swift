@@ -67,6 +67,9 @@ struct EverydayCLITests {
         #expect(try cli.run(["decrypt", "--key", "ada", "--", sealed.output]).output == "from a file")
         let lines = try cli.run(["encrypt", "--key", "ada", "--lines", "--input", file])
         #expect(lines.status == 0 && lines.stdout.split(separator: "\n").count == 1)
+        let missing = try cli.run(["encrypt", "--key", "ada", "--input", file + ".missing"])
+        expectCleanFailure(missing, containing: "cannot read the input file \(file).missing: No such file or directory")
+        #expect(missing.status == 66)
     }
 
     /// `--to -` reads the offer from stdin, so it need not sit in shell history either; `qr -` too.

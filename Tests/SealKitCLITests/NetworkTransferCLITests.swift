@@ -29,7 +29,7 @@ struct NetworkTransferCLITests {
     static func nameplate(_ code: String) -> String { String(code.split(separator: "-")[0]) }
 
     static func nameplates(_ relay: String) throws -> [String] {
-        try Wormhole.nameplatesInUse(relay: RelayURL(relay), appID: NetworkTransfer.appID, timeout: 10)
+        try Wormhole.nameplatesInUse(relay: RelayURL(relay), appID: TransferOffer.appID, timeout: 10)
     }
 
     /// The same nameplate with other words: a wrong code that still meets the receiver.

@@ -11,6 +11,7 @@ import Glibc
 ///
 /// The child starts in a new session, so it has no controlling terminal: a command that
 /// would prompt on `/dev/tty` fails at once instead of waiting for a person.
+/// Not `Subprocess`/`RunningProgram`: those cannot start a child without a terminal, put deadlines on reads, or report the killing signal and peak memory.
 enum TimedProcess {
     struct Outcome {
         /// The exit status, or nil when a signal ended the process.

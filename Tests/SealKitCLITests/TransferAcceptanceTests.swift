@@ -30,20 +30,7 @@ struct TransferAcceptanceTests {
             if pid == 0:
                 os.execve(sealkit, [sealkit, "transfer", "receive", "--format", "text", "--relay", relay] + extra, env)
             seen = b""
-            def read_until(marker, timeout=30):
-                global seen
-                deadline = time.time() + timeout
-                while marker not in seen and time.time() < deadline:
-                    ready, _, _ = select.select([fd], [], [], 0.1)
-                    if ready:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            break
-                        if not chunk:
-                            break
-                        seen += chunk
-                return marker in seen
+            \(TransferCLITests.readUntil(defaultTimeout: 30))
             read_until(b"\\n")
             code = seen.decode().split("\\r\\n")[0].strip()
             sender = subprocess.Popen([sealkit, "transfer", "send"] + ids + ["--code", code, "--relay", relay],

@@ -2,57 +2,26 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// A `sealkit` process kept running, for driving `transfer receive` through its pipes.
+/// A `sealkit` process kept running, for driving `transfer receive` through its pipes:
+/// SealTestSupport's `RunningProgram` on the built binary with a test keystore's environment,
+/// taking whole lines and answering in `CLI.Result`.
 final class RunningCLI {
-    private let process = Process()
-    private let input = Pipe(), output = Pipe(), errors = Pipe()
-    private var pending: [UInt8] = []
-    private let errorData = LockedData()
+    private let program: RunningProgram
 
     init(_ cli: CLI, _ arguments: [String], environment extra: [String: String] = [:]) throws {
-        process.executableURL = CLI.executable
-        process.arguments = arguments
-        process.environment = cli.environment.merging(extra) { $1 }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let errors = errors
-        let errorData = errorData
-        Thread { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }.start()
         // A receiver that hangs must not hang the test run.
-        let process = process
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if process.isRunning { process.terminate() } }
+        program = try RunningProgram(
+            CLI.executable.path, arguments, environment: cli.environment.merging(extra) { $1 }, limit: 30)
     }
 
     /// The next stdout line, without its newline; nil at the end of output.
-    func readLine() -> String? {
-        while true {
-            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeFirst(newline + 1)
-                return line
-            }
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { return nil }
-            pending += data
-        }
-    }
+    func readLine() -> String? { program.readLine() }
 
-    func write(_ lines: [String]) {
-        try? input.fileHandleForWriting.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
-    }
+    /// Writes each line, with its newline, to stdin.
+    func write(_ lines: [String]) { program.write(lines.map { $0 + "\n" }.joined()) }
 
     /// Closes stdin, waits for the end, and returns the rest of stdout and all of stderr.
-    func finish() -> CLI.Result {
-        try? input.fileHandleForWriting.close()
-        let rest = pending + output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errorData.isSet { usleep(1000) }
-        return CLI.Result(
-            status: process.terminationStatus, stdout: String(decoding: rest, as: UTF8.self),
-            stderr: String(decoding: errorData.get(), as: UTF8.self), stdoutBytes: Array(rest))
-    }
+    func finish() -> CLI.Result { CLI.Result(program.finish()) }
 }
 
 @Suite("sealkit transfer, keys backup/restore: two keystores, separate processes")
@@ -64,6 +33,28 @@ struct TransferCLITests {
             try String(contentsOfFile: folder.appendingPathComponent($0).path, encoding: .utf8)
                 .split(separator: "\n").filter { $0.hasPrefix("key ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
         }
+    }
+
+    /// Python for the scripts that drive sealkit on a pseudo-terminal `fd`: `read_until(marker,
+    /// timeout)` adds what the terminal shows to the global `seen` until `marker` is in it, the
+    /// terminal closes or `timeout` seconds pass, and says whether the marker came.
+    static func readUntil(defaultTimeout: Int) -> String {
+        """
+        def read_until(marker, timeout=\(defaultTimeout)):
+            global seen
+            deadline = time.time() + timeout
+            while marker not in seen and time.time() < deadline:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if ready:
+                    try:
+                        chunk = os.read(fd, 4096)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    seen += chunk
+            return marker in seen
+        """
     }
 
     static func ids(_ cli: CLI) throws -> [String] {
@@ -262,20 +253,7 @@ struct TransferCLITests {
             if pid == 0:
                 os.execve(sealkit, [sealkit, "transfer", "receive", "--offline", "--format", "text"], env)
             seen = b""
-            def read_until(marker, timeout=20):
-                global seen
-                deadline = time.time() + timeout
-                while marker not in seen and time.time() < deadline:
-                    ready, _, _ = select.select([fd], [], [], 0.2)
-                    if ready:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            break
-                        if not chunk:
-                            break
-                        seen += chunk
-                return marker in seen
+            \(Self.readUntil(defaultTimeout: 20))
             read_until(b"Paste the reply")
             lines = seen.decode().replace("\\r", "").split("\\n")
             offers = [line for line in lines if line.startswith("sealkit-offer-v2:")]
@@ -324,21 +302,10 @@ struct TransferCLITests {
                 if pid == 0:
                     os.execve(sealkit, [sealkit, "transfer", "send", "u", "--to", offer, "--format", "text"], env)
                 seen = b""
-                deadline = time.time() + 20
-                asked = False
-                while time.time() < deadline:
-                    ready, _, _ = select.select([fd], [], [], 0.2)
-                    if ready:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            break
-                        if not chunk:
-                            break
-                        seen += chunk
-                    if not asked and b"Code the receiver shows" in seen:
-                        os.write(fd, (code.upper() + "\\n").encode())
-                        asked = True
+                \(Self.readUntil(defaultTimeout: 20))
+                if read_until(b"Code the receiver shows"):
+                    os.write(fd, (code.upper() + "\\n").encode())
+                read_until(b"\\x00")
                 _, status = os.waitpid(pid, 0)
                 print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
                 """

@@ -2,6 +2,7 @@ import Foundation
 
 /// A program kept running while a test talks to it: stdout read line by line, stdin written
 /// as needed, signals sent by PID. It is killed after `limit` seconds so nothing hangs a run.
+/// The one runner for conversations with a child (the CLI tests' `RunningCLI` wraps it); `Subprocess` runs to completion, `TimedProcess` adds no terminal, timed reads and memory.
 public final class RunningProgram: @unchecked Sendable {
     private let process = Process()
     private let input = Pipe(), output = Pipe(), errors = Pipe()

@@ -16,6 +16,7 @@ public struct ProcessResult: Sendable {
 }
 
 /// Runs other programs for tests: the `sealkit` binary, PyNaCl, zbarimg.
+/// To completion, with no deadline; `RunningProgram` is for talking to a running child, `TimedProcess` (CLI tests) for hangs, crashes, memory and no terminal.
 public enum Subprocess {
     /// Runs `executable` with `arguments`, feeding `stdin`, and waits for it to exit.
     ///
