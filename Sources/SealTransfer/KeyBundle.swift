@@ -15,6 +15,10 @@ import SealKeystore
 /// All integers big-endian; the current key first, then retired keys, newest first.
 enum KeyBundle {
     static let maximumIDCount = 4096
+    /// The most keys (current and retired, of every id) one transfer or backup carries: as many as
+    /// one id may hold. Each key read is one guarded allocation (a few memory mappings each, against
+    /// the kernel's usual limit of 65,530), so this keeps a hostile peer far from making us crash.
+    static let maximumKeyCount = 4096
     static let versionByteCount = SymmetricKey.byteCount + 8 + 8 + 8
 
     /// The bytes `write` produces for `keys`.
@@ -29,7 +33,11 @@ enum KeyBundle {
         for history in keys where history.versions.count > 255 {
             throw .tooLarge(parts: TransferParts.maximumPartCount + 1)
         }
+        guard keyCount(of: keys) <= maximumKeyCount else { throw .tooLarge(parts: TransferParts.maximumPartCount + 1) }
     }
+
+    /// Every key of every id: current and retired.
+    static func keyCount(of keys: [KeyHistory]) -> Int { keys.reduce(0) { $0 + $1.versions.count } }
 
     static func write(_ keys: [KeyHistory], into writer: inout ByteWriter) {
         writer.write(UInt16(keys.count))
@@ -53,12 +61,17 @@ enum KeyBundle {
         guard (1...maximumIDCount).contains(count) else { throw .malformed(kind, reason: "bad key count") }
         var keys: [KeyHistory] = []
         var seen = Set<KeyID>()
+        var keysRead = 0
         for _ in 0..<count {
             let idLength = Int(try reader.byte())
             guard let text = String(validating: try reader.bytes(idLength), as: UTF8.self), let id = try? KeyID(text)
             else { throw .malformed(kind, reason: "bad key id") }
             guard seen.insert(id).inserted else { throw .malformed(kind, reason: "key id '\(id)' appears twice") }
             let versionCount = Int(try reader.byte())
+            keysRead += versionCount
+            guard keysRead <= maximumKeyCount else {
+                throw .malformed(kind, reason: "it holds more than \(maximumKeyCount) keys, more than one transfer carries")
+            }
             var versions: [KeyHistory.Version] = []
             for index in 0..<versionCount {
                 let material = try reader.bytes(SymmetricKey.byteCount)

@@ -211,6 +211,9 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 guard keys.count + part.keys.count <= KeyBundle.maximumIDCount else {
                     throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumIDCount) ids, more than a transfer carries")
                 }
+                guard KeyBundle.keyCount(of: keys) + KeyBundle.keyCount(of: part.keys) <= KeyBundle.maximumKeyCount else {
+                    throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumKeyCount) keys, more than a transfer carries")
+                }
                 for history in part.keys {
                     guard seen.insert(history.id).inserted else {
                         throw MailboxError.notSealKit("its keys messages hold key id '\(history.id)' twice")

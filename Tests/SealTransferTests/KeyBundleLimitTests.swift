@@ -1,0 +1,52 @@
+import Foundation
+import SealCore
+import SealKeystore
+import Testing
+
+@testable import SealTransfer
+
+/// Issue 13: every key read is one guarded allocation, so a peer that knows the code must not be
+/// able to make a receiver allocate keys until the memory mappings run out and it crashes.
+@Suite("Key bundle limits")
+struct KeyBundleLimitTests {
+    /// 17 ids of 255 keys each: 4,335 keys, more than one transfer carries. The ids share their
+    /// 255 keys, so the test itself holds only 255 guarded allocations.
+    static func tooManyKeys() throws -> [KeyHistory] {
+        var versions: [KeyHistory.Version] = []
+        for version in 0..<255 {
+            let created = Date(timeIntervalSince1970: TimeInterval(1_000 + version))
+            let retired: Date? = version == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(2_000 + version))
+            versions.append(KeyHistory.Version(key: try SymmetricKey.generate(), created: created, retired: retired))
+        }
+        var keys: [KeyHistory] = []
+        for index in 0..<(KeyBundle.maximumKeyCount / 255 + 1) {
+            keys.append(try KeyHistory(id: KeyID("id-\(index)"), versions: versions))
+        }
+        return keys
+    }
+
+    @Test func moreKeysThanATransferCarriesAreRefusedBySenderAndReceiver() throws {
+        let keys = try Self.tooManyKeys()
+        #expect(KeyBundle.keyCount(of: keys) > KeyBundle.maximumKeyCount)
+        // The sender refuses to make such a transfer; one id fewer is within the limit.
+        #expect(throws: TransferError.self) { try KeyBundle.validate(keys) }
+        #expect(throws: Never.self) { try KeyBundle.validate(Array(keys.dropLast())) }
+
+        // A peer that writes one anyway: the receiver refuses it once the count passes the limit.
+        let bundle = SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
+            var writer = ByteWriter(buffer)
+            KeyBundle.write(keys, into: &writer)
+        }
+        let message = bundle.withUnsafeBytes { raw -> String? in
+            var reader = ByteReader(raw, kind: .reply)
+            do throws(TransferError) {
+                _ = try KeyBundle.read(from: &reader, as: .reply)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        let refused = try #require(message)
+        #expect(refused.contains("more than \(KeyBundle.maximumKeyCount) keys"), "\(refused)")
+    }
+}
