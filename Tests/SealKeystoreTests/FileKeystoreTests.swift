@@ -38,21 +38,6 @@ struct FileKeystoreTests {
         #expect(try store.keyRing(for: id, passphrase: nil).current == key)
     }
 
-    @Test func rotationKeepsRetiredKeysNewestFirst() throws {
-        let id = try KeyID("r")
-        let first = SymmetricKey.generate(), second = SymmetricKey.generate(), third = SymmetricKey.generate()
-        try store.store(first, as: id, mode: .create, passphrase: nil)
-        try store.rotate(id, to: second, passphrase: nil)
-        let entry = try store.rotate(id, to: third, passphrase: nil)
-        #expect(entry.versions.map(\.fingerprint) == [third, second, first].map(\.fingerprint))
-        #expect(entry.current.retired == nil && entry.retired.allSatisfy { $0.retired != nil })
-        let ring = try store.keyRing(for: id, passphrase: nil)
-        #expect(ring.current == third && ring.retired == [second, first])
-        // After rotation an import compares against the current key only.
-        #expect(try store.store(third, as: id, mode: .import, passphrase: nil) == .unchanged)
-        #expect(throws: KeystoreError.conflictingKey(id)) { try store.store(first, as: id, mode: .import, passphrase: nil) }
-    }
-
     @Test func protectedKeysNeedTheRightPassphraseAndWrongOnesChangeNothing() throws {
         let id = try KeyID("p")
         let key = SymmetricKey.generate()
