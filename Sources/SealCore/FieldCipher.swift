@@ -240,6 +240,17 @@ public enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible
     case authenticationFailed
     /// It decrypted, but the plaintext is not UTF-8 text.
     case notUTF8
+    /// A v2 ciphertext whose body is too short for its header, nonce and tag.
+    case truncated(byteCount: Int)
+    /// SealKit's prefix, or a body, of a format version this SealKit does not read.
+    case unsupportedVersion
+    /// A v2 ciphertext sealed under a key none of the given keys is: the fingerprint in its header.
+    case unknownKey(KeyFingerprint)
+    /// A v2 ciphertext under one of the given keys, but sealed for another id, field or context.
+    case sealedForAnotherPlace
+    /// The body of a v2 ciphertext under one of the given keys with its `sk2:` prefix removed; it
+    /// never opens as v1.
+    case headerStripped
 
     public var description: String {
         switch self {
@@ -251,6 +262,16 @@ public enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible
             return "authentication failed: wrong key or tampered data"
         case .notUTF8:
             return "decrypted data is not UTF-8 text"
+        case .truncated(let count):
+            return "too short to be a v2 ciphertext (\(count) bytes, need at least \(BoundCipher.minimumByteCount))"
+        case .unsupportedVersion:
+            return "not a ciphertext format this SealKit reads (it reads v1 and v2, 'sk2:')"
+        case .unknownKey(let tag):
+            return "sealed under key \(tag), which this keystore does not have"
+        case .sealedForAnotherPlace:
+            return "sealed for another field or user: the ciphertext was moved"
+        case .headerStripped:
+            return "a v2 ciphertext stripped of its 'sk2:' header, which does not open as v1"
         }
     }
 }

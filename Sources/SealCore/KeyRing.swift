@@ -1,13 +1,20 @@
 /// A user's keys: the current one, which encrypts, and retired ones kept so that
 /// older ciphertexts still open after a rotation.
 public struct KeyRing: Sendable {
+    /// The id the keys belong to (`alice`, a user), as stored. v2 ciphertexts bind it; a ring
+    /// without one reads and writes v1 only.
+    public let id: String?
     /// The key new ciphertexts are made with.
     public let current: SymmetricKey
     /// Earlier keys, newest first; they only decrypt.
     public let retired: [SymmetricKey]
+    /// v2's derived subkeys and key tags, made on first use.
+    let bound = BoundKeyCache()
 
     /// Makes a ring from a current key and retired keys (newest first).
-    public init(current: SymmetricKey, retired: [SymmetricKey] = []) {
+    /// - Parameter id: the id the keys belong to; v2 ciphertexts need it.
+    public init(current: SymmetricKey, retired: [SymmetricKey] = [], id: String? = nil) {
+        self.id = id
         self.current = current
         self.retired = retired
     }
@@ -15,21 +22,105 @@ public struct KeyRing: Sendable {
     /// Every key, current first: the order decryption tries them in.
     public var all: [SymmetricKey] { [current] + retired }
 
-    /// Encrypts with the current key.
+    /// Encrypts with the current key in Rownd's format (v1).
     /// - Returns: the ciphertext as base64 text.
     public func encrypt(_ plaintext: String) -> String {
         FieldCipher.encrypt(plaintext, using: current)
     }
 
-    /// Decrypts with the current key, then the retired ones.
+    /// Encrypts with the current key in `format`; a v2 ciphertext is bound to this ring's id and `place`.
+    /// - Precondition: a v2 ciphertext needs a ring made with an id.
+    /// - Throws: `SecureMemoryError` when guarded memory for v2's subkeys cannot be had.
+    public func encrypt(
+        _ plaintext: String, format: CiphertextFormat, place: CiphertextPlace
+    ) throws(SecureMemoryError) -> String {
+        var plaintext = plaintext
+        // `withUTF8` rethrows untyped errors, so the typed one travels in a Result.
+        return try plaintext.withUTF8 { bytes in
+            Result { () throws(SecureMemoryError) in try encrypt(bytes: UnsafeRawBufferPointer(bytes), format: format, place: place) }
+        }.get()
+    }
+
+    /// `encrypt(_:format:place:)` for raw UTF-8 bytes.
+    package func encrypt(
+        bytes plaintext: UnsafeRawBufferPointer, format: CiphertextFormat, place: CiphertextPlace
+    ) throws(SecureMemoryError) -> String {
+        switch format {
+        case .v1:
+            return FieldCipher.encrypt(bytes: plaintext, using: current)
+        case .v2:
+            guard let id else { preconditionFailure("a v2 ciphertext binds its id: make the KeyRing with one") }
+            let subkeys = try bound.subkeys(of: 0, key: current)
+            let tag = bound.currentTag(of: current)
+            let count = BoundCipher.ciphertextLength(forPlaintextByteCount: plaintext.count)
+            return String(unsafeUninitializedCapacity: count) { output in
+                BoundCipher.seal(
+                    plaintext, keyTag: tag, subkeys: subkeys, id: id, place: place,
+                    into: UnsafeMutableRawBufferPointer(output))
+                return count
+            }
+        }
+    }
+
+    /// Decrypts a v1 or v2 ciphertext. A v1 value is tried with the current key, then the retired
+    /// ones; a v2 value opens with the one key its header names, for this ring's id and `place` only.
+    /// - Parameter place: where a v2 value must have been sealed; the empty context by default.
     /// - Returns: the plaintext, and whether only a retired key opened it (so it should be re-encrypted).
-    /// - Throws: `CiphertextError` when no key opens it or it is malformed.
-    public func decrypt(_ ciphertext: String) throws(CiphertextError) -> (plaintext: String, needsRotation: Bool) {
-        let (plaintext, index) =
-            retired.isEmpty
-            ? try FieldCipher.decrypt(ciphertext, usingAnyOf: CollectionOfOne(current))
-            : try FieldCipher.decrypt(ciphertext, usingAnyOf: all)
+    /// - Throws: `CiphertextError` when no key opens it or it is malformed: for v2, `.unknownKey`,
+    ///   `.sealedForAnotherPlace` and `.authenticationFailed` (tampering) apart.
+    public func decrypt(
+        _ ciphertext: String, place: CiphertextPlace = .context("")
+    ) throws(CiphertextError) -> (plaintext: String, needsRotation: Bool) {
+        var ciphertext = ciphertext
+        // `withUTF8` rethrows untyped errors, so the typed one travels in a Result.
+        let (plaintext, index) = try ciphertext.withUTF8 { text in
+            Result { () throws(CiphertextError) in try open(utf8: UnsafeRawBufferPointer(text), place: place) }
+        }.get()
         return (plaintext, index > 0)
+    }
+
+    /// Opens a ciphertext's UTF-8 text; returns the plaintext and the index in `all` of the key that opened it.
+    package func open(utf8 text: UnsafeRawBufferPointer, place: CiphertextPlace) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
+        switch BoundCipher.parse(text) {
+        case .failed(let error):
+            throw error
+        case .parsed(let body):
+            let keys = all
+            let tag = KeyFingerprint(bytes: Array(body[1..<(1 + BoundCipher.tagByteCount)]))
+            var candidates: [(index: Int, subkeys: SecureBytes)] = []
+            for index in bound.indices(of: tag, in: keys) {
+                do {
+                    candidates.append((index, try bound.subkeys(of: index, key: keys[index])))
+                } catch {
+                    throw .authenticationFailed
+                }
+            }
+            // A ring without an id binds nothing; no v2 value is sealed for the empty id.
+            return try BoundCipher.open(body: body, candidates: candidates, id: id ?? "", place: place)
+        case .notPrefixed:
+            do {
+                return retired.isEmpty
+                    ? try FieldCipher.decrypt(utf8: text, usingAnyOf: CollectionOfOne(current))
+                    : try FieldCipher.decrypt(utf8: text, usingAnyOf: all)
+            } catch .authenticationFailed {
+                throw isStrippedBoundBody(text) ? .headerStripped : .authenticationFailed
+            }
+        }
+    }
+
+    /// Whether base64 `text` is the body of a v2 ciphertext under one of these keys with its
+    /// `sk2:` prefix removed: it must not open as v1, and the error says what it is.
+    private func isStrippedBoundBody(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard let count = Base64.decodedLength(of: text), count >= BoundCipher.minimumByteCount else { return false }
+        var body = [UInt8](repeating: 0, count: count)
+        guard body.withUnsafeMutableBytes({ Base64.decode(text, into: $0) }), body[0] == BoundCipher.version else { return false }
+        let tag = KeyFingerprint(bytes: Array(body[1..<(1 + BoundCipher.tagByteCount)]))
+        return !bound.indices(of: tag, in: all).isEmpty
+    }
+
+    /// Whether one of these keys has the fingerprint `tag`: a v2 value with that key tag is this ring's.
+    public func holdsKey(tagged tag: KeyFingerprint) -> Bool {
+        !bound.indices(of: tag, in: all).isEmpty
     }
 }
 

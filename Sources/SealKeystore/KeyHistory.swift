@@ -67,7 +67,7 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     public var current: SymmetricKey { versions[0].key }
 
     /// The keys as a ring, for encrypting and decrypting.
-    public var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key)) }
+    public var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key), id: id.rawValue) }
 
     public var description: String {
         "KeyHistory(\(id), current: \(current.fingerprint), retired: \(versions.count - 1))"

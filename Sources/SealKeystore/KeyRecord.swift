@@ -29,7 +29,7 @@ package struct KeyRecord: Sendable {
         self.versions = versions
     }
 
-    var ring: KeyRing { KeyRing(current: versions[0].key, retired: versions.dropFirst().map(\.key)) }
+    var ring: KeyRing { KeyRing(current: versions[0].key, retired: versions.dropFirst().map(\.key), id: id.rawValue) }
 
     /// Applies the store rule to an id that already holds keys.
     func outcomeOfStoring(_ key: SymmetricKey, mode: StoreMode) throws(KeystoreError) -> StoreOutcome {

@@ -133,3 +133,44 @@ public final class LockedData: @unchecked Sendable {
     /// The bytes, or none yet.
     public func get() -> Data { lock.withLock { data ?? Data() } }
 }
+
+/// Scripts/sealkit_v2.py: the v2 format written from docs/format.md with PyNaCl, SealKit's peer for v2.
+public enum PythonV2 {
+    /// One place, as the script takes it.
+    public enum Place: Sendable {
+        case field(String)
+        case context(String)
+        var json: [String: String] {
+            switch self {
+            case .field(let name): return ["kind": "field", "name": name]
+            case .context(let name): return ["kind": "context", "name": name]
+            }
+        }
+    }
+
+    private static func request(keys: [String], id: String, place: Place, extra: [String: String]) throws -> [UInt8] {
+        var object: [String: Any] = ["keys": keys, "id": id, "place": place.json]
+        for (key, value) in extra { object[key] = value }
+        return Array(try JSONSerialization.data(withJSONObject: object))
+    }
+
+    private static func run(_ command: String, _ request: [UInt8]) throws -> String {
+        let script = Repository.root.appendingPathComponent("Scripts/sealkit_v2.py").path
+        let result = try Subprocess.run("python3", [script, command], stdin: request)
+        guard result.status == 0 else { throw Python.Failure(status: result.status, stderr: result.stderrText) }
+        return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Seals `plaintext` under the first of `keys` (base64) as the script does.
+    public static func seal(_ plaintext: String, keys: [String], id: String, place: Place) throws -> String {
+        try run("seal", request(keys: keys, id: id, place: place, extra: ["plaintext": plaintext]))
+    }
+
+    /// Opens `ciphertext` as the script does: its outcome ("ok", "wrong-place", "unknown-key",
+    /// "tampered", ...) and the plaintext when it opened.
+    public static func open(_ ciphertext: String, keys: [String], id: String, place: Place) throws -> (outcome: String, plaintext: String?) {
+        let output = try run("open", request(keys: keys, id: id, place: place, extra: ["ciphertext": ciphertext]))
+        let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
+        return (object?["outcome"] as? String ?? "", object?["plaintext"] as? String)
+    }
+}
