@@ -68,10 +68,15 @@ report = json.loads(out)
 # Outside the planted set, the only finding allowed is the intended one: the secretbox
 # vectors tamper with one ciphertext several ways, so each tampered copy repeats its nonce
 # (one nonce-reuse finding per repeat, all pointing back at the same first place).
+# The v2 vectors hold values under three keys in one JSON object on purpose: one mixed-keys finding.
 unplanted = [f for f in report["findings"] if not f["file"].startswith(BASE + "planted/")]
 intended = [f for f in unplanted
             if f["kind"] == "nonce-reuse" and {p["file"] for p in f["places"]} == {"Fixtures/secretbox/vectors.json"}]
-if len(unplanted) != len(intended) or not intended or len({json.dumps(f["places"][1]) for f in intended}) != 1:
+mixed_v2 = [f for f in unplanted if f["kind"] == "mixed-keys" and f["file"] == "Fixtures/v2/vectors.json"]
+if len(mixed_v2) != 1:
+    fail("Fixtures/v2/vectors.json: expected one mixed-keys finding, got:\n" + json.dumps(mixed_v2, indent=2))
+intended += mixed_v2
+if len(unplanted) != len(intended) or not intended or len({json.dumps(f["places"][1]) for f in intended if f["kind"] == "nonce-reuse"}) != 1:
     fail("Fixtures/ has findings nobody planted:\n" + json.dumps([f for f in unplanted if f not in intended], indent=2))
 summary = report["summary"]
 print(f"audit fixtures ok; {', '.join(folders)}: {summary['files']} files, {summary['values']} values, "

@@ -20,10 +20,14 @@ import sys
 
 import nacl.secret
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sealkit_v2  # noqa: E402  (v2 ciphertexts, from docs/format.md)
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "audit")
 rng = random.Random(20261123)
 KIND_ORDER = ["plaintext-field", "malformed-ciphertext", "nonce-reuse", "duplicate-ciphertext",
-              "undecryptable", "retired-key", "identifier-encrypted", "unreadable-file"]
+              "undecryptable", "retired-key", "identifier-encrypted", "unreadable-file", "mixed-keys", "unknown-key"]
+KEY_ID = "audit-user"  # the id the audit tests give --key; v2 values are sealed for it
 SEVERITY = {kind: "error" for kind in KIND_ORDER}
 SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning"})
 
@@ -88,6 +92,7 @@ MALFORMED = b64(base64.b64decode(fresh("cut short"))[:30])
 SECRET = "SSN-123-45-6789"                              # a plaintext that must never appear in a report
 
 P = "plaintext-field"
+MIXED = ("~mixed-keys", ("mixed-keys", None))  # not a field: the profile's own finding, after its values
 users = [
     [("user_id", "user-0"), ("email", "ada@example.com"), ("first_name", "Ada"), ("ssn", fresh("078-05-1120")),
      ("date_of_birth", ("dup", DUP)), ("credit_score", fresh("712")), ("notes", None)],
@@ -109,11 +114,16 @@ jsonl_lines = [
     [("user_id", "user-8"), ("ssn", fresh("222-33-4444")), ("notes", fresh("likes tea"))],
     '{"user_id": "user-9", "ssn": ',  # broken
     [("user_id", "user-10"), ("ssn", ("retired-key", seal(RETIRED, "333-44-5555")))],
+    # A forked key: one v2 value under the user's key, one under a key another device made. (Fixed
+    # nonces, so the random stream the other fixtures draw from is unchanged.)
+    [("user_id", "user-11"), ("ssn", ("v2", sealkit_v2.seal(CURRENT, KEY_ID, "field", "ssn", b"444-55-6666", bytes(24)))),
+     ("notes", ("unknown-key", sealkit_v2.seal(FOREIGN, KEY_ID, "field", "notes", b"other device", bytes([1] * 24)))),
+     MIXED],
 ]
 
 
 def plain(profile):
-    return {field: (value[1] if isinstance(value, tuple) else value) for field, value in profile}
+    return {field: (value[1] if isinstance(value, tuple) else value) for field, value in profile if field != MIXED[0]}
 
 
 def pointer(*tokens):
@@ -203,8 +213,13 @@ def expected_run(with_schema, with_key):
               "line": 1}])
     first_seen = {}
     for name in FILE_ORDER:
-        for v in (v for v in values if v[0] == name and (v[2] in ENCRYPTED or not with_schema)):
+        for v in (v for v in values if v[0] == name and (v[2] in ENCRYPTED or v[2] == MIXED[0] or not with_schema)):
             tag = v[5][0] if isinstance(v[5], tuple) else None
+            if tag == "mixed-keys":
+                add(tag, [dict(place(v), field=None)])
+                continue
+            if tag == "unknown-key" and with_key:
+                add(tag, [place(v)])
             if tag in (P, "malformed-ciphertext") and with_schema:
                 add(tag, [place(v)])
             if tag in ("undecryptable", "retired-key") and with_key:

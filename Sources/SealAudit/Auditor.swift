@@ -219,6 +219,7 @@ final class AuditRun {
             return
         }
         summary.profileCount += 1
+        profileHistories.removeAll(keepingCapacity: true)
         var fields = members
         // Rownd's user-state shape keeps the fields under `data`.
         if schema?.definesDataField != true, let data = members.first(where: { $0.key == "data" }),
@@ -236,6 +237,53 @@ final class AuditRun {
             }
             path.removeLast()
         }
+        if profileHistories.count > 1 { reportMixedKeys() }
+    }
+
+    /// The key histories of one profile's ciphertexts: a given id's ring (its current and retired
+    /// keys are one history), or a v2 key tag that no given ring holds.
+    private enum History: Hashable {
+        case ring(Int)
+        case tag(KeyFingerprint)
+    }
+    private var profileHistories: Set<History> = []
+
+    private func reportMixedKeys() {
+        let names = profileHistories.map { history -> String in
+            switch history {
+            case .ring(let index): return keys[index].id.map { "'\($0)'" } ?? "key \(keys[index].current.fingerprint)"
+            case .tag(let tag): return "key \(tag)"
+            }
+        }.sorted()
+        guard !ignoring.contains(.mixedKeys) else { return }
+        emit(Finding(
+            kind: .mixedKeys, places: [place(field: nil)],
+            message: "one profile holds ciphertexts from \(names.count) key histories (\(names.joined(separator: ", "))): "
+                + "a device made its own key for the user instead of receiving theirs"))
+    }
+
+    /// A v2 value: its key tag names its history; with keys, it must be one of theirs and open for its field.
+    private func inspectBound(_ text: String, tag: KeyFingerprint, field: String, bindsField: Bool) {
+        summary.valueCount += 1
+        guard let ringIndex = keys.firstIndex(where: { $0.holdsKey(tagged: tag) }) else {
+            profileHistories.insert(.tag(tag))
+            if !keys.isEmpty {
+                report(.unknownKey, field: field,
+                    "\(field) is a v2 ciphertext sealed under key \(tag), which none of the keys given is")
+            }
+            return
+        }
+        profileHistories.insert(.ring(ringIndex))
+        let ring = keys[ringIndex]
+        if ring.current.fingerprint != tag {
+            report(.retiredKey, field: field, "\(field) opens only under a retired key: rotate it to the current key")
+        }
+        guard bindsField else { return }
+        do {
+            _ = try ring.decrypt(text, place: .field(field))
+        } catch {
+            report(.undecryptable, field: field, "\(field) does not open under the key its header names: \(error)")
+        }
     }
 
     // MARK: Values
@@ -246,7 +294,11 @@ final class AuditRun {
         switch value {
         case .string(let text):
             order += 1
-            if case .sealed(let count) = shape(of: text) { inspectSealed(byteCount: count, field: field) }
+            switch shape(of: text) {
+            case .sealed(let count): inspectSealed(byteCount: count, field: field)
+            case .bound(let tag): inspectBound(text, tag: tag, field: field, bindsField: false)
+            case .notBase64, .tooShort, .unsupportedVersion: break
+            }
         case .array(let elements):
             for (index, element) in elements.enumerated() {
                 path.append(.index(index))
@@ -281,6 +333,11 @@ final class AuditRun {
                     "\(field) holds base64 of \(count) bytes, too short for a ciphertext (at least \(FieldCipher.minimumByteCount): nonce and tag)")
             case .sealed(let count):
                 inspectSealed(byteCount: count, field: field)
+            case .bound(let tag):
+                inspectBound(text, tag: tag, field: field, bindsField: true)
+            case .unsupportedVersion:
+                summary.valueCount += 1
+                report(.malformedCiphertext, field: field, "\(field) has SealKit's prefix but a format version this SealKit does not read")
             }
         default:
             summary.valueCount += 1
@@ -327,14 +384,28 @@ final class AuditRun {
 
     private func checkKeys(_ sealed: UnsafeRawBufferPointer, field: String) {
         let bytes = [UInt8](sealed)
-        if (try? FieldCipher.open(bytes, usingAnyOf: currentKeys)) != nil { return }
-        if !retiredKeys.isEmpty, (try? FieldCipher.open(bytes, usingAnyOf: retiredKeys)) != nil {
+        if let (_, index) = try? FieldCipher.open(bytes, usingAnyOf: currentKeys) {
+            profileHistories.insert(.ring(index))
+            return
+        }
+        if !retiredKeys.isEmpty, let (_, index) = try? FieldCipher.open(bytes, usingAnyOf: retiredKeys) {
+            profileHistories.insert(.ring(ringIndex(ofRetired: index)))
             report(.retiredKey, field: field,
                 "\(field) opens only under a retired key: rotate it to the current key")
             return
         }
         report(.undecryptable, field: field,
             "\(field) does not authenticate under any key given (current or retired): tampered, or made with another key")
+    }
+
+    /// The ring a key of `retiredKeys` (all rings' retired keys, ring by ring) belongs to.
+    private func ringIndex(ofRetired index: Int) -> Int {
+        var remaining = index
+        for (ringIndex, ring) in keys.enumerated() {
+            if remaining < ring.retired.count { return ringIndex }
+            remaining -= ring.retired.count
+        }
+        return keys.count - 1
     }
 
     private func report(_ kind: FindingKind, field: String, also other: Place? = nil, _ message: String) {
@@ -400,11 +471,22 @@ final class AuditRun {
         case tooShort(Int)
         /// Decoded into `scratch`.
         case sealed(Int)
+        /// A v2 ciphertext under the key with this fingerprint.
+        case bound(KeyFingerprint)
+        /// SealKit's prefix with a version this SealKit does not read.
+        case unsupportedVersion
     }
 
     /// Decodes `text` into `scratch` when it is canonical base64.
     private func shape(of text: String) -> Shape {
         var text = text
+        if text.hasPrefix("sk") {
+            switch CiphertextShape(of: text) {
+            case .v2(let tag)?: return .bound(tag)
+            case .unsupportedVersion?: return .unsupportedVersion
+            case .v1?, nil: break
+            }
+        }
         return text.withUTF8 { utf8 in
             let raw = UnsafeRawBufferPointer(utf8)
             guard let length = Base64.decodedLength(of: raw), length > 0 else { return .notBase64 }

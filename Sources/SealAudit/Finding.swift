@@ -17,6 +17,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     case identifierEncrypted = "identifier-encrypted"
     /// A file that is not valid JSON or NDJSON, or holds no profiles.
     case unreadableFile = "unreadable-file"
+    /// One profile's ciphertexts come from more than one id's key history: a forked key.
+    case mixedKeys = "mixed-keys"
+    /// A v2 value whose key (named in its header) none of the given keys is.
+    case unknownKey = "unknown-key"
 
     /// How serious the kind is.
     public var severity: Severity {
@@ -45,6 +49,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "The schema marks email or phone_number encrypted; Rownd looks users up by them."
         case .unreadableFile:
             return "A file that is not valid JSON or NDJSON profiles."
+        case .mixedKeys:
+            return "One profile holds ciphertexts from more than one key history: a user's key was forked."
+        case .unknownKey:
+            return "A v2 ciphertext sealed under a key that none of the given keys is."
         }
     }
 
@@ -67,6 +75,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "Set the field's encryption state to \"disabled\" in the schema."
         case .unreadableFile:
             return "Fix or remove the file; nothing in it past the problem was audited."
+        case .mixedKeys:
+            return "Give the device that made the other key the user's key (sealkit transfer), then re-encrypt its values."
+        case .unknownKey:
+            return "Give the key id that holds the key (--key), or receive the key from the device that made it."
         }
     }
 

@@ -58,6 +58,51 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// Encrypts text with the user's current key in `format`; a v2 ciphertext is bound to the
+    /// user's id and to `context`, and opens only with both.
+    /// - Parameters:
+    ///   - plaintext: the text to protect.
+    ///   - context: what the value is for (`"billing-note"`); empty is allowed. Bound by v2 only.
+    ///   - format: v2 by default here; v1 is Rownd's format, which binds nothing.
+    /// - Returns: the ciphertext's text: `sk2:...` for v2.
+    /// - Throws: `VaultError` when no user is set or the key is missing or locked.
+    public func encrypt(plaintext: String, context: String, format: CiphertextFormat = .v2) throws(VaultError) -> String {
+        let id = try requireUser()
+        do throws(VaultError) {
+            do {
+                return try ring(for: id).encrypt(plaintext, format: format, place: .context(context))
+            } catch let error as SecureMemoryError {
+                throw VaultError.secureMemory(error)
+            } catch let error as VaultError {
+                throw error
+            } catch {
+                throw VaultError.secureMemory(.outOfMemory(byteCount: 0))
+            }
+        } catch {
+            emit(.encryptionFailed(id))
+            throw error
+        }
+    }
+
+    /// Decrypts a v1 or v2 ciphertext; a v2 value opens only for the user's id and the `context`
+    /// it was sealed with.
+    /// - Throws: `VaultError.ciphertext` naming the problem, v2's wrong place, unknown key and
+    ///   tampering apart.
+    public func decrypt(ciphertext: String, context: String) throws(VaultError) -> String {
+        let id = try requireUser()
+        do throws(VaultError) {
+            let ring = try ring(for: id)
+            do {
+                return try ring.decrypt(ciphertext, place: .context(context)).plaintext
+            } catch {
+                throw VaultError.ciphertext(id, error)
+            }
+        } catch {
+            emit(.decryptionFailed(id))
+            throw error
+        }
+    }
+
     /// Decrypts a ciphertext with the user's current key, then retired keys.
     /// - Parameter ciphertext: base64 of nonce ‖ tag ‖ encrypted bytes.
     /// - Returns: the plaintext.
@@ -96,8 +141,53 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Makes sure the user has a key, creating and storing one on first use (as Rownd
-    /// does after sign-in). Safe to call every time; an existing key is left alone.
+    /// Whether encryption is possible and the user's keys open every ciphertext in their data.
+    ///
+    /// A device whose key differs from the one the user's data is sealed under (a second device
+    /// that made a key of its own) gets `.notPossible(.keyElsewhere(...))`, naming the missing keys.
+    /// - Parameters:
+    ///   - profile: the user's profile as the server holds it.
+    ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
+    public func encryptionStatus(for profile: JSONValue, schema: ProfileSchema? = nil) -> EncryptionStatus {
+        do {
+            let id = try requireUser()
+            let ring = try ring(for: id)
+            let check = ProfileKeyCheck(profile: profile, schema: schema, keys: ring)
+            if !check.missingKeys.isEmpty { return .notPossible(.keyElsewhere(id, check.missingKeys)) }
+            if !check.unreadable.isEmpty { return .notPossible(.unreadableData(id, check.unreadable)) }
+            return .possible(ring.current.fingerprint)
+        } catch {
+            return .notPossible(error)
+        }
+    }
+
+    /// Makes sure the user has a key, creating one on first use, but never when the user's data
+    /// shows they already have one elsewhere: a second device that made its own key would fork the
+    /// user's key, and each device would then seal fields the other cannot open. Safe to call every
+    /// time; an existing key is left alone.
+    /// - Parameters:
+    ///   - profile: the user's profile as the server holds it (or any JSON holding their
+    ///     ciphertexts); pass `.object([])` for a user with no data yet.
+    ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
+    /// - Returns: the user's key entry.
+    /// - Throws: `VaultError.keyElsewhere` when no key is stored and the data holds ciphertexts:
+    ///   receive the user's key (key transfer, a backup) instead.
+    @discardableResult
+    public func ensureKey(existing profile: JSONValue, schema: ProfileSchema? = nil) throws(VaultError) -> KeyEntry {
+        let id = try requireUser()
+        do {
+            if let entry = try keystore.entry(for: id) { return entry }
+        } catch {
+            throw .keystore(error)
+        }
+        let check = ProfileKeyCheck(profile: profile, schema: schema, keys: nil)
+        guard check.missingKeys.isEmpty else { throw .keyElsewhere(id, check.missingKeys) }
+        return try ensureKey()
+    }
+
+    /// Makes sure the user has a key, creating and storing one on first use. Only for a user known
+    /// to have no data yet: for one who may have signed in elsewhere, `ensureKey(existing:schema:)`
+    /// checks their data first, so that a second device does not fork the user's key.
     /// - Returns: the user's key entry.
     @discardableResult
     public func ensureKey() throws(VaultError) -> KeyEntry {
@@ -164,16 +254,21 @@ public final class Vault: @unchecked Sendable {
     // MARK: Profiles
 
     /// Encrypts the fields `schema` flags, with the user's current key, as Rownd's SDK does
-    /// before upload, but for every JSON type. Values already encrypted are left alone.
+    /// before upload, but for every JSON type. v2 values are bound to the user's id and their
+    /// field's name. Values already encrypted are left alone; a value sealed under a key this
+    /// keystore lacks fails the whole profile rather than being sealed twice.
+    /// - Parameter format: the format of every new ciphertext; nil follows each field's schema.
     /// - Parameters:
     ///   - profile: a JSON object of fields, or Rownd's user-state shape (`{"data": {...}}`).
     ///   - schema: the app schema saying which fields are encrypted.
     /// - Returns: the profile with flagged fields encrypted, in the same order.
-    public func encryptProfile(_ profile: JSONValue, schema: ProfileSchema) throws(VaultError) -> JSONValue {
+    public func encryptProfile(
+        _ profile: JSONValue, schema: ProfileSchema, format: CiphertextFormat? = nil
+    ) throws(VaultError) -> JSONValue {
         let id = try requireUser()
         let keys = try ringOrReport(for: id, failure: .encryptionFailed(id))
         do {
-            return try ProfileEncryptor(schema: schema).encrypt(profile, with: keys)
+            return try ProfileEncryptor(schema: schema, format: format).encrypt(profile, with: keys)
         } catch {
             emit(.encryptionFailed(id))
             throw .profile(error)
@@ -223,11 +318,13 @@ public final class Vault: @unchecked Sendable {
 
     /// Re-encrypts fields that only a retired key opens under the current key.
     /// - Returns: the profile, and the fields that were re-encrypted.
-    public func rotateProfile(_ profile: JSONValue, schema: ProfileSchema) throws(VaultError) -> RotatedProfile {
+    public func rotateProfile(
+        _ profile: JSONValue, schema: ProfileSchema, format: CiphertextFormat? = nil
+    ) throws(VaultError) -> RotatedProfile {
         let id = try requireUser()
         let keys = try ring(for: id)
         do {
-            return try ProfileEncryptor(schema: schema).rotate(profile, with: keys)
+            return try ProfileEncryptor(schema: schema, format: format).rotate(profile, with: keys)
         } catch {
             throw .profile(error)
         }
@@ -315,6 +412,13 @@ public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     case keystore(KeystoreError)
     /// The ciphertext could not be decrypted with the user's keys.
     case ciphertext(KeyID, CiphertextError)
+    /// The user's data is sealed under keys this keystore does not have: receive them instead of
+    /// making a new key.
+    case keyElsewhere(KeyID, [MissingKey])
+    /// The user's keys are here, but these values of their data still do not open.
+    case unreadableData(KeyID, [UnreadableValue])
+    /// Guarded memory for a key could not be had.
+    case secureMemory(SecureMemoryError)
     /// A profile could not be encrypted or decrypted; lists every failing field.
     case profile(ProfileError)
 
@@ -323,6 +427,14 @@ public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noUser: return "no user is set: sign a user in (give a key id) before encrypting"
         case .keystore(let error): return error.description
         case .ciphertext(let id, let error): return "cannot decrypt with key '\(id)': \(error)"
+        case .keyElsewhere(let id, let keys):
+            return "the data of '\(id)' is sealed under "
+                + keys.map(\.description).joined(separator: "; ")
+                + ": receive the user's key from a device that has it "
+                + "('sealkit transfer receive') instead of making a new one"
+        case .unreadableData(let id, let values):
+            return "the keys of '\(id)' are here, but " + values.prefix(5).map(\.description).joined(separator: "; ")
+        case .secureMemory(let error): return error.description
         case .profile(let error): return error.description
         }
     }

@@ -12,6 +12,10 @@ struct CipherOptions: ParsableArguments {
     @Flag(help: "Treat each input line as one value and write one output line each, streamed.") var lines = false
     @Option(help: ArgumentHelp("Read the input from this file instead of stdin ('-' is stdin).", valueName: "file"), completion: .file())
     var input: String?
+    @Option(help: ArgumentHelp(
+        "What the value is for; a v2 ciphertext opens only with the context it was made with (default: empty).",
+        valueName: "text"))
+    var context = ""
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     /// The key id's unlocked keys.
@@ -36,16 +40,22 @@ struct CipherOptions: ParsableArguments {
     func openInput() throws -> Int32 { try StandardInput.fileDescriptor(input, what: "input file") }
 }
 
+extension CiphertextFormat: ExpressibleByArgument {}
+
 struct EncryptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encrypt",
-        abstract: "Encrypt text with a key; prints base64(nonce ‖ tag ‖ ciphertext), as Rownd's SDKs do.",
+        abstract: "Encrypt text with a key; prints base64(nonce ‖ tag ‖ ciphertext), as Rownd's SDKs do, or v2 with --format v2.",
         discussion: """
             Reads stdin (or --input FILE) with one trailing newline dropped: printf '%s' "$text" | sealkit encrypt --key ID. \
             Plaintext is never taken as an argument, where shell history and ps would show it.
             """)
 
     @OptionGroup var options: CipherOptions
+    @Option(help: ArgumentHelp(
+        "v1: Rownd's format (default). v2: names its key, and opens only for this id and --context.",
+        valueName: "v1|v2"))
+    var format: CiphertextFormat = .v1
     @Argument(help: ArgumentHelp("Only '-' (stdin); plaintext as an argument is refused.", valueName: "-")) var text: String?
 
     func validate() throws { try options.validate(text: text) }
@@ -63,7 +73,18 @@ struct EncryptCommand: ParsableCommand {
         defer { if fd != 0 { close(fd) } }
         let ring = try options.keyRing()
         let output = StandardOutput()
-        if options.lines {
+        let place = CiphertextPlace.context(options.context)
+        if options.lines && format == .v2 {
+            let reader = LineReader(
+                fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
+            while try reader.nextLine({ line in
+                guard UTF8Validation.isValid(line) else {
+                    throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
+                }
+                try output.write(try ring.encrypt(bytes: line, format: .v2, place: place))
+                try output.write("\n")
+            }) {}
+        } else if options.lines {
             let reader = LineReader(
                 fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
             let key = ring.current
@@ -87,7 +108,7 @@ struct EncryptCommand: ParsableCommand {
             }
         } else {
             let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
-            try output.write(ring.encrypt(plaintext) + "\n")
+            try output.write(try ring.encrypt(plaintext, format: format, place: place) + "\n")
         }
         try output.flush()
     }
@@ -96,7 +117,7 @@ struct EncryptCommand: ParsableCommand {
 struct DecryptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decrypt",
-        abstract: "Decrypt a ciphertext with a key's current or retired keys.",
+        abstract: "Decrypt a v1 or v2 ciphertext with a key's current or retired keys.",
         discussion: "Reads CIPHERTEXT, else stdin (or --input FILE) with one trailing newline dropped; '-' is stdin.")
 
     @OptionGroup var options: CipherOptions
@@ -118,7 +139,7 @@ struct DecryptCommand: ParsableCommand {
                 let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
                 let plaintext: String
                 do {
-                    plaintext = try ring.decrypt(text).plaintext
+                    plaintext = try ring.decrypt(text, place: .context(options.context)).plaintext
                 } catch {
                     throw CLIFailure("line \(reader.lineNumber): \(error)", status: .dataError)
                 }
@@ -136,7 +157,7 @@ struct DecryptCommand: ParsableCommand {
             // Ciphertexts are base64, so spaces, tabs and a CR around one (a CRLF file, a paste)
             // are no part of it; blanks alone are refused for what they are (not base64).
             let trimmed = input.trimmingBlanks()
-            try output.write(ring.decrypt(trimmed.isEmpty ? input : trimmed).plaintext + "\n")
+            try output.write(ring.decrypt(trimmed.isEmpty ? input : trimmed, place: .context(options.context)).plaintext + "\n")
         }
         try output.flush()
     }
@@ -145,13 +166,20 @@ struct DecryptCommand: ParsableCommand {
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Say whether encryption is possible with a key; exit 0 when it is, 1 when not.")
+        abstract: "Say whether encryption is possible with a key; exit 0 when it is, 1 when not.",
+        discussion: """
+            With --profile FILE, also check that the key's keys open every ciphertext in the user's profile \
+            (with --schema, the fields it flags; without, every value that parses as a ciphertext), and exit 1 \
+            naming the missing key when they do not: a device with another key than the user's data was sealed under.
+            """)
 
     @Option(help: "The key id to check.", completion: .keyIDs) var key: String
+    @OptionGroup var data: UserDataOptions
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     func run() throws {
         let id = try keyID(key)
+        let profile = try data.readProfile()
         let keystore = try keystoreOptions.keystore()
         let vault: Vault
         do {
@@ -160,15 +188,63 @@ struct StatusCommand: ParsableCommand {
         } catch {
             throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
         }
-        switch vault.encryptionStatus() {
+        let status = try profile.map { vault.encryptionStatus(for: $0, schema: try data.readSchema()) } ?? vault.encryptionStatus()
+        switch status {
         case .possible(let fingerprint):
             let entry = try keystore.entry(for: id)
             let retired = entry.map { $0.retired.count } ?? 0
             print("encryption is possible for '\(id)' in namespace '\(keystore.namespace)': key \(fingerprint)"
                 + (entry?.isProtected == true ? ", passphrase-protected" : "")
-                + (retired > 0 ? ", \(retired) retired" : ""))
+                + (retired > 0 ? ", \(retired) retired" : "")
+                + (profile != nil ? ", and it opens every ciphertext in the profile" : ""))
         case .notPossible(let error):
             throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
+        }
+    }
+}
+
+/// The user's data, for the commands that check it before they act (`status`, `keys generate`).
+struct UserDataOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp("The user's profile as the server holds it: check its ciphertexts against the key.", valueName: "file"),
+        completion: .file(extensions: ["json"]))
+    var profile: String?
+    @Option(
+        help: ArgumentHelp("The app schema: check only the fields it flags encrypted (needs --profile).", valueName: "file"),
+        completion: .file(extensions: ["json"]))
+    var schema: String?
+
+    func validate() throws {
+        if schema != nil && profile == nil { throw ValidationError("--schema goes with --profile FILE") }
+    }
+
+    /// The profile, parsed; nil without --profile.
+    func readProfile() throws -> JSONValue? {
+        guard let profile else { return nil }
+        let fd = try StandardInput.fileDescriptor(profile, what: "profile file")
+        defer { if fd != 0 { close(fd) } }
+        let bytes = try StandardInput.readAll(
+            fd: fd, limit: InputLimits.profile, what: "the profile \(profile == "-" ? "on stdin" : profile)",
+            advice: "give one profile's JSON")
+        do {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw CLIFailure("the profile \(profile) is \(error)", status: .dataError)
+        }
+    }
+
+    /// The schema, parsed; nil without --schema.
+    func readSchema() throws -> ProfileSchema? {
+        guard let schema else { return nil }
+        let fd = open(schema, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIFailure("cannot read the schema file \(schema): check the path", status: .noInput) }
+        defer { close(fd) }
+        let bytes = try StandardInput.readAll(
+            fd: fd, limit: InputLimits.schema, what: "the schema file \(schema)", advice: "give the app's schema JSON file")
+        do {
+            return try ProfileSchema(parsing: bytes)
+        } catch {
+            throw CLIFailure("\(schema): \(error)", status: .dataError)
         }
     }
 }

@@ -22,11 +22,22 @@ struct KeysCommand: ParsableCommand {
 
         @Argument(help: "The key id (in Rownd's model, the user id).") var id: String
         @Flag(help: "Protect the key with a passphrase (asked on the terminal unless given).") var protect = false
+        @OptionGroup(title: "The user's data: refuse to make a key when it is sealed under another") var data: UserDataOptions
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
+            if let profile = try data.readProfile(), try keystore.entry(for: id) == nil {
+                // A second device must not fork the user's key: data sealed under a key this keystore
+                // lacks means the user has one already, elsewhere.
+                let check = ProfileKeyCheck(profile: profile, schema: try data.readSchema(), keys: nil)
+                if !check.missingKeys.isEmpty {
+                    throw CLIFailure(
+                        "not making a key for '\(id)': \(VaultError.keyElsewhere(id, check.missingKeys))",
+                        status: .conflict)
+                }
+            }
             let key = SymmetricKey.generate()
             try keystore.store(key, as: id, mode: .create, passphrase: try keystoreOptions.passphrase(toProtect: protect))
             print("\(id)\t\(key.fingerprint)")

@@ -26,12 +26,22 @@ struct ProfileCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "encrypt",
             abstract: "Encrypt a profile's encrypted fields with the key's current key.",
-            discussion: "Fields that already decrypt under the key's keys are left as they are.")
+            discussion: """
+                Fields that already decrypt under the key's keys are left as they are. A field that holds a \
+                ciphertext no key of the id opens fails the command (exit 65): it was sealed under a key this \
+                keystore does not have, and is never encrypted again.
+                """)
 
         @OptionGroup var options: ProfileOptions
+        @Option(help: ArgumentHelp(
+            "The format of new ciphertexts: v1 (Rownd's) or v2 (bound to the id and field); overrides the schema's per-field setting.",
+            valueName: "v1|v2"))
+        var format: CiphertextFormat?
+
+        func validate() throws { try options.validate(format: format) }
 
         func run() throws {
-            let (encryptor, keys) = try options.prepare()
+            let (encryptor, keys) = try options.prepare(format: format)
             if options.rownd {
                 let rownd = RowndProfileEncryptor(schema: encryptor.schema)
                 return try options.process(
@@ -82,12 +92,21 @@ struct ProfileCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate",
             abstract: "Re-encrypt under the current key the fields that only a retired key opens.",
-            discussion: "Fields already under the current key keep their ciphertexts.")
+            discussion: """
+                Fields already under the current key keep their ciphertexts, except that v1 values of a field \
+                written as v2 (--format v2, or the schema's setting) are rewritten as v2.
+                """)
 
         @OptionGroup var options: ProfileOptions
+        @Option(help: ArgumentHelp(
+            "The format of new ciphertexts: v1 (Rownd's) or v2 (bound to the id and field); overrides the schema's per-field setting.",
+            valueName: "v1|v2"))
+        var format: CiphertextFormat?
+
+        func validate() throws { try options.validate(format: format) }
 
         func run() throws {
-            let (encryptor, keys) = try options.prepare()
+            let (encryptor, keys) = try options.prepare(format: format)
             if options.rownd {
                 let rownd = RowndProfileEncryptor(schema: encryptor.schema)
                 return try options.process(
@@ -118,8 +137,16 @@ struct ProfileOptions: ParsableArguments {
         if ndjson && pretty { throw ValidationError("--pretty writes several lines per profile; it cannot go with --ndjson") }
     }
 
+    /// `--rownd` never writes v2, which Rownd's SDKs cannot read.
+    func validate(format: CiphertextFormat?) throws {
+        if rownd && format == .v2 {
+            throw ValidationError("--rownd writes what Rownd's SDKs read, which is v1 only; --format v2 cannot go with it")
+        }
+    }
+
     /// Reads the schema, then unlocks the keys, so a bad schema fails before any passphrase prompt.
-    func prepare() throws -> (ProfileEncryptor, KeyRing) {
+    /// - Parameter format: `--format`, which overrides every field's own.
+    func prepare(format: CiphertextFormat? = nil) throws -> (ProfileEncryptor, KeyRing) {
         let bytes = try readSchema()
         let parsed: ProfileSchema
         do {
@@ -128,10 +155,16 @@ struct ProfileOptions: ParsableArguments {
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }
+        if rownd, let field = parsed.encryptedFields.first(where: { $0.format == .v2 }) {
+            throw CLIFailure(
+                "\(schema): field \(field.name) asks for v2 ciphertexts, which Rownd's SDKs cannot read; "
+                    + "--rownd writes v1 only, so drop --rownd or the field's \"sealkit\": {\"format\": 2}",
+                status: .dataError)
+        }
         let id = try keyID(key)
         let keystore = try keystoreOptions.keystore()
         let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
-        return (ProfileEncryptor(schema: parsed), try keystore.keyRing(for: id, passphrase: passphrase))
+        return (ProfileEncryptor(schema: parsed, format: format), try keystore.keyRing(for: id, passphrase: passphrase))
     }
 
     /// Runs `operation` over the profile (or, with --ndjson, each line's profile) and writes the
@@ -272,10 +305,9 @@ struct ProfileOptions: ParsableArguments {
             output.append(UInt8(ascii: "\n"))
             return report
         } catch .fieldsFailed(let failures) where strict {
-            // Rownd's SDKs left numbers in plaintext and failures in place; --rownd reads such profiles.
             throw CLIFailure(
                 (lineNumber.map { "line \($0): " } ?? "") + ProfileError.fieldsFailed(failures).description
-                    + " (written by a Rownd app? try --rownd)",
+                    + hint(for: failures),
                 status: .dataError)
         } catch .invalidJSON(let error) {
             // Within one line the parser's line is always 1; report the input's line instead.
@@ -286,6 +318,13 @@ struct ProfileOptions: ParsableArguments {
         } catch {
             throw CLIFailure((lineNumber.map { "line \($0): " } ?? "") + error.description, status: .dataError)
         }
+    }
+
+    /// What most likely explains a strict failure: a missing key says so in its own reason; anything
+    /// else may be a profile that a Rownd app wrote, which --rownd reads.
+    private static func hint(for failures: [FieldFailure]) -> String {
+        let missingKey = failures.contains { if case .sealedUnderUnknownKey = $0.reason { return true } else { return false } }
+        return missingKey ? "" : " (written by a Rownd app? try --rownd)"
     }
 
     /// Names the input in errors.

@@ -133,7 +133,9 @@ enum ExitStatus: Int32 {
             switch error {
             case .noUser: self = .usage
             case .keystore(let inner): self.init(inner)
-            case .ciphertext, .profile: self = .dataError
+            case .ciphertext, .profile, .unreadableData: self = .dataError
+            case .keyElsewhere: self = .conflict
+            case .secureMemory: self = .ioError
             }
         default: return nil
         }

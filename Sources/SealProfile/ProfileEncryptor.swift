@@ -29,53 +29,78 @@ import Darwin
 public struct ProfileEncryptor: Sendable {
     /// The schema that says which fields are encrypted.
     public let schema: ProfileSchema
+    /// The format every new ciphertext is written in, whatever each field's schema says; nil
+    /// follows each field's `format`.
+    public let format: CiphertextFormat?
+    /// Whether any encrypted field is written as v2, which the text fast path leaves to the value tree.
+    private let writesV2: Bool
 
     /// Makes an encryptor for profiles described by `schema`.
-    public init(schema: ProfileSchema) {
+    /// - Parameter format: the format of every new ciphertext (`--format`); nil follows each field's schema.
+    public init(schema: ProfileSchema, format: CiphertextFormat? = nil) {
         self.schema = schema
+        self.format = format
+        writesV2 = format == .v2 || (format == nil && schema.encryptedFields.contains { $0.format == .v2 })
     }
 
-    /// Encrypts every encrypted field under the current key.
+    /// The format a field's new ciphertexts are written in.
+    func format(of field: ProfileSchema.Field) -> CiphertextFormat { format ?? field.format }
+
+    /// Encrypts every encrypted field under the current key, in each field's format (v2 values
+    /// are bound to the ring's id and the field's name).
     ///
-    /// Idempotent: a string that already decrypts under any of `keys` counts as encrypted and is
-    /// left as it is, so encrypting twice never double-encrypts. The other side of that rule: a
-    /// string field whose *plaintext* is itself a valid ciphertext under one of the user's keys is
-    /// taken as already encrypted and left alone, so decrypting it yields the inner plaintext.
-    /// Poly1305 authentication means this only happens to text that really is a ciphertext made
-    /// with this user's key; other text, however much it looks like base64, is encrypted.
+    /// A value that is already a well-formed ciphertext, v1 or v2, is never encrypted again: when
+    /// it opens under `keys` it is kept as it is, and when it does not the profile fails with
+    /// `FieldFailure.Reason.sealedUnderUnknownKey`, because it was sealed under a key this keystore
+    /// lacks (another device's, say) and sealing it again would hide the value for good. The cost
+    /// of that rule: a plaintext that is itself padded standard base64 of 40 bytes or more cannot be
+    /// encrypted in strict mode, as it cannot be told from a v1 ciphertext.
     /// - Parameters:
     ///   - profile: the profile, as fields or in Rownd's user-state shape.
-    ///   - keys: the user's keys; new ciphertexts use `keys.current`.
+    ///   - keys: the user's keys; new ciphertexts use `keys.current`. A v2 field needs a ring with an id.
     /// - Returns: the profile with every encrypted field as a ciphertext string.
     /// - Throws: `ProfileError.notAnObject`, or `ProfileError.fieldsFailed` listing every field that
-    ///   does not match its schema type or holds a non-string value without one. Nothing is
-    ///   returned when any field fails.
+    ///   does not match its schema type, holds a non-string value without one, or holds a
+    ///   ciphertext that does not open. Nothing is returned when any field fails: encryption never
+    ///   falls back to plaintext.
     public func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> JSONValue {
         return try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
             switch value {
             case .null:
                 return .value(value)
             case .string(let text):
-                if let (plaintext, _) = try? keys.decrypt(text) {
-                    guard Self.restore(plaintext, as: field.type) != nil else {
-                        return .failed(.decryptedTypeMismatch(expected: field.type ?? .string))
+                if let shape = CiphertextShape(of: text) {
+                    switch Self.open(value, field: field, keys: keys) {
+                    case .opened, .null: return .value(value)
+                    case .failed(.undecryptable(.unknownKey(let tag))): return .failed(.sealedUnderUnknownKey(tag))
+                    case .failed(.undecryptable(.authenticationFailed)) where shape == .v1:
+                        return .failed(.sealedUnderUnknownKey(nil))
+                    case .failed(let reason): return .failed(reason)
                     }
-                    return .value(value)
                 }
                 guard let type = field.type, !type.encryptsStringText else {
-                    return .value(.string(FieldCipher.encrypt(text, using: keys.current)))
+                    return seal(text, field: field, keys: keys)
                 }
                 guard type == .any else { return .failed(.typeMismatch(expected: type, found: value.kindName)) }
                 // `any` keeps the value's JSON type: a string travels as its JSON text, quotes and all.
-                return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current)))
+                return seal(value.serialized(), field: field, keys: keys)
             default:
                 // Only null has no type, and it was handled above.
                 guard let valueType = ProfileSchema.FieldType(of: value) else { return .value(value) }
                 guard let type = field.type else { return .failed(.missingType(found: valueType)) }
                 guard type.admits(valueType) else { return .failed(.typeMismatch(expected: type, found: value.kindName)) }
-                return .value(.string(FieldCipher.encrypt(value.serialized(), using: keys.current)))
+                return seal(value.serialized(), field: field, keys: keys)
             }
         }.profile
+    }
+
+    /// Seals one field's plaintext in the field's format.
+    private func seal(_ plaintext: String, field: ProfileSchema.Field, keys: KeyRing, as format: CiphertextFormat? = nil) -> FieldOutcome {
+        do {
+            return .value(.string(try keys.encrypt(plaintext, format: format ?? self.format(of: field), place: .field(field.name))))
+        } catch {
+            return .failed(.outOfGuardedMemory)
+        }
     }
 
     /// Encrypts a profile given as JSON text, returning compact JSON text: byte for byte what
@@ -122,7 +147,7 @@ public struct ProfileEncryptor: Sendable {
     /// (a value already encrypted, one the schema refuses, a string with escapes, a key that is not
     /// plain ASCII) returns false with nothing written, for the value tree to handle.
     func appendEncrypted(_ outline: JSONOutline, with keys: KeyRing, to output: inout [UInt8]) -> Bool {
-        guard let fieldNames = schema.encryptedNames else { return false }
+        guard !writesV2, let fieldNames = schema.encryptedNames else { return false }
         return outline.text.withUnsafeBufferPointer { text in
             let members = outline.members
             guard text.first == UInt8(ascii: "{") else { return false }
@@ -158,10 +183,8 @@ public struct ProfileEncryptor: Sendable {
                     guard fieldType?.encryptsStringText ?? true, !text[contents].contains(UInt8(ascii: "\\")) else {
                         return false
                     }
-                    // A string that opens under the user's keys is already encrypted: the tree checks and keeps it.
-                    if contents.count >= Self.shortestCiphertext, contents.count % 4 == 0,
-                        (try? keys.decrypt(String(decoding: text[contents], as: UTF8.self))) != nil
-                    {
+                    // A string that is a ciphertext is never sealed again: the tree keeps it or refuses it.
+                    if CiphertextShape.classify(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[contents])) != nil {
                         return false
                     }
                     edits.append((value, contents))
@@ -212,9 +235,6 @@ public struct ProfileEncryptor: Sendable {
         }
     }
 
-    /// The length of the shortest ciphertext's text (an empty plaintext's).
-    private static let shortestCiphertext = FieldCipher.ciphertextLength(forPlaintextByteCount: 0)
-
     /// Whether a key is ASCII with no escapes: then comparing its bytes is comparing it as Swift
     /// compares strings.
     private static func isPlainASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -230,19 +250,51 @@ public struct ProfileEncryptor: Sendable {
     ///   non-null field that is not a ciphertext, opens under none of the keys, or does not decrypt to
     ///   its schema type. Nothing is returned when any field fails.
     public func decrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> DecryptedProfile {
-        let (plain, retired) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
-            switch Self.open(value, field: field, keys: keys) {
-            case .failed(let reason): return .failed(reason)
-            case .null: return .value(value)
-            case .opened(_, let restored, let needsRotation): return .value(restored, noted: needsRotation)
+        var openedCount = 0
+        do {
+            let (plain, retired) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
+                switch Self.open(value, field: field, keys: keys) {
+                case .failed(let reason): return .failed(reason)
+                case .null: return .value(value)
+                case .opened(_, let restored, let needsRotation):
+                    openedCount += 1
+                    return .value(restored, noted: needsRotation)
+                }
             }
+            return DecryptedProfile(profile: plain, fieldsUnderRetiredKeys: retired)
+        } catch .fieldsFailed(let failures) {
+            throw .fieldsFailed(Self.namingMissingKeys(failures, noneOpened: openedCount == 0))
         }
-        return DecryptedProfile(profile: plain, fieldsUnderRetiredKeys: retired)
     }
 
-    /// Re-encrypts under the current key every field that only a retired key opens.
+    /// Says "a key this keystore does not have" where that is what failures show: a v2 value whose
+    /// header names a key the ring lacks, always; v1 values, which name no key, when not one
+    /// flagged value opened and every failure is an authentication failure (a device holding
+    /// another key than the user's data was sealed under fails exactly so).
+    private static func namingMissingKeys(_ failures: [FieldFailure], noneOpened: Bool) -> [FieldFailure] {
+        let allUnopened = noneOpened && failures.allSatisfy {
+            switch $0.reason {
+            case .undecryptable(.authenticationFailed), .undecryptable(.unknownKey): return true
+            default: return false
+            }
+        }
+        return failures.map { failure in
+            switch failure.reason {
+            case .undecryptable(.unknownKey(let tag)):
+                return FieldFailure(field: failure.field, reason: .sealedUnderUnknownKey(tag))
+            case .undecryptable(.authenticationFailed) where allUnopened:
+                return FieldFailure(field: failure.field, reason: .sealedUnderUnknownKey(nil))
+            default:
+                return failure
+            }
+        }
+    }
+
+    /// Re-encrypts under the current key every field that only a retired key opens, and rewrites
+    /// as v2 every v1 value of a field written as v2 (`format`, or the field's schema), so an app
+    /// can migrate. A v2 value stays v2.
     ///
-    /// Fields already under the current key are left untouched, so their ciphertexts do not change.
+    /// Other fields are left untouched, so their ciphertexts do not change.
     /// - Parameters:
     ///   - profile: an encrypted profile, as fields or in Rownd's user-state shape.
     ///   - keys: the user's current key, which encrypts, and retired keys, which only decrypt.
@@ -253,9 +305,16 @@ public struct ProfileEncryptor: Sendable {
         let (rotated, fields) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
             switch Self.open(value, field: field, keys: keys) {
             case .failed(let reason): return .failed(reason)
-            case .opened(let plaintext, _, true):
-                return .value(.string(FieldCipher.encrypt(plaintext, using: keys.current)), noted: true)
-            case .null, .opened: return .value(value)
+            case .opened(let plaintext, _, let needsRotation):
+                let wasV2: Bool
+                if case .string(let text) = value { wasV2 = text.hasPrefix(BoundCipher.prefix) } else { wasV2 = false }
+                let target = wasV2 ? CiphertextFormat.v2 : format(of: field)
+                guard needsRotation || (target == .v2 && !wasV2) else { return .value(value) }
+                switch seal(plaintext, field: field, keys: keys, as: target) {
+                case .value(let sealed, _): return .value(sealed, noted: true)
+                case let failed: return failed
+                }
+            case .null: return .value(value)
             }
         }
         return RotatedProfile(profile: rotated, rotatedFields: fields)
@@ -280,7 +339,7 @@ public struct ProfileEncryptor: Sendable {
             let plaintext: String
             let needsRotation: Bool
             do {
-                (plaintext, needsRotation) = try keys.decrypt(ciphertext)
+                (plaintext, needsRotation) = try keys.decrypt(ciphertext, place: .field(field.name))
             } catch {
                 return .failed(.undecryptable(error))
             }

@@ -47,6 +47,12 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
         case undecryptable(CiphertextError)
         /// The ciphertext opens, but its plaintext is not a value of the schema's type.
         case decryptedTypeMismatch(expected: ProfileSchema.FieldType)
+        /// The value is a ciphertext sealed under a key this keystore lacks (the fingerprint in a v2
+        /// header; nil for v1, which names no key). Encrypting never seals it again; decrypting says
+        /// so when the header names the key, or when not one flagged v1 value opened.
+        case sealedUnderUnknownKey(KeyFingerprint?)
+        /// Guarded memory for a v2 subkey could not be had.
+        case outOfGuardedMemory
     }
 
     /// The field's name.
@@ -60,6 +66,10 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { field + " " + reasonDescription }
+
+    /// What a device missing the user's key should do.
+    static let receiveAdvice =
+        "receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one"
 
     /// What went wrong, without the field's name, so failures alike can share one sentence.
     var reasonDescription: String {
@@ -75,6 +85,13 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
             return "cannot be decrypted with the user's keys (\(error))"
         case .decryptedTypeMismatch(let expected):
             return "decrypts to text that is not \(expected.article), as the schema's type requires"
+        case .sealedUnderUnknownKey(let tag?):
+            return "holds a ciphertext sealed under key \(tag), which this keystore does not have: " + Self.receiveAdvice
+        case .sealedUnderUnknownKey(nil):
+            return "holds a ciphertext that none of the user's keys opens, most likely sealed under a key this keystore "
+                + "does not have (or damaged): " + Self.receiveAdvice
+        case .outOfGuardedMemory:
+            return "cannot be encrypted: guarded memory for the key is not available"
         }
     }
 }

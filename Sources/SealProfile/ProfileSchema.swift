@@ -1,3 +1,4 @@
+import SealCore
 import SealJSON
 
 #if canImport(Glibc)
@@ -30,15 +31,20 @@ public struct ProfileSchema: Sendable, Equatable {
         public let ownedBy: String?
         /// Whether the field's encryption state is `enabled`.
         public let isEncrypted: Bool
+        /// The ciphertext format new values of the field are written in: v1 unless the schema says
+        /// `"encryption": {"state": "enabled", "sealkit": {"format": 2}}`. Rownd's SDKs ignore the
+        /// `sealkit` member, so every device of the app reads the same schema the same way.
+        public let format: CiphertextFormat
 
         /// Describes a field.
         public init(
-            name: String, type: FieldType?, isEncrypted: Bool,
+            name: String, type: FieldType?, isEncrypted: Bool, format: CiphertextFormat = .v1,
             displayName: String? = nil, isRequired: Bool = false, ownedBy: String? = nil
         ) {
             self.name = name
             self.type = type
             self.isEncrypted = isEncrypted
+            self.format = format
             self.displayName = displayName
             self.isRequired = isRequired
             self.ownedBy = ownedBy
@@ -259,6 +265,7 @@ public struct ProfileSchema: Sendable, Equatable {
         }
 
         var isEncrypted = false
+        var format = CiphertextFormat.v1
         let encryptionPath = SchemaPath.join(path, "encryption")
         switch definition["encryption"] {
         case nil, .null?: break
@@ -270,6 +277,22 @@ public struct ProfileSchema: Sendable, Equatable {
             case .string("disabled")?: break
             case let other?:
                 throw .malformed(path: statePath, expected: #""enabled" or "disabled""#, found: other.briefDescription)
+            }
+            // SealKit's own settings live in a member of their own, which Rownd's SDKs skip.
+            let formatPath = SchemaPath.join(SchemaPath.join(encryptionPath, "sealkit"), "format")
+            switch encryption["sealkit"] {
+            case nil, .null?: break
+            case let sealkit? where sealkit.objectValue != nil:
+                switch sealkit["format"] {
+                case nil, .null?: break
+                case .number("1")?: format = .v1
+                case .number("2")?: format = .v2
+                case let other?: throw .malformed(path: formatPath, expected: "1 or 2", found: other.briefDescription)
+                }
+            case let other?:
+                throw .malformed(
+                    path: SchemaPath.join(encryptionPath, "sealkit"), expected: #"an object such as {"format": 2}"#,
+                    found: other.kindName)
             }
         case let other?:
             throw .malformed(path: encryptionPath, expected: #"an object such as {"state": "enabled"}"#, found: other.kindName)
@@ -286,7 +309,7 @@ public struct ProfileSchema: Sendable, Equatable {
                 found: JSONValue.string(typeName).briefDescription)
         }
         return Field(
-            name: name, type: type, isEncrypted: isEncrypted,
+            name: name, type: type, isEncrypted: isEncrypted, format: format,
             displayName: displayName, isRequired: isRequired, ownedBy: ownedBy)
     }
 

@@ -35,13 +35,15 @@ public struct RowndProfileEncryptor: Sendable {
     /// - Returns: the profile, and a note for each flagged value left in plaintext because it is not a string.
     /// - Throws: `ProfileError.notAnObject` only.
     public func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
-        try map(profile, includingMeta: false) { _, value -> RowndFieldOutcome in
+        try map(profile, includingMeta: false) { field, value -> RowndFieldOutcome in
             switch value {
             case .null:
                 return .kept
             case .string(let text):
-                // Already a ciphertext under the user's keys: sealing it again would hide the value.
-                if (try? keys.decrypt(text)) != nil { return .kept }
+                // Already a ciphertext: sealing it again would hide the value, under the user's keys
+                // or, worse, under a key this keystore lacks (a second device's fork).
+                if (try? keys.decrypt(text, place: .field(field.name))) != nil { return .kept }
+                if CiphertextShape(of: text) != nil { return .noted(.sealedUnderUnknownKey) }
                 return .replaced(.string(FieldCipher.encrypt(text, using: keys.current)))
             default:
                 return .noted(.leftInPlaintext(found: value.kindName))
@@ -58,8 +60,8 @@ public struct RowndProfileEncryptor: Sendable {
     ///   only a retired key opened.
     /// - Throws: `ProfileError.notAnObject` only.
     public func decrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
-        try map(profile, includingMeta: true) { _, value -> RowndFieldOutcome in
-            switch Self.open(value, keys: keys) {
+        try map(profile, includingMeta: true) { field, value -> RowndFieldOutcome in
+            switch Self.open(value, field: field, keys: keys) {
             case .none: return .kept
             case .failed(let reason): return .noted(reason)
             case .opened(let plaintext, let needsRotation):
@@ -77,8 +79,8 @@ public struct RowndProfileEncryptor: Sendable {
     ///   open (left as it is), and the fields that were re-encrypted.
     /// - Throws: `ProfileError.notAnObject` only.
     public func rotate(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
-        try map(profile, includingMeta: true) { _, value -> RowndFieldOutcome in
-            switch Self.open(value, keys: keys) {
+        try map(profile, includingMeta: true) { field, value -> RowndFieldOutcome in
+            switch Self.open(value, field: field, keys: keys) {
             case .none, .opened(_, false): return .kept
             case .failed(let reason): return .noted(reason)
             case .opened(let plaintext, true):
@@ -95,13 +97,13 @@ public struct RowndProfileEncryptor: Sendable {
         case failed(RowndFieldNote.Reason)
     }
 
-    private static func open(_ value: JSONValue, keys: KeyRing) -> Opened {
+    private static func open(_ value: JSONValue, field: ProfileSchema.Field, keys: KeyRing) -> Opened {
         switch value {
         case .null:
             return .none
         case .string(let text):
             do {
-                let (plaintext, needsRotation) = try keys.decrypt(text)
+                let (plaintext, needsRotation) = try keys.decrypt(text, place: .field(field.name))
                 return .opened(plaintext: plaintext, needsRotation: needsRotation)
             } catch {
                 return .failed(.undecryptable(error))
@@ -184,6 +186,9 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         case notACiphertext(found: String)
         /// On decrypt or rotate: the string is not a ciphertext, or no key of the user's opens it.
         case undecryptable(CiphertextError)
+        /// On encrypt: the value is already a ciphertext that no key of the user's opens, so it is
+        /// left byte for byte rather than sealed a second time.
+        case sealedUnderUnknownKey
     }
 
     /// The field's path: `data.ssn`, `meta.ssn`, or `ssn` in a bare profile.
@@ -202,6 +207,10 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
             return "\(path) left in plaintext: it holds \(found), and Rownd encrypts only strings"
         case .notACiphertext(let found):
             return "\(path) left as it is: it holds \(found), not a ciphertext"
+        case .sealedUnderUnknownKey:
+            return "\(path) left as it is: it already holds a ciphertext that none of the user's keys opens, "
+                + "sealed under a key this keystore does not have; receive that key ('sealkit transfer receive') "
+                + "instead of making a new one"
         case .undecryptable(.notUTF8):
             return "\(path) left as it is: it opens, but not to UTF-8 text (Rownd's SDKs would show replacement characters)"
         case .undecryptable(.notBase64), .undecryptable(.tooShort):

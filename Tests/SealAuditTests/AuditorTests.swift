@@ -10,7 +10,7 @@ struct FixtureAuditTests {
     static let base = auditFixtures.path
 
     func keyRing() throws -> KeyRing {
-        KeyRing(current: try fixtureKey("current"), retired: [try fixtureKey("retired")])
+        KeyRing(current: try fixtureKey("current"), retired: [try fixtureKey("retired")], id: "audit-user")
     }
 
     @Test func plantedSetYieldsExactlyThePlantedFindingsInEveryRun() throws {
@@ -224,5 +224,54 @@ struct ReadingTests {
     @Test func invalidSchemaIsAnError() throws {
         let path = try write("bad-schema.json", #"{"ssn": {"encryption": {"state": "maybe"}}}"#)
         #expect(throws: AuditError.self) { try AuditSchema.load(path: path) }
+    }
+}
+
+@Suite("Auditor: mixed keys and unknown keys")
+struct MixedKeyAuditTests {
+    static let schema = #"{"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled"}}, "notes": {"type": "string", "encryption": {"state": "enabled"}}}}"#
+
+    func audit(_ profiles: [String], keys: [KeyRing], schema: Bool = true) throws -> [FindingKind] {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealaudit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("profiles.ndjson").path
+        try Data(profiles.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+        let schemaPath = folder.appendingPathComponent("schema.json").path
+        try Data(Self.schema.utf8).write(to: URL(fileURLWithPath: schemaPath))
+        let auditor = Auditor(schema: schema ? try AuditSchema.load(path: schemaPath) : nil, keys: keys)
+        return try auditor.audit(paths: [path]).findings.map(\.kind)
+    }
+
+    @Test func oneIDsRetiredAndCurrentKeysAreOneHistory() throws {
+        let old = SymmetricKey.generate(), new = SymmetricKey.generate()
+        let ring = KeyRing(current: new, retired: [old], id: "alice")
+        let before = try KeyRing(current: old, id: "alice").encrypt("1", format: .v2, place: .field("ssn"))
+        let after = try ring.encrypt("2", format: .v2, place: .field("notes"))
+        let v1Before = FieldCipher.encrypt("3", using: old)
+        let profile = #"{"ssn":"\#(before)","notes":"\#(after)"}"#
+        #expect(try audit([profile], keys: [ring]) == [.retiredKey])
+        #expect(try audit([#"{"ssn":"\#(v1Before)","notes":"\#(after)"}"#], keys: [ring]) == [.retiredKey])
+        // Without keys the audit cannot tell a rotation from a fork, and says mixed-keys.
+        #expect(try audit([profile], keys: []) == [.mixedKeys])
+    }
+
+    @Test func aForkIsMixedAndAStrangersV2KeyIsUnknown() throws {
+        let alice = KeyRing(current: .generate(), id: "alice")
+        let fork = KeyRing(current: .generate(), id: "alice")
+        let mine = try alice.encrypt("1", format: .v2, place: .field("ssn"))
+        let theirs = try fork.encrypt("2", format: .v2, place: .field("notes"))
+        let profile = #"{"ssn":"\#(mine)","notes":"\#(theirs)"}"#
+        #expect(try audit([profile], keys: [alice]) == [.unknownKey, .mixedKeys])
+        #expect(try audit([profile], keys: [alice], schema: false) == [.unknownKey, .mixedKeys])
+        // v1 by which given key opens them: two ids' keys in one profile.
+        let bob = KeyRing(current: .generate(), id: "bob")
+        let v1 = #"{"ssn":"\#(alice.encrypt("1"))","notes":"\#(bob.encrypt("2"))"}"#
+        #expect(try audit([v1], keys: [alice, bob]) == [.mixedKeys])
+        // Each profile on its own: two users' profiles in one file are not mixed.
+        #expect(try audit([#"{"ssn":"\#(alice.encrypt("1"))"}"#, #"{"ssn":"\#(bob.encrypt("2"))"}"#], keys: [alice, bob]).isEmpty)
+        // A moved v2 value is caught with the schema.
+        let moved = #"{"notes":"\#(mine)"}"#
+        #expect(try audit([moved], keys: [alice]) == [.undecryptable])
     }
 }

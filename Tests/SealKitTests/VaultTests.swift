@@ -181,3 +181,64 @@ struct VaultProfileTests {
         #expect(received == [.keyGenerated(id), .decryptionFailed(id)])
     }
 }
+
+/// The Vault's side of one key per user: it never forks a user's key, and v2 binds a context.
+@Suite("Vault: one key per user, v2")
+struct VaultKeyForkTests {
+    static let schema: ProfileSchema = {
+        try! ProfileSchema(parsing: #"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}, "name": {"type": "string"}}"#)
+    }()
+
+    @Test func ensureKeyWithTheUsersDataNeverForksTheirKey() throws {
+        let id = try KeyID("alice")
+        let device1 = Vault(keystore: InMemoryKeystore(), userID: id)
+        try device1.ensureKey(existing: .object([]))
+        let uploaded = try device1.encryptProfile(["ssn": "078-05-1120", "name": "Ada"], schema: Self.schema)
+
+        let device2 = Vault(keystore: InMemoryKeystore(), userID: id)
+        for schema in [nil, Self.schema] {
+            #expect(throws: VaultError.keyElsewhere(id, [MissingKey(fingerprint: nil, paths: ["ssn"])])) {
+                try device2.ensureKey(existing: uploaded, schema: schema)
+            }
+        }
+        #expect(try device2.keystore.entry(for: id) == nil)
+        // v2 data names the missing key.
+        let v2 = try device1.encryptProfile(["ssn": "078-05-1120"], schema: Self.schema, format: .v2)
+        let fingerprint = try #require(try device1.keystore.entry(for: id)).current.fingerprint
+        #expect(throws: VaultError.keyElsewhere(id, [MissingKey(fingerprint: fingerprint, paths: ["ssn"])])) {
+            try device2.ensureKey(existing: v2)
+        }
+        // A user whose data holds no ciphertext gets a key.
+        try device2.ensureKey(existing: ["ssn": "078-05-1120", "name": "Ada"], schema: Self.schema)
+        #expect(device2.isEncryptionPossible())
+
+        // Now device 2 holds another key: the status for the data says so, as a typed reason.
+        guard case .notPossible(.keyElsewhere(_, let missing)) = device2.encryptionStatus(for: uploaded, schema: Self.schema) else {
+            Issue.record("status does not name the missing key")
+            return
+        }
+        #expect(missing.map(\.paths) == [["ssn"]])
+        guard case .possible = device1.encryptionStatus(for: uploaded, schema: Self.schema) else {
+            Issue.record("device 1's keys open its own data")
+            return
+        }
+        // And encrypting the downloaded profile is refused, never sealed twice.
+        #expect(throws: VaultError.self) { try device2.encryptProfile(uploaded, schema: Self.schema) }
+        #expect(throws: VaultError.self) { try device2.encryptProfile(json: uploaded.serialized(), schema: Self.schema) }
+    }
+
+    @Test func encryptWithAContextOpensOnlyInThatContext() throws {
+        let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("alice"))
+        try vault.ensureKey(existing: .object([]))
+        let sealed = try vault.encrypt(plaintext: "IBAN DE89", context: "billing")
+        #expect(sealed.hasPrefix("sk2:"))
+        #expect(try vault.decrypt(ciphertext: sealed, context: "billing") == "IBAN DE89")
+        #expect(throws: VaultError.ciphertext(try KeyID("alice"), .sealedForAnotherPlace)) {
+            try vault.decrypt(ciphertext: sealed, context: "shipping")
+        }
+        // Rownd's surface reads v2 too, as the empty context.
+        let bare = try vault.encrypt(plaintext: "x", context: "")
+        #expect(try vault.decrypt(ciphertext: bare) == "x")
+        #expect(try vault.decrypt(ciphertext: vault.encrypt(plaintext: "y"), context: "anything") == "y")
+    }
+}

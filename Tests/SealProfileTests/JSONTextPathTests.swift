@@ -85,7 +85,10 @@ struct JSONTextPathTests {
         }
         #expect(try takesFastPath(#"{"ssn": "078-05-1120", "score": 812, "other": {"a": [1]}}"#))
         #expect(try takesFastPath(#"{"id": "u", "data": {"ssn": "078-05-1120", "score": null}}"#))
-        #expect(try takesFastPath(#"{"ssn": "\#(FieldCipher.encrypt("x", using: .generate()))"}"#))  // a stranger's: encrypt it
+        // A stranger's ciphertext is never sealed again: the value tree refuses it.
+        #expect(try !takesFastPath(#"{"ssn": "\#(FieldCipher.encrypt("x", using: .generate()))"}"#))
+        #expect(try !takesFastPath(#"{"ssn": "\#(try KeyRing(current: .generate(), id: "u").encrypt("x", format: .v2, place: .field("ssn")))"}"#))
+        #expect(try takesFastPath(#"{"ssn": "aGVsbG8gd29ybGQ="}"#))  // base64, but too short to be a ciphertext
         #expect(try !takesFastPath(#"{"ssn": "\#(FieldCipher.encrypt("x", using: keys.current))"}"#))
         #expect(try !takesFastPath(#"{"ssn": "line\nbreak"}"#))
         #expect(try !takesFastPath(#"{"ssn": 5}"#))

@@ -143,16 +143,26 @@ import Testing
         #expect(try encryptor.decrypt(encrypted, with: keys).profile == ["ssn": "secret"])
     }
 
-    /// Text that only looks like a ciphertext (another user's, say) is encrypted like any other.
-    @Test func ciphertextUnderAnotherKeyIsEncrypted() throws {
+    /// A ciphertext under a key this ring lacks (another device's fork) is never sealed a second
+    /// time: the profile fails, naming the field and the missing key, and nothing is returned.
+    @Test func ciphertextUnderAnotherKeyIsRefusedNotSealedAgain() throws {
         let foreign = FieldCipher.encrypt("secret", using: .generate())
-        let encrypted = try encryptor.encrypt(["ssn": .string(foreign), "age": 1], with: keys)
-        #expect(encrypted["ssn"] != .string(foreign))
-        #expect(try encryptor.decrypt(encrypted, with: keys).profile == ["ssn": .string(foreign), "age": 1])
-        // In a number field it is a string, so it cannot be encrypted there.
+        #expect(
+            profileError { _ = try encryptor.encrypt(["ssn": .string(foreign), "age": 1], with: keys) }
+                == .fieldsFailed([FieldFailure(field: "ssn", reason: .sealedUnderUnknownKey(nil))]))
+        let otherKey = SymmetricKey.generate()
+        let foreignV2 = try KeyRing(current: otherKey, id: "u").encrypt("secret", format: .v2, place: .field("ssn"))
+        let ring = KeyRing(current: keys.current, id: "u")
+        #expect(
+            profileError { _ = try encryptor.encrypt(["ssn": .string(foreignV2)], with: ring) }
+                == .fieldsFailed([FieldFailure(field: "ssn", reason: .sealedUnderUnknownKey(otherKey.fingerprint))]))
+        #expect(
+            profileError { _ = try encryptor.decrypt(["ssn": .string(foreignV2)], with: ring) }
+                == .fieldsFailed([FieldFailure(field: "ssn", reason: .sealedUnderUnknownKey(otherKey.fingerprint))]))
+        // In a number field too: a ciphertext is refused as one before its type is looked at.
         #expect(
             profileError { _ = try encryptor.encrypt(["age": .string(foreign)], with: keys) }
-                == .fieldsFailed([FieldFailure(field: "age", reason: .typeMismatch(expected: .number, found: "a string"))]))
+                == .fieldsFailed([FieldFailure(field: "age", reason: .sealedUnderUnknownKey(nil))]))
     }
 
     @Test func alreadyEncryptedValuesMustMatchTheirType() {

@@ -1,0 +1,243 @@
+import Foundation
+import SealTestSupport
+import Testing
+
+/// One user, two devices, one key: the second device is told to receive the user's key instead of
+/// making its own, never double-encrypts, and v2 ciphertexts open only where they were sealed.
+@Suite("one key per user, and v2 bound ciphertexts, on the CLI")
+struct KeyForkCLITests {
+    static let schema = #"""
+        {"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled"}},
+                    "name": {"type": "string"},
+                    "notes": {"type": "string", "encryption": {"state": "enabled"}},
+                    "nickname": {"type": "string", "encryption": {"state": "enabled"}}}}
+        """#
+    static let profile = #"{"ssn":"078-05-1120","name":"Ada","notes":"allergic"}"#
+
+    /// Writes `text` to a file in `cli`'s folder and returns its path.
+    static func file(_ cli: CLI, _ name: String, _ text: String) throws -> String {
+        let url = cli.home.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    static func object(_ json: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    }
+
+    @Test func theTwoDeviceJourneyRefusesTheForkThenATransferJoinsThem() throws {
+        let device1 = try CLI(), device2 = try CLI()
+        #expect(try device1.run(["keys", "generate", "alice"]).status == 0)
+        let schema1 = try Self.file(device1, "schema.json", Self.schema)
+        let uploaded = try device1.run(["profile", "encrypt", "--schema", schema1, "--key", "alice"], stdin: Self.profile)
+        #expect(uploaded.status == 0, "\(uploaded.stderr)")
+
+        // Device 2 signs in and would make "the user's key on first use": the data says no.
+        let schema2 = try Self.file(device2, "schema.json", Self.schema)
+        let server = try Self.file(device2, "profile.json", uploaded.stdout)
+        for extra in [[], ["--schema", schema2]] {
+            let refused = try device2.run(["keys", "generate", "alice", "--profile", server] + extra)
+            #expect(refused.status == 73)
+            expectCleanFailure(refused, containing: "sealkit transfer receive")
+            #expect(refused.stderr.contains("a key this keystore does not have"))
+            #expect(refused.stderr.contains("ssn") && refused.stderr.contains("notes"))
+        }
+        #expect(try TransferCLITests.ids(device2).isEmpty, "a refused generate made no key")
+        // A profile with no ciphertext yet still gets its key.
+        let fresh = try CLI()
+        let plain = try Self.file(fresh, "plain.json", Self.profile)
+        #expect(try fresh.run(["keys", "generate", "alice", "--profile", plain]).status == 0)
+        #expect(try TransferCLITests.ids(fresh) == ["alice"])
+
+        // A device that forked anyway (an older SealKit did) refuses to seal device 1's values again.
+        let forked = try CLI()
+        #expect(try forked.run(["keys", "generate", "alice"]).status == 0)
+        let forkedSchema = try Self.file(forked, "schema.json", Self.schema)
+        let forkedServer = try Self.file(forked, "profile.json", uploaded.stdout)
+        var edited = try Self.object(uploaded.stdout)
+        edited["name"] = "Ada L."
+        edited["notes"] = "allergic to penicillin"
+        let editedText = String(decoding: try JSONSerialization.data(withJSONObject: edited), as: UTF8.self)
+        let doubled = try forked.run(["profile", "encrypt", "--schema", forkedSchema, "--key", "alice"], stdin: editedText)
+        #expect(doubled.status == 65)
+        expectCleanFailure(doubled, containing: "ssn")
+        #expect(doubled.stderr.contains("sealed under a key this keystore does not have"))
+        #expect(doubled.stderr.contains("sealkit transfer receive"))
+        #expect(!doubled.stderr.contains("--rownd"))
+        // --rownd leaves the value byte for byte and names the field.
+        let rownd = try forked.run(["profile", "encrypt", "--rownd", "--schema", forkedSchema, "--key", "alice"], stdin: editedText)
+        #expect(rownd.status == 0, "\(rownd.stderr)")
+        let ssn = try #require(try Self.object(uploaded.stdout)["ssn"] as? String)
+        #expect(rownd.stdout.contains("\"ssn\":\"\(ssn.replacingOccurrences(of: "/", with: "\\/"))\"") || rownd.stdout.contains("\"ssn\":\"\(ssn)\""))
+        #expect(rownd.stderr.contains("ssn") && rownd.stderr.contains("transfer receive"))
+        // Status and strict decrypt say why.
+        let status = try forked.run(["status", "--key", "alice", "--profile", forkedServer, "--schema", forkedSchema])
+        #expect(status.status == 1)
+        expectCleanFailure(status, containing: "a key this keystore does not have")
+        let decrypted = try forked.run(["profile", "decrypt", "--schema", forkedSchema, "--key", "alice", forkedServer])
+        expectCleanFailure(decrypted, containing: "transfer receive")
+        #expect(!decrypted.stderr.contains("--rownd"))
+        #expect(try device1.run(["status", "--key", "alice", "--profile", server]).status == 0)
+
+        // The fix: device 2 receives the key, then both devices read and write the same profile.
+        let (_, _, received) = try TransferCLITests.receive(in: device2) { offer, code in
+            try TransferCLITests.send(device1, ["alice"], to: offer, code: code)
+        }
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(try device2.run(["status", "--key", "alice", "--profile", server, "--schema", schema2]).status == 0)
+        let saved = try device2.run(["profile", "encrypt", "--schema", schema2, "--key", "alice"], stdin: editedText)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let readBack = try device1.run(["profile", "decrypt", "--schema", schema1, "--key", "alice"], stdin: saved.stdout)
+        #expect(readBack.status == 0, "\(readBack.stderr)")
+        let result = try Self.object(readBack.stdout)
+        #expect(result["ssn"] as? String == "078-05-1120")
+        #expect(result["notes"] as? String == "allergic to penicillin")
+        #expect(result["name"] as? String == "Ada L.")
+    }
+
+    @Test func encryptionNeverFallsBackToPlaintextMidProfile() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let schema = try Self.file(cli, "schema.json", Self.schema)
+        // The middle flagged field fails (a number where the schema says string): nothing is written,
+        // neither the fields before it sealed nor those after it in plaintext.
+        for format in ["v1", "v2"] {
+            let result = try cli.run(
+                ["profile", "encrypt", "--schema", schema, "--key", "alice", "--format", format],
+                stdin: #"{"ssn":"078-05-1120","notes":42,"nickname":"Addie"}"#)
+            #expect(result.status == 65)
+            expectCleanFailure(result, containing: "notes")
+            #expect(!result.stderr.contains("078-05-1120") && !result.stderr.contains("Addie"))
+        }
+    }
+
+    @Test func v2OnTheCommandLineOpensOnlyInItsContextAndPyNaClAgrees() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let sealed = try cli.run(["encrypt", "--key", "alice", "--format", "v2", "--context", "billing"], stdin: "IBAN DE89")
+        #expect(sealed.status == 0)
+        #expect(sealed.output.hasPrefix("sk2:") && !sealed.output.contains("\n"))
+        #expect(try cli.run(["decrypt", "--key", "alice", "--context", "billing"], stdin: sealed.stdout).stdout == "IBAN DE89\n")
+        for wrong in [["--context", "shipping"], []] {
+            let moved = try cli.run(["decrypt", "--key", "alice"] + wrong, stdin: sealed.stdout)
+            #expect(moved.status == 65)
+            expectCleanFailure(moved, containing: "sealed for another field or user")
+        }
+        // Without --context the context is empty, and that is a context too.
+        let bare = try cli.run(["encrypt", "--key", "alice", "--format", "v2"], stdin: "x")
+        #expect(try cli.run(["decrypt", "--key", "alice"], stdin: bare.stdout).stdout == "x\n")
+        // v1 stays the default and both are read.
+        let v1 = try cli.run(["encrypt", "--key", "alice"], stdin: "y")
+        #expect(!v1.output.hasPrefix("sk2:"))
+        #expect(try cli.run(["decrypt", "--key", "alice"], stdin: v1.stdout).stdout == "y\n")
+
+        let key = try #require(try TransferCLITests.keyMaterial(cli).first)
+        let opened = try PythonV2.open(sealed.output, keys: [key], id: "alice", place: .context("billing"))
+        #expect(opened.outcome == "ok" && opened.plaintext == "IBAN DE89")
+        let theirs = try PythonV2.seal("from PyNaCl", keys: [key], id: "alice", place: .context("billing"))
+        #expect(try cli.run(["decrypt", "--key", "alice", "--context", "billing"], stdin: theirs).stdout == "from PyNaCl\n")
+
+        // A key the keystore lacks is named by its fingerprint, not mistaken for tampering.
+        let other = try CLI()
+        #expect(try other.run(["keys", "generate", "alice"]).status == 0)
+        let unknown = try other.run(["decrypt", "--key", "alice", "--context", "billing"], stdin: sealed.stdout)
+        expectCleanFailure(unknown, containing: "which this keystore does not have")
+        let fingerprint = try cli.run(["keys", "list"]).output.split(separator: "\t")[1]
+        #expect(unknown.stderr.contains(String(fingerprint)))
+        #expect(try cli.run(["encrypt", "--key", "alice", "--format", "v3"], stdin: "x").status == 64)
+    }
+
+    @Test func swapAttacksOnARealProfileFail() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let key = try #require(try TransferCLITests.keyMaterial(cli).first)
+        // The same key under a second id, as a careless import could do.
+        #expect(try cli.run(["keys", "import", "bob"], stdin: key).status == 0)
+        let schema = try Self.file(cli, "schema.json", Self.schema)
+        let sealed = try cli.run(
+            ["profile", "encrypt", "--schema", schema, "--key", "alice", "--format", "v2"],
+            stdin: #"{"data":{"ssn":"078-05-1120","notes":"allergic","nickname":"Addie"}}"#)
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        var profile = try Self.object(sealed.stdout)
+        var data = try #require(profile["data"] as? [String: Any])
+        let ssn = try #require(data["ssn"] as? String)
+        #expect(ssn.hasPrefix("sk2:"))
+
+        // Field to field: the SSN moved into the nickname, which an app might show.
+        data["nickname"] = ssn
+        profile["data"] = data
+        let swapped = String(decoding: try JSONSerialization.data(withJSONObject: profile), as: UTF8.self)
+        let fieldSwap = try cli.run(["profile", "decrypt", "--schema", schema, "--key", "alice"], stdin: swapped)
+        #expect(fieldSwap.status == 65)
+        expectCleanFailure(fieldSwap, containing: "nickname")
+        #expect(fieldSwap.stderr.contains("sealed for another field or user"))
+        // User to user: alice's profile handed to bob, who holds the same key.
+        let userSwap = try cli.run(["profile", "decrypt", "--schema", schema, "--key", "bob"], stdin: sealed.stdout)
+        expectCleanFailure(userSwap, containing: "sealed for another field or user")
+        // v2 to v1: the header stripped must not open as v1 under the same key.
+        data["nickname"] = String(ssn.dropFirst(4))
+        profile["data"] = data
+        let stripped = String(decoding: try JSONSerialization.data(withJSONObject: profile), as: UTF8.self)
+        let strip = try cli.run(["profile", "decrypt", "--schema", schema, "--key", "alice"], stdin: stripped)
+        expectCleanFailure(strip, containing: "stripped")
+        let stripRownd = try cli.run(["profile", "decrypt", "--rownd", "--schema", schema, "--key", "alice"], stdin: stripped)
+        let rowndData = try #require(try Self.object(stripRownd.stdout)["data"] as? [String: Any])
+        #expect(rowndData["nickname"] as? String == String(ssn.dropFirst(4)), "a stripped value stays as it was")
+        // The untouched profile opens, in the bare shape as in `data`'s: fields bind their names.
+        let opened = try cli.run(["profile", "decrypt", "--schema", schema, "--key", "alice"], stdin: sealed.stdout)
+        #expect(opened.status == 0 && opened.stdout.contains("078-05-1120"))
+        let bare = String(decoding: try JSONSerialization.data(withJSONObject: try #require(try Self.object(sealed.stdout)["data"])), as: UTF8.self)
+        #expect(try cli.run(["profile", "decrypt", "--schema", schema, "--key", "alice"], stdin: bare).stdout.contains("078-05-1120"))
+    }
+
+    @Test func theSchemaChoosesV2PerFieldAndRotateMigrates() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let mixed = try Self.file(cli, "mixed.json", #"""
+            {"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+                        "notes": {"type": "string", "encryption": {"state": "enabled"}}}}
+            """#)
+        let input = #"{"ssn":"078-05-1120","notes":"allergic"}"#
+        let perField = try Self.object(try cli.run(["profile", "encrypt", "--schema", mixed, "--key", "alice"], stdin: input).stdout)
+        #expect((perField["ssn"] as? String)?.hasPrefix("sk2:") == true)
+        #expect((perField["notes"] as? String)?.hasPrefix("sk2:") == false)
+        let overridden = try Self.object(
+            try cli.run(["profile", "encrypt", "--schema", mixed, "--key", "alice", "--format", "v1"], stdin: input).stdout)
+        #expect((overridden["ssn"] as? String)?.hasPrefix("sk2:") == false)
+        // --rownd never writes v2.
+        let rownd = try cli.run(["profile", "encrypt", "--rownd", "--schema", mixed, "--key", "alice"], stdin: input)
+        expectCleanFailure(rownd, containing: "ssn")
+        let rowndV2 = try cli.run(["profile", "encrypt", "--rownd", "--format", "v2", "--schema", mixed, "--key", "alice"], stdin: input)
+        #expect(rowndV2.status == 64)
+
+        // rotate --format v2 rewrites v1 values as v2, which still decrypt to the same.
+        let schema = try Self.file(cli, "schema.json", Self.schema)
+        let v1 = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "alice"], stdin: input).stdout
+        let rotated = try cli.run(["profile", "rotate", "--schema", schema, "--key", "alice", "--format", "v2"], stdin: v1)
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        let object = try Self.object(rotated.stdout)
+        #expect((object["ssn"] as? String)?.hasPrefix("sk2:") == true && (object["notes"] as? String)?.hasPrefix("sk2:") == true)
+        let back = try Self.object(try cli.run(["profile", "decrypt", "--schema", schema, "--key", "alice"], stdin: rotated.stdout).stdout)
+        #expect(back["ssn"] as? String == "078-05-1120" && back["notes"] as? String == "allergic")
+        // A v2 value is never rewritten as v1, and a second rotation changes nothing.
+        let again = try cli.run(["profile", "rotate", "--schema", schema, "--key", "alice"], stdin: rotated.stdout)
+        #expect(again.stdout == rotated.stdout)
+    }
+
+    @Test func statusNamesAV2KeyByItsFingerprintAndSchemaNeedsAProfile() throws {
+        let device1 = try CLI(), device2 = try CLI()
+        #expect(try device1.run(["keys", "generate", "alice"]).status == 0)
+        #expect(try device2.run(["keys", "generate", "alice"]).status == 0)
+        let schema = try Self.file(device1, "schema.json", Self.schema)
+        let sealed = try device1.run(["profile", "encrypt", "--schema", schema, "--key", "alice", "--format", "v2"], stdin: Self.profile)
+        let path = try Self.file(device2, "p.json", sealed.stdout)
+        let status = try device2.run(["status", "--key", "alice", "--profile", path])
+        #expect(status.status == 1)
+        let fingerprint = try device1.run(["keys", "list"]).output.split(separator: "\t")[1]
+        expectCleanFailure(status, containing: String(fingerprint))
+        #expect(try device2.run(["status", "--key", "alice", "--schema", schema]).status == 64)
+        let generate = try device2.run(["keys", "generate", "bob", "--profile", path])
+        #expect(generate.status == 73)
+        expectCleanFailure(generate, containing: String(fingerprint))
+    }
+}
