@@ -148,7 +148,7 @@ def report(results_path, json_path):
             seen.append(key)
     for bench, size in seen:
         ours = medians.get((bench, size, "sealkit"))
-        if ours is None:
+        if ours is None or bench.startswith(("v1 ", "v2 ")):  # the format comparison has its own lines
             continue
         row = {"bench": bench, "size": size, "sealkit_ns": ours["median_ns"], "peers": {}}
         for peer in ("c", "pynacl"):
@@ -198,13 +198,36 @@ def report(results_path, json_path):
     lines = ["| " + " | ".join(text.ljust(widths[i]) for i, text in enumerate(line)) + " |" for line in table]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     print("\n".join(lines))
+    # v2 against v1 (issue 20): one format's time over the other's, through the same call.
+    format_rows = []
+    for bench, size in seen:
+        if not bench.startswith("v2 "):
+            continue
+        v2 = medians.get((bench, size, "sealkit"))
+        v1 = medians.get(("v1 " + bench[3:], size, "sealkit"))
+        if v2 is None or v1 is None:
+            continue
+        ratio = v2["median_ns"] / v1["median_ns"]
+        row = {"bench": bench[3:], "size": size, "v1_ns": v1["median_ns"], "v2_ns": v2["median_ns"], "v2_over_v1": round(ratio, 2)}
+        if "retired" not in bench:
+            row["target"] = 1.3
+            row["met"] = ratio <= 1.3
+            verdicts.append(row["met"])
+        format_rows.append(row)
+    if format_rows:
+        print("\nv2 (bound) against v1 (Rownd's), same call, v2 time ÷ v1 time (target ≤ 1.3; with 255 retired keys,"
+              " v1 tries each key and v2 opens once):")
+        for row in format_rows:
+            mark = f" {'✓' if row['met'] else '✗'}" if "met" in row else ""
+            print(f"  {row['bench']:<28} {size_label(row['size']):>6}  v1 {time_label(row['v1_ns']):>9}"
+                  f"  v2 {time_label(row['v2_ns']):>9}  {row['v2_over_v1']:.2f}{mark}")
     load = os.getloadavg()
     print(f"\nTimes are medians per operation (per profile, per line, per value) of every repetition, peers"
           f" alternating over rounds, each after a warm-up; ratios above 1 mean SealKit is faster. Load average"
           f" at the end: {load[0]:.2f} on {os.cpu_count()} cores. Targets met: {sum(verdicts)} of {len(verdicts)}.")
     if json_path:
         with open(json_path, "w") as f:
-            json.dump({"rows": rows, "raw": records, "load_average": load, "cores": os.cpu_count(),
+            json.dump({"rows": rows, "formats": format_rows, "raw": records, "load_average": load, "cores": os.cpu_count(),
                        "targets_met": sum(verdicts), "targets": len(verdicts)}, f, indent=2)
             f.write("\n")
 

@@ -100,14 +100,44 @@ func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws 
     }
 }
 
+/// v2 against v1 through the same call (`KeyRing.encrypt(_:format:place:)`, `decrypt(_:place:)`),
+/// and decryption under a ring of 255 retired keys with the value under the oldest: v1 tries the
+/// keys one by one, v2 opens once with the key its header names.
+func formats(size: Int, key: SymmetricKey) throws {
+    let ring = KeyRing(current: key, id: "bench")
+    let plaintext = String(decoding: (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }, as: UTF8.self)
+    let place = CiphertextPlace.field("ssn")
+    for format in CiphertextFormat.allCases {
+        let ciphertext = try ring.encrypt(plaintext, format: format, place: place)
+        try measure("\(format.rawValue) encrypt", size: size) { iterations in
+            for _ in 0..<iterations { sink &+= try ring.encrypt(plaintext, format: format, place: place).utf8.count }
+        }
+        try measure("\(format.rawValue) decrypt", size: size) { iterations in
+            for _ in 0..<iterations { sink &+= try ring.decrypt(ciphertext, place: place).plaintext.utf8.count }
+        }
+    }
+    guard size == 64 else { return }
+    let retired = (0..<255).map { _ in SymmetricKey.generate() }
+    let history = KeyRing(current: key, retired: retired, id: "bench")
+    let oldest = KeyRing(current: retired[254], id: "bench")
+    for format in CiphertextFormat.allCases {
+        let ciphertext = try oldest.encrypt(plaintext, format: format, place: place)
+        try measure("\(format.rawValue) decrypt, 255 retired", size: size) { iterations in
+            for _ in 0..<iterations { sink &+= try history.decrypt(ciphertext, place: place).plaintext.utf8.count }
+        }
+    }
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 4, arguments[1] == "ops", let size = Int(arguments[2]) {
         try ops(size: size, key: readKey(arguments[3]))
+    } else if arguments.count == 4, arguments[1] == "formats", let size = Int(arguments[2]) {
+        try formats(size: size, key: readKey(arguments[3]))
     } else if arguments.count == 5, arguments[1] == "profile" {
         try profile(schemaPath: arguments[2], profilePath: arguments[3], key: readKey(arguments[4]))
     } else {
-        fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE")
+        fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench formats SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE")
     }
 } catch {
     fail("\(error)")

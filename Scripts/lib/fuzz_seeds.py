@@ -35,6 +35,14 @@ def key_file(key_id, entries, protection="protection none"):
 
 
 def main(fixtures, out):
+    # v2: every vector of Fixtures/v2, and values the fuzz target's ring opens (id alice, its first key).
+    for vector in json.load(open(os.path.join(fixtures, "v2", "vectors.json")))["vectors"]:
+        write(out, "v2", vector["ciphertext"])
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import sealkit_v2
+    fuzz_key = bytes(range(1, 33))
+    write(out, "v2", sealkit_v2.seal(fuzz_key, "alice", "field", "ssn", b"078-05-1120"))
+    write(out, "v2", sealkit_v2.seal(fuzz_key, "alice", "context", "", b""))
     vectors = json.load(open(os.path.join(fixtures, "secretbox", "vectors.json")))["vectors"]
     keys = sorted({v["key"] for v in vectors if "key" in v})
     for vector in vectors:

@@ -146,44 +146,65 @@ public enum BoundCipher {
         return encoding
     }
 
-    /// The place tag of `encoding` under the place subkey (the second half of `subkeys`).
-    static func placeTag(_ encoding: [UInt8], subkeys: SecureBytes, into tag: UnsafeMutablePointer<UInt8>) {
+    /// The place tag of `encoding`: BLAKE2b with an 8-byte output, keyed with the place subkey
+    /// (the second half of `subkeys`).
+    static func placeTag(_ encoding: [UInt8], subkeys: SecureBytes) -> UInt64 {
+        var tag: UInt64 = 0
         subkeys.withUnsafeBytes { keys in
-            _ = crypto_generichash(
-                tag, tagByteCount, encoding, UInt64(encoding.count),
-                keys.baseAddress!.assumingMemoryBound(to: UInt8.self) + subkeyByteCount, subkeyByteCount)
+            withUnsafeMutableBytes(of: &tag) { out in
+                _ = crypto_generichash(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), tagByteCount, encoding, UInt64(encoding.count),
+                    keys.baseAddress!.assumingMemoryBound(to: UInt8.self) + subkeyByteCount, subkeyByteCount)
+            }
+        }
+        return tag
+    }
+
+    /// What sealing or opening for one key, id and place needs: everything but the nonce.
+    struct Sealing {
+        /// The key's subkeys (sealing key, then place key).
+        let subkeys: SecureBytes
+        /// The key tag and the place tag, as their 8 bytes lie in the header.
+        let keyTag: UInt64
+        let placeTag: UInt64
+        /// The place encoding, which follows the header in the associated data.
+        let encoding: [UInt8]
+    }
+
+    /// Calls `body` with the associated data for `sealing`: `0x02 ‖ key tag ‖ place tag ‖ place encoding`.
+    static func withAssociatedData<R>(_ sealing: Sealing, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeTemporaryAllocation(byteCount: headerByteCount + sealing.encoding.count, alignment: 8) { data in
+            data.storeBytes(of: version, toByteOffset: 0, as: UInt8.self)
+            data.storeBytes(of: sealing.keyTag, toByteOffset: 1, as: UInt64.self)
+            data.storeBytes(of: sealing.placeTag, toByteOffset: 1 + tagByteCount, as: UInt64.self)
+            sealing.encoding.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: data[headerByteCount...]).copyMemory(from: $0) }
+            return body(UnsafeRawBufferPointer(data))
         }
     }
 
-    /// Seals `plaintext` for `id` and `place`, writing the text (prefix included) into `output`.
-    /// - Parameters:
-    ///   - keyTag: the sealing key's fingerprint bytes.
-    ///   - subkeys: the sealing key's subkeys, from `deriveSubkeys(of:)`.
-    ///   - output: exactly `ciphertextLength(forPlaintextByteCount: plaintext.count)` bytes.
-    static func seal(
-        _ plaintext: UnsafeRawBufferPointer, keyTag: [UInt8], subkeys: SecureBytes, id: String, place: CiphertextPlace,
-        into output: UnsafeMutableRawBufferPointer
-    ) {
+    /// Seals `plaintext`, writing the text (prefix included) into `output`, which holds exactly
+    /// `ciphertextLength(forPlaintextByteCount: plaintext.count)` bytes.
+    static func seal(_ plaintext: UnsafeRawBufferPointer, with sealing: Sealing, into output: UnsafeMutableRawBufferPointer) {
         let bodyCount = minimumByteCount + plaintext.count
         let prefixCount = prefix.utf8.count
         precondition(output.count == prefixCount + Base64.encodedLength(of: bodyCount))
-        let encoding = placeEncoding(id: id, place: place)
         withUnsafeTemporaryAllocation(byteCount: bodyCount, alignment: 16) { body in
             let base = body.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            base[0] = version
-            for i in 0..<tagByteCount { base[1 + i] = keyTag[i] }
-            placeTag(encoding, subkeys: subkeys, into: base + 1 + tagByteCount)
             randombytes_buf(base + headerByteCount, nonceByteCount)
-            let associatedData = Array(UnsafeBufferPointer(start: base, count: headerByteCount)) + encoding
-            var written: UInt64 = 0
-            var empty: UInt8 = 0
-            subkeys.withUnsafeBytes { keys in
-                withUnsafeMutablePointer(to: &empty) { emptyPointer in
-                    _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                        base + headerByteCount + nonceByteCount, &written,
-                        plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyPointer),
-                        UInt64(plaintext.count), associatedData, UInt64(associatedData.count), nil,
-                        base + headerByteCount, keys.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            withAssociatedData(sealing) { associatedData in
+                // The header is the associated data's first 17 bytes.
+                body.baseAddress!.copyMemory(from: associatedData.baseAddress!, byteCount: headerByteCount)
+                var written: UInt64 = 0
+                var empty: UInt8 = 0
+                sealing.subkeys.withUnsafeBytes { keys in
+                    withUnsafeMutablePointer(to: &empty) { emptyPointer in
+                        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                            base + headerByteCount + nonceByteCount, &written,
+                            plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyPointer),
+                            UInt64(plaintext.count),
+                            associatedData.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count), nil,
+                            base + headerByteCount, keys.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    }
                 }
             }
             for (i, byte) in prefix.utf8.enumerated() { output[i] = byte }
@@ -209,8 +230,11 @@ public enum BoundCipher {
         guard colon > 2, colon < text.count, text[colon] == UInt8(ascii: ":") else { return .notPrefixed }
         let encoded = UnsafeRawBufferPointer(rebasing: text[(colon + 1)...])
         guard let count = Base64.decodedLength(of: encoded) else { return .failed(.notBase64) }
-        var body = [UInt8](repeating: 0, count: count)
-        let decoded = body.withUnsafeMutableBytes { Base64.decode(encoded, into: $0) }
+        var decoded = false
+        let body = [UInt8](unsafeUninitializedCapacity: Swift.max(count, 1)) { out, initialized in
+            decoded = Base64.decode(encoded, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[..<count]))
+            initialized = decoded ? count : 0
+        }
         guard decoded else { return .failed(.notBase64) }
         guard colon == 3, text[2] == UInt8(ascii: "2") else { return .failed(.unsupportedVersion) }
         guard count >= minimumByteCount else { return .failed(.truncated(byteCount: count)) }
@@ -218,38 +242,32 @@ public enum BoundCipher {
         return .parsed(body)
     }
 
-    /// Opens a parsed body for `id` and `place` with the candidate keys its key tag names.
-    /// - Parameter candidates: the subkeys and ring index of each key whose fingerprint is the body's key tag.
-    /// - Returns: the plaintext and the ring index of the key that opened it.
-    /// - Throws: `.unknownKey` when no key has the tag, `.sealedForAnotherPlace` when the place tag
-    ///   differs, `.authenticationFailed` when the tags match but the AEAD does not (tampering),
-    ///   `.notUTF8`.
-    static func open(
-        body: [UInt8], candidates: [(index: Int, subkeys: SecureBytes)], id: String, place: CiphertextPlace
-    ) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
-        guard !candidates.isEmpty else {
-            throw .unknownKey(KeyFingerprint(bytes: Array(body[1..<(1 + tagByteCount)])))
+    /// The key tag of a parsed body, as its 8 bytes lie.
+    static func keyTag(of body: [UInt8]) -> UInt64 {
+        body.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self) }
+    }
+
+    /// Opens a parsed body with one candidate key for the place `sealing` stands for.
+    /// - Returns: the plaintext, or nil when the place tag differs; throws when the place tag
+    ///   matches and the AEAD does not (tampering) or the plaintext is not UTF-8.
+    static func open(body: [UInt8], with sealing: Sealing) throws(CiphertextError) -> String? {
+        let placeMatches = body.withUnsafeBytes { box in
+            withUnsafeBytes(of: sealing.placeTag) { sodium_memcmp(box.baseAddress! + 1 + tagByteCount, $0.baseAddress!, tagByteCount) == 0 }
         }
-        let encoding = placeEncoding(id: id, place: place)
-        let associatedData = Array(body[..<headerByteCount]) + encoding
+        guard placeMatches else { return nil }
         let plainCount = body.count - minimumByteCount
-        var placeMatched = false
-        for candidate in candidates {
-            var tag = [UInt8](repeating: 0, count: tagByteCount)
-            placeTag(encoding, subkeys: candidate.subkeys, into: &tag)
-            guard ConstantTime.equals(tag, Array(body[(1 + tagByteCount)..<headerByteCount])) else { continue }
-            placeMatched = true
-            var opened = false
-            var isText = true
-            let plaintext = body.withUnsafeBufferPointer { box in
+        var opened = false
+        var isText = true
+        let plaintext = body.withUnsafeBufferPointer { box in
+            withAssociatedData(sealing) { associatedData in
                 String(unsafeUninitializedCapacity: Swift.max(plainCount, 1)) { output in
                     var written: UInt64 = 0
-                    let status = candidate.subkeys.withUnsafeBytes { keys in
+                    let status = sealing.subkeys.withUnsafeBytes { keys in
                         crypto_aead_xchacha20poly1305_ietf_decrypt(
                             output.baseAddress!, &written, nil,
                             box.baseAddress! + headerByteCount + nonceByteCount,
                             UInt64(box.count - headerByteCount - nonceByteCount),
-                            associatedData, UInt64(associatedData.count),
+                            associatedData.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
                             box.baseAddress! + headerByteCount, keys.baseAddress!.assumingMemoryBound(to: UInt8.self))
                     }
                     opened = status == 0
@@ -258,54 +276,73 @@ public enum BoundCipher {
                     return isText ? plainCount : 0
                 }
             }
-            guard opened else { continue }
-            guard isText else { throw .notUTF8 }
-            return (plaintext, candidate.index)
         }
-        throw placeMatched ? .authenticationFailed : .sealedForAnotherPlace
+        guard opened else { throw .authenticationFailed }
+        guard isText else { throw .notUTF8 }
+        return plaintext
     }
 }
 
-/// The v2 subkeys and key tags of a ring's keys, made on first use and kept for the ring's life, so
-/// that a ring that only reads and writes v1 never derives anything, and one that writes many v2
-/// values derives once.
+/// The v2 subkeys, key tags and place encodings of a ring's keys, made on first use and kept for
+/// the ring's life, so that a ring that only reads and writes v1 derives nothing, and one that
+/// seals many v2 values derives and hashes once per key and place.
 ///
 /// `@unchecked Sendable`: every stored property is read and written only under `lock`.
 final class BoundKeyCache: @unchecked Sendable {
+    private struct PlaceKey: Hashable {
+        let index: Int
+        let place: CiphertextPlace
+    }
     private let lock = Lock()
     private var subkeys: [Int: SecureBytes] = [:]
-    private var tags: [KeyFingerprint: [Int]]?
-    private var currentTag: [UInt8]?
+    private var keyTags: [Int: UInt64] = [:]
+    private var places: [PlaceKey: (encoding: [UInt8], tag: UInt64)] = [:]
+    private var indicesByTag: [UInt64: [Int]]?
+    /// Past this many places the cache starts over: a bound for rings that seal for many contexts.
+    private static let placeLimit = 4096
 
-    /// The subkeys of `keys[index]`.
-    func subkeys(of index: Int, key: SymmetricKey) throws(SecureMemoryError) -> SecureBytes {
+    /// Everything sealing for `keys[index]`, `id` and `place` needs.
+    func sealing(index: Int, key: SymmetricKey, id: String, place: CiphertextPlace) throws(SecureMemoryError) -> BoundCipher.Sealing {
         lock.lock()
         defer { lock.unlock() }
-        if let known = subkeys[index] { return known }
-        let derived = try BoundCipher.deriveSubkeys(of: key)
-        subkeys[index] = derived
-        return derived
-    }
-
-    /// The current key's fingerprint bytes.
-    func currentTag(of key: SymmetricKey) -> [UInt8] {
-        lock.withLock {
-            if let tag = currentTag { return tag }
-            let tag = key.fingerprint.bytes
-            currentTag = tag
-            return tag
+        let derived: SecureBytes
+        if let known = subkeys[index] {
+            derived = known
+        } else {
+            derived = try BoundCipher.deriveSubkeys(of: key)
+            subkeys[index] = derived
         }
+        let keyTag: UInt64
+        if let known = keyTags[index] {
+            keyTag = known
+        } else {
+            keyTag = key.fingerprint.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            keyTags[index] = keyTag
+        }
+        let placeKey = PlaceKey(index: index, place: place)
+        if let known = places[placeKey] {
+            return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: known.tag, encoding: known.encoding)
+        }
+        // The ring's id is fixed, so the place alone keys the encoding.
+        let encoding = BoundCipher.placeEncoding(id: id, place: place)
+        let tag = BoundCipher.placeTag(encoding, subkeys: derived)
+        if places.count >= Self.placeLimit { places.removeAll(keepingCapacity: true) }
+        places[placeKey] = (encoding, tag)
+        return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: tag, encoding: encoding)
     }
 
     /// The ring indices of the keys whose fingerprint is `tag` (almost always none or one).
-    func indices(of tag: KeyFingerprint, in keys: [SymmetricKey]) -> [Int] {
+    func indices(of tag: UInt64, in ring: KeyRing) -> [Int] {
         lock.withLock {
-            if tags == nil {
-                var map: [KeyFingerprint: [Int]] = [:]
-                for (index, key) in keys.enumerated() { map[key.fingerprint, default: []].append(index) }
-                tags = map
+            if indicesByTag == nil {
+                var map: [UInt64: [Int]] = [:]
+                for index in 0...ring.retired.count {
+                    let key = index == 0 ? ring.current : ring.retired[index - 1]
+                    map[key.fingerprint.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }, default: []].append(index)
+                }
+                indicesByTag = map
             }
-            return tags![tag] ?? []
+            return indicesByTag![tag] ?? []
         }
     }
 }

@@ -50,13 +50,10 @@ public struct KeyRing: Sendable {
             return FieldCipher.encrypt(bytes: plaintext, using: current)
         case .v2:
             guard let id else { preconditionFailure("a v2 ciphertext binds its id: make the KeyRing with one") }
-            let subkeys = try bound.subkeys(of: 0, key: current)
-            let tag = bound.currentTag(of: current)
+            let sealing = try bound.sealing(index: 0, key: current, id: id, place: place)
             let count = BoundCipher.ciphertextLength(forPlaintextByteCount: plaintext.count)
             return String(unsafeUninitializedCapacity: count) { output in
-                BoundCipher.seal(
-                    plaintext, keyTag: tag, subkeys: subkeys, id: id, place: place,
-                    into: UnsafeMutableRawBufferPointer(output))
+                BoundCipher.seal(plaintext, with: sealing, into: UnsafeMutableRawBufferPointer(output))
                 return count
             }
         }
@@ -85,18 +82,20 @@ public struct KeyRing: Sendable {
         case .failed(let error):
             throw error
         case .parsed(let body):
-            let keys = all
-            let tag = KeyFingerprint(bytes: Array(body[1..<(1 + BoundCipher.tagByteCount)]))
-            var candidates: [(index: Int, subkeys: SecureBytes)] = []
-            for index in bound.indices(of: tag, in: keys) {
+            let tag = BoundCipher.keyTag(of: body)
+            let candidates = bound.indices(of: tag, in: self)
+            guard !candidates.isEmpty else { throw .unknownKey(KeyFingerprint(bytes: Array(body[1...BoundCipher.tagByteCount]))) }
+            for index in candidates {
+                let sealing: BoundCipher.Sealing
                 do {
-                    candidates.append((index, try bound.subkeys(of: index, key: keys[index])))
+                    // A ring without an id binds nothing; no v2 value is sealed for the empty id.
+                    sealing = try bound.sealing(index: index, key: key(at: index), id: id ?? "", place: place)
                 } catch {
                     throw .authenticationFailed
                 }
+                if let plaintext = try BoundCipher.open(body: body, with: sealing) { return (plaintext, index) }
             }
-            // A ring without an id binds nothing; no v2 value is sealed for the empty id.
-            return try BoundCipher.open(body: body, candidates: candidates, id: id ?? "", place: place)
+            throw .sealedForAnotherPlace
         case .notPrefixed:
             do {
                 return retired.isEmpty
@@ -114,13 +113,16 @@ public struct KeyRing: Sendable {
         guard let count = Base64.decodedLength(of: text), count >= BoundCipher.minimumByteCount else { return false }
         var body = [UInt8](repeating: 0, count: count)
         guard body.withUnsafeMutableBytes({ Base64.decode(text, into: $0) }), body[0] == BoundCipher.version else { return false }
-        let tag = KeyFingerprint(bytes: Array(body[1..<(1 + BoundCipher.tagByteCount)]))
-        return !bound.indices(of: tag, in: all).isEmpty
+        return !bound.indices(of: BoundCipher.keyTag(of: body), in: self).isEmpty
     }
+
+    /// The key at `index` of `all`, without building `all`.
+    private func key(at index: Int) -> SymmetricKey { index == 0 ? current : retired[index - 1] }
 
     /// Whether one of these keys has the fingerprint `tag`: a v2 value with that key tag is this ring's.
     public func holdsKey(tagged tag: KeyFingerprint) -> Bool {
-        !bound.indices(of: tag, in: all).isEmpty
+        guard tag.bytes.count == BoundCipher.tagByteCount else { return false }
+        return !bound.indices(of: tag.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }, in: self).isEmpty
     }
 }
 

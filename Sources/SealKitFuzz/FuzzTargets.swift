@@ -13,6 +13,9 @@ import SealTransfer
 enum FuzzTarget: String, CaseIterable {
     /// `FieldCipher.decode`, `decrypt` and `KeyRing.decrypt` on arbitrary ciphertext text.
     case ciphertext
+    /// v2 texts (`sk2:`): `CiphertextShape` and `KeyRing.decrypt` with places; whatever opens opens
+    /// in its own place only.
+    case v2
     /// `Base64.decode`: strict and canonical, so every accepted text re-encodes to itself.
     case base64
     /// `KeyText.parseKey`: what `keys import` reads from stdin.
@@ -70,6 +73,7 @@ enum FuzzTarget: String, CaseIterable {
     func run(_ bytes: [UInt8]) {
         switch self {
         case .ciphertext: Self.ciphertext(bytes)
+        case .v2: Self.bound(bytes)
         case .base64: Self.base64(bytes)
         case .keytext: _ = try? KeyText.parseKey(bytes)
         case .keyfile: Self.keyFile(bytes)
@@ -176,6 +180,25 @@ enum FuzzTarget: String, CaseIterable {
         let ring = KeyRing(current: keys[0], retired: [keys[1]])
         if let (plaintext, needsRotation) = try? ring.decrypt(text) {
             check(needsRotation == ((try? FieldCipher.decrypt(text, using: keys[0])) == nil), "needsRotation for \(plaintext.utf8.count) bytes")
+        }
+    }
+
+    /// The ring the v2 target opens with: the fuzz keys under the id the seed vectors use.
+    static let boundRing = KeyRing(current: keys[0], retired: [keys[1]], id: "alice")
+
+    private static func bound(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let shape = CiphertextShape(of: text)
+        if case .v2 = shape { check(text.hasPrefix(BoundCipher.prefix), "v2 without its prefix") }
+        for place in [CiphertextPlace.field("ssn"), .context(""), .context("billing")] {
+            guard let (plaintext, _) = try? boundRing.decrypt(text, place: place) else { continue }
+            check(shape != nil, "opened text that has no ciphertext shape")
+            if case .v2 = shape {
+                let elsewhere: CiphertextPlace = place == .field("ssn") ? .field("notes") : .field("ssn")
+                check((try? boundRing.decrypt(text, place: elsewhere)) == nil, "a v2 value opened in another place")
+                let again = try? boundRing.encrypt(plaintext, format: .v2, place: place)
+                check(again.flatMap { try? boundRing.decrypt($0, place: place).plaintext } == plaintext, "v2 round trip")
+            }
         }
     }
 

@@ -328,7 +328,24 @@ enum HostileCorpus {
             ("plaintext not UTF-8", sealed([0xFF, 0xFE, 0x00, 0xC3]), "not UTF-8"),
             ("100 KB argument", String(repeating: "QUFB", count: 25_000), "authentication failed"),
         ]
-        var cases = inputs.map { label, ciphertext, expected in
+        // v2 (sk2:), under the key stored as `k`.
+        let ring = KeyRing(current: try! SymmetricKey(base64Encoded: plainKey), id: "k")
+        let bound = try! ring.encrypt("a field value", format: .v2, place: .context(""))
+        let body = Base64.decode(String(bound.dropFirst(4)))!
+        let stranger = try! KeyRing(current: SymmetricKey(base64Encoded: otherKey), id: "k").encrypt("x", format: .v2, place: .context(""))
+        let boundInputs: [(String, String, String)] = [
+            ("v2 prefix alone", "sk2:", "too short to be a v2 ciphertext"),
+            ("v2 body not base64", "sk2:!!!!", "not base64"),
+            ("v2 truncated", "sk2:" + Base64.encode(Array(body.prefix(56))), "too short to be a v2 ciphertext"),
+            ("v2 unknown version", "sk7:" + String(bound.dropFirst(4)), "not a ciphertext format this SealKit reads"),
+            ("v2 version byte", "sk2:" + Base64.encode([9] + Array(body.dropFirst())), "not a ciphertext format this SealKit reads"),
+            ("v2 tampered body", "sk2:" + tampered(String(bound.dropFirst(4)), at: body.count - 1), "authentication failed"),
+            ("v2 tampered place tag", "sk2:" + tampered(String(bound.dropFirst(4)), at: 10), "sealed for another field or user"),
+            ("v2 another key", stranger, "which this keystore does not have"),
+            ("v2 header stripped", String(bound.dropFirst(4)), "stripped"),
+            ("v2 huge version", "sk99999999999999999999:" + String(bound.dropFirst(4)), "not base64"),
+        ]
+        var cases = (inputs + boundInputs).map { label, ciphertext, expected in
             HostileCase(name: "decrypt: \(label)", rawArguments: ["decrypt", "--key", "k", "--", ciphertext], expected: expected)
         }
         var random = SystemRandomNumberGenerator()
