@@ -34,6 +34,28 @@ struct ThreatModelTests {
         #expect(Self.fields(opened).dateOfBirth == "078-05-1120")
     }
 
+    /// Protected with v2: the same swap fails on both fields, as "sealed for another field or
+    /// user", told apart from tampering; and a v2 value moved to a user with the same key fails too.
+    @Test func v2CiphertextsSwappedBetweenFieldsOrUsersAreRefused() throws {
+        let encryptor = ProfileEncryptor(schema: try ProfileSchema(parsing: Self.schema), format: .v2)
+        let key = SymmetricKey.generate()
+        let ring = KeyRing(current: key, id: "alice")
+        let sealed = try encryptor.encrypt(Self.profile("078-05-1120", "1815-12-10"), with: ring)
+        let (ssn, dateOfBirth) = Self.fields(sealed)
+        let swapped = Self.profile(try #require(dateOfBirth), try #require(ssn))
+        #expect(throws: ProfileError.self) { try encryptor.decrypt(swapped, with: ring) }
+        do {
+            _ = try encryptor.decrypt(swapped, with: ring)
+        } catch .fieldsFailed(let failures) {
+            #expect(failures.map(\.reason) == Array(repeating: .undecryptable(.sealedForAnotherPlace), count: 2))
+        } catch {
+            Issue.record("\(error)")
+        }
+        let sameKeyOtherUser = KeyRing(current: key, id: "bob")
+        #expect(throws: ProfileError.self) { try encryptor.decrypt(sealed, with: sameKeyOtherUser) }
+        #expect(try encryptor.decrypt(sealed, with: ring).profile == Self.profile("078-05-1120", "1815-12-10"))
+    }
+
     /// Protected: a ciphertext moved into another user's profile does not open under that
     /// user's key, and the failure names the field, never the value.
     @Test func ciphertextsMovedBetweenUsersAreRefused() throws {
