@@ -62,6 +62,9 @@ def main(fixtures, out):
         write(out, "keytext", link + urllib.parse.quote(key, safe=""))
     for material in FUZZ_KEYS:
         write(out, "keyfile", key_file("user@example.com", [("0123456789abcdef", 1700000000, "-", material)]))
+        # Times no keystore or output can show (issue 24): refused as a damaged file, never a trap.
+        for time in (9223372036854775807, -9223372036854775808, 253402300800):
+            write(out, "keyfile", key_file("t", [("0123456789abcdef", time, "-", material)]))
         write(out, "keyfile", key_file("ユーザー", [
             ("0123456789abcdef", 1700000300, "-", material),
             ("fedcba9876543210", 1700000000, 1700000300, FUZZ_KEYS[0])]))

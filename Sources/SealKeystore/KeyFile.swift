@@ -156,6 +156,9 @@ package struct KeyFile: Sendable {
             } else {
                 throw .init("bad key line")
             }
+            guard KeyTime.admits(created), retired.map(KeyTime.admits) ?? true else {
+                throw .init("a key's created or retired time is outside \(KeyTime.rangeDescription)")
+            }
             var slice: SecureBytes?
             if version == 1 {
                 guard !parts[4].isEmpty, !parts[4].contains(UInt8(ascii: " ")) else { throw .init("bad key line") }

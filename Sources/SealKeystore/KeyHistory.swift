@@ -42,6 +42,9 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     ///   appears twice.
     public init(id: KeyID, versions: [Version]) throws(KeyHistoryError) {
         guard let first = versions.first else { throw .noKey(id) }
+        for version in versions {
+            guard KeyTime.admits(version.created), version.retired.map(KeyTime.admits) ?? true else { throw .timeOutOfRange(id) }
+        }
         guard versions.count <= KeyFile.maximumKeyCount else { throw .tooManyKeys(id, limit: KeyFile.maximumKeyCount) }
         guard first.retired == nil, versions.dropFirst().allSatisfy({ $0.retired != nil }) else {
             throw .notOneCurrentKey(id)
@@ -80,6 +83,7 @@ public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible
     case notOneCurrentKey(KeyID)
     case repeatedKey(KeyID)
     case tooManyKeys(KeyID, limit: Int)
+    case timeOutOfRange(KeyID)
 
     public var description: String {
         switch self {
@@ -88,6 +92,8 @@ public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible
             return "the keys for '\(id)' must hold exactly one current key, listed first, then retired keys"
         case .repeatedKey(let id): return "the keys for '\(id)' hold the same key twice"
         case .tooManyKeys(let id, let limit): return "the keys for '\(id)' are more than the \(limit) one id may hold"
+        case .timeOutOfRange(let id):
+            return "a key for '\(id)' has a created or retired time outside \(KeyTime.rangeDescription)"
         }
     }
 }
@@ -126,7 +132,34 @@ extension KeyRecord {
     }
 }
 
-private func unixTime(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
+private func unixTime(_ date: Date) -> Int64 { KeyTime.seconds(of: date) }
+
+/// The times a key may have been made or retired at: from the Unix epoch to the end of year 9999,
+/// the last second an ISO 8601 date with four year digits (as `keys list --json` writes) can show.
+/// Every time that enters a keystore is checked against this range first, so that no later
+/// conversion (to whole seconds, to text) can overflow.
+public enum KeyTime {
+    /// 9999-12-31T23:59:59Z.
+    public static let latest: Int64 = 253_402_300_799
+    package static let rangeDescription = "1970-01-01 to 9999-12-31 (Unix seconds 0 to 253402300799)"
+
+    /// Whether `seconds` since the epoch is a time a key may have.
+    public static func admits(_ seconds: Int64) -> Bool { (0...latest).contains(seconds) }
+
+    /// Whether `date` is a time a key may have.
+    public static func admits(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isFinite && seconds >= 0 && seconds < Double(latest + 1)
+    }
+
+    /// Whole seconds since the epoch, clamped to the admitted range (callers check `admits` first;
+    /// the clamp only keeps a conversion from trapping).
+    public static func seconds(of date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite else { return 0 }
+        return Int64(Swift.min(Swift.max(seconds, 0), Double(latest)))
+    }
+}
 
 extension Keystore {
     /// Stores several ids' keys, or none of them: every id is checked against the import

@@ -88,8 +88,8 @@ enum KeyBundle {
                 let created = try reader.int64()
                 let retired = try reader.int64()
                 // Only the first version is current, and only it has no retired time.
-                guard (index == 0) == (retired == 0), created >= 0, retired >= 0 else {
-                    throw .malformed(kind, reason: "bad key times for '\(id)'")
+                guard (index == 0) == (retired == 0), KeyTime.admits(created), KeyTime.admits(retired) else {
+                    throw .malformed(kind, reason: "bad key times for '\(id)': outside \(KeyTime.rangeDescription)")
                 }
                 versions.append(KeyHistory.Version(
                     key: key, created: Date(timeIntervalSince1970: TimeInterval(created)),
@@ -105,4 +105,4 @@ enum KeyBundle {
     }
 }
 
-func unixTime(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
+func unixTime(_ date: Date) -> Int64 { KeyTime.seconds(of: date) }

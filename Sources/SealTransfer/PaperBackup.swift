@@ -132,6 +132,7 @@ public enum PaperBackup {
                 throw .malformed(.backup, reason: "inner format \(version) does not match its prefix")
             }
             let created = try reader.int64()
+            guard KeyTime.admits(created) else { throw .malformed(.backup, reason: "its time is out of range") }
             let keys = try KeyBundle.read(from: &reader, as: .backup)
             try reader.finish()
             return Contents(created: Date(timeIntervalSince1970: TimeInterval(created)), keys: keys)

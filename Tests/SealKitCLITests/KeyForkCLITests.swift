@@ -241,3 +241,29 @@ struct KeyForkCLITests {
         expectCleanFailure(generate, containing: String(fingerprint))
     }
 }
+
+/// Issue 24: a key file whose time no output can show is a clear error, never a trap.
+@Suite("key times out of range")
+struct KeyTimeCLITests {
+    @Test(arguments: ["9223372036854775807", "-1", "253402300800"])
+    func aKeyFileWithATimeOutOfRangeFailsCleanly(_ time: String) throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let folder = cli.home.appendingPathComponent("keys/default")
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
+        let path = folder.appendingPathComponent(file).path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let edited = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard line.hasPrefix("key ") else { return String(line) }
+            var parts = line.split(separator: " ").map(String.init)
+            parts[2] = time
+            return parts.joined(separator: " ")
+        }.joined(separator: "\n")
+        try edited.write(toFile: path, atomically: false, encoding: .utf8)
+        for arguments in [["keys", "backup", "alice", "--passphrase-file", "-"], ["encrypt", "--key", "alice"], ["keys", "list"]] {
+            let result = try cli.run(arguments, stdin: "correct horse battery staple\n")
+            #expect(result.status != 0 && result.status < 126 && result.status != 70, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("outside 1970-01-01 to 9999-12-31") || result.stderr.contains("damaged"), "\(result.stderr)")
+        }
+    }
+}

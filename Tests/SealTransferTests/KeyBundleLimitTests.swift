@@ -50,3 +50,50 @@ struct KeyBundleLimitTests {
         #expect(refused.contains("more than \(KeyBundle.maximumKeyCount) keys"), "\(refused)")
     }
 }
+
+/// Issue 24: a key time no keystore or output can show (`Int64.max` crashed `transfer receive` in the
+/// middle of storing) is refused while the bundle is read, so no id of it is stored.
+@Suite("Key bundle times")
+struct KeyBundleTimeTests {
+    @Test(arguments: [Int64.max, Int64.min, -1, KeyTime.latest + 1])
+    func aTimeOutOfRangeRefusesTheWholeBundle(_ time: Int64) throws {
+        let marker: Int64 = 1_234_567_890
+        let keys = [
+            try KeyHistory(id: KeyID("first"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1_000), retired: nil)]),
+            try KeyHistory(id: KeyID("second"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: TimeInterval(marker)), retired: nil)]),
+        ]
+        var bytes = SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
+            var writer = ByteWriter(buffer)
+            KeyBundle.write(keys, into: &writer)
+        }.withUnsafeBytes { Array($0) }
+        // Put `time` where the second id's created time is, in the bundle's own byte order.
+        let bigEndian = withUnsafeBytes(of: marker.bigEndian) { Array($0) }
+        let littleEndian = withUnsafeBytes(of: marker.littleEndian) { Array($0) }
+        let offset = try #require((0...(bytes.count - 8)).first { Array(bytes[$0..<$0 + 8]) == bigEndian || Array(bytes[$0..<$0 + 8]) == littleEndian })
+        let replacement = Array(bytes[offset..<offset + 8]) == bigEndian
+            ? withUnsafeBytes(of: time.bigEndian) { Array($0) } : withUnsafeBytes(of: time.littleEndian) { Array($0) }
+        bytes.replaceSubrange(offset..<offset + 8, with: replacement)
+        let message = bytes.withUnsafeBytes { raw -> String? in
+            var reader = ByteReader(raw, kind: .reply)
+            do throws(TransferError) {
+                _ = try KeyBundle.read(from: &reader, as: .reply)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        let refused = try #require(message, "a bundle with a key time of \(time) was read")
+        #expect(refused.contains("bad key times for 'second'"), "\(refused)")
+    }
+
+    @Test func historiesRefuseTimesOutOfRange() throws {
+        for seconds in [-1.0, Double(KeyTime.latest) + 1, 9.3e18, .infinity, .nan] {
+            #expect(throws: KeyHistoryError.self) {
+                try KeyHistory(id: KeyID("a"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: seconds), retired: nil)])
+            }
+        }
+        #expect(throws: Never.self) {
+            try KeyHistory(id: KeyID("a"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: Double(KeyTime.latest)), retired: nil)])
+        }
+    }
+}
