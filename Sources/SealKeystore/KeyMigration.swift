@@ -33,8 +33,15 @@ extension Keystore {
         guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
         let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
         let existing = try destination.entry(for: id)
-        // Protected keys stay protected: a new destination entry is sealed under the same passphrase.
+        // Protected keys stay protected: a new destination entry is sealed under the same passphrase,
+        // and an unprotected one that protected keys merge into is protected first (one atomic
+        // rewrite), so the merge never writes a protected key in plaintext.
         let destinationPassphrase = entry.isProtected || existing?.isProtected == true ? passphrase : nil
+        if entry.isProtected, let existing, !existing.isProtected {
+            guard let passphrase else { throw .locked(id) }
+            try checkMove(id, to: destination, passphrase: passphrase)
+            _ = try destination.changePassphrase(of: id, from: nil, to: passphrase)
+        }
         try destination.store(history, passphrase: destinationPassphrase)
         let stored = try destination.history(for: id, passphrase: destinationPassphrase)
         let holdsEveryKey = stored.current == history.current

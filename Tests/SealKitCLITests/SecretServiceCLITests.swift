@@ -183,6 +183,35 @@ struct SecretServiceCLITests {
         try expectEveryKeyDecrypts([])
     }
 
+    /// Issue 24: protected keys merged into an unprotected entry with the same current key leave it
+    /// protected; the retired key is never written in plaintext.
+    @Test func migrateNeverLowersProtection() throws {
+        let session = try KeyringSession()
+        defer { session.stop() }
+        let cli = try CLI(environment: session.environment)
+        let passphraseFile = cli.home.appendingPathComponent("passphrase").path
+        try "correct horse\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        let withPassphrase = ["--passphrase-file", passphraseFile]
+        #expect(try cli.run(["keys", "generate", "shared"]).status == 0)
+        let old = try cli.run(["encrypt", "--key", "shared"], stdin: "under the retired key").output
+        #expect(try cli.run(["keys", "rotate", "shared"]).status == 0)
+        let material = try TransferCLITests.keyMaterial(cli)
+        #expect(material.count == 2)
+        let current = material[0]
+        #expect(try cli.run(["keys", "import", "shared", "--keystore", "secret-service"], stdin: current).status == 0)
+        #expect(try cli.run(["keys", "passwd", "shared", "--new-passphrase-file", passphraseFile]).status == 0)
+
+        let moved = try cli.run(["keys", "migrate", "--to", "secret-service", "shared"] + withPassphrase)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        let found = try Subprocess.run(
+            "secret-tool", ["lookup", "application", "sealkit", "namespace", "default", "id", "shared"], environment: session.environment)
+        #expect(found.stdoutText.hasPrefix("sealkit-keyfile 2\n"), "the merged entry is sealed as a protected record")
+        for key in material { #expect(!found.stdoutText.contains(key), "a key in plaintext in the keyring") }
+        expectCleanFailure(try cli.run(["decrypt", "--keystore", "secret-service", "--key", "shared", "--", old]), containing: "passphrase")
+        #expect(try cli.run(["decrypt", "--keystore", "secret-service"] + withPassphrase + ["--key", "shared", "--", old]).output
+            == "under the retired key")
+    }
+
     /// An id the destination holds with a different key is refused and both keep their key;
     /// the identical key is fine (the source copy is then removed).
     @Test func migrateRefusesAnIDTheDestinationHoldsWithADifferentKey() throws {
