@@ -95,6 +95,13 @@ package struct KeyFile: Sendable {
         guard idFields.count == 2, idFields[0] == "id", let idBytes = Base64.decode(idFields[1]),
             let idText = String(validating: idBytes, as: UTF8.self), let id = try? KeyID(idText)
         else { throw .init("bad id line") }
+        // Ids are NFC since issue 24; a file an earlier SealKit wrote under another form of the same
+        // name is reported, never used beside its twin.
+        guard KeyID.isNormalized(idText) else {
+            throw .init(
+                "its id '\(id)' is stored in a form other than Unicode NFC, by a SealKit from before ids were "
+                    + "normalized; import its keys under the id again (keys backup and restore with that SealKit)")
+        }
 
         let protectionFields = fields(lines[2])
         var protection: Protection?

@@ -1,18 +1,24 @@
 import SealCore
+// The standard library's own NFC normalizer, the one `String` equality is defined by. It is SPI in
+// this toolchain (no public normalization API yet); Foundation's `precomposedStringWithCanonicalMapping`
+// would pull all of Foundation into the keystore, which FoundationEssentials keeps out.
+@_spi(_Unicode) import Swift
 
 /// The name a key is stored under: in Rownd's model, the user id. Any text is allowed
 /// except what could escape or confuse a path or a terminal.
 public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
-    /// The id as given.
+    /// The id in Unicode Normalization Form C: `café` typed as one scalar or as `e` and a combining
+    /// accent is one id, stored under one file, since Swift already compares the two as equal.
     public let rawValue: String
 
     /// The longest id accepted, in UTF-8 bytes.
     public static let maximumByteCount = 255
 
-    /// Validates an id.
+    /// Validates an id, normalizing it to NFC first.
     /// - Throws: `KeyIDError` for an empty id, one over 255 bytes, `.` or `..`, or one
     ///   containing `/`, control characters, or invisible and formatting characters.
-    public init(_ rawValue: String) throws(KeyIDError) {
+    public init(_ given: String) throws(KeyIDError) {
+        let rawValue = Self.normalized(given)
         if rawValue.isEmpty { throw .empty }
         if rawValue.utf8.count > Self.maximumByteCount { throw .tooLong(byteCount: rawValue.utf8.count) }
         if rawValue == "." || rawValue == ".." { throw .dotName }
@@ -28,6 +34,16 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
         }
         self.rawValue = rawValue
     }
+
+    /// `text` in Unicode Normalization Form C.
+    public static func normalized(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text._nfc { scalars.append(scalar) }
+        return String(scalars)
+    }
+
+    /// Whether `text` is already in Normalization Form C, byte for byte.
+    public static func isNormalized(_ text: String) -> Bool { normalized(text).utf8.elementsEqual(text.utf8) }
 
     /// Control (Cc), format (Cf: bidi controls U+202A-202E, U+2066-2069, U+200E, U+200F,
     /// U+061C, zero-width characters), line and paragraph separators (Zl, Zp), and whatever

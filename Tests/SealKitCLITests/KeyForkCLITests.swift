@@ -260,10 +260,59 @@ struct KeyTimeCLITests {
             return parts.joined(separator: " ")
         }.joined(separator: "\n")
         try edited.write(toFile: path, atomically: false, encoding: .utf8)
-        for arguments in [["keys", "backup", "alice", "--passphrase-file", "-"], ["encrypt", "--key", "alice"], ["keys", "list"]] {
-            let result = try cli.run(arguments, stdin: "correct horse battery staple\n")
+        let passphraseFile = cli.home.appendingPathComponent("passphrase").path
+        try "correct horse battery staple\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        for arguments in [["keys", "backup", "alice", "--passphrase-file", passphraseFile], ["encrypt", "--key", "alice"], ["keys", "list"]] {
+            let result = try cli.run(arguments, stdin: "x")
             #expect(result.status != 0 && result.status < 126 && result.status != 70, "\(arguments): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("outside 1970-01-01 to 9999-12-31") || result.stderr.contains("damaged"), "\(result.stderr)")
         }
+    }
+}
+
+/// Issue 24: one name, one id. `café` typed as NFC and as NFD is one id.
+@Suite("ids are NFC")
+struct NormalizedIDCLITests {
+    static let composed = "caf\u{E9}"
+    static let decomposed = "cafe\u{301}"
+
+    @Test func theTwinOfAnIDIsTheSameID() throws {
+        let cli = try CLI()
+        #expect(Self.composed == Self.decomposed && Array(Self.composed.utf8) != Array(Self.decomposed.utf8))
+        let made = try cli.run(["keys", "generate", Self.decomposed])
+        #expect(made.status == 0)
+        #expect(made.stdoutBytes.starts(with: Array(Self.composed.utf8)), "stored and shown in NFC")
+        let twin = try cli.run(["keys", "generate", Self.composed])
+        #expect(twin.status == 73)
+        expectCleanFailure(twin)
+        let sealed = try cli.run(["encrypt", "--key", Self.composed], stdin: "x")
+        #expect(try cli.run(["decrypt", "--key", Self.decomposed], stdin: sealed.stdout).stdout == "x\n")
+        #expect(try cli.run(["keys", "list"]).stdout.split(separator: "\n").count == 1)
+        let passphraseFile = cli.home.appendingPathComponent("passphrase").path
+        try "correct horse battery\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        #expect(try cli.run(["keys", "backup", "--all", "--passphrase-file", passphraseFile]).status == 0)
+    }
+
+    @Test func aFileStoredUnderAnotherFormIsReportedNotUsed() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
+        let folder = cli.home.appendingPathComponent("keys/default")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
+        // Rewrite it as a SealKit before normalization would have stored the NFD form.
+        let text = try String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)
+        let nfdLine = "id " + Data(Self.decomposed.utf8).base64EncodedString()
+        let rewritten = text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("id ") ? nfdLine : String($0) }.joined(separator: "\n")
+        let legacyName = try python(
+            "import hashlib, sys; print(hashlib.blake2b(sys.stdin.buffer.read(), digest_size=20, key=b'SealKit key id v1 ').hexdigest() + '.key')",
+            stdin: Self.decomposed).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        try rewritten.write(to: folder.appendingPathComponent(legacyName), atomically: false, encoding: .utf8)
+        chmod(folder.appendingPathComponent(legacyName).path, 0o600)
+        let listed = try cli.run(["keys", "list"])
+        #expect(listed.status != 0)
+        #expect(listed.stderr.contains("Unicode NFC"), "\(listed.stderr)")
+        // Not used under the id, and not shadowing it: a new key for the NFC id can be made.
+        expectCleanFailure(try cli.run(["encrypt", "--key", Self.composed], stdin: "x"))
     }
 }

@@ -86,6 +86,33 @@ struct KeyBundleTimeTests {
         #expect(refused.contains("bad key times for 'second'"), "\(refused)")
     }
 
+    /// A transfer cannot plant an id's twin: `café` in NFD arrives as `café` in NFC, and a bundle that
+    /// holds both forms holds one id twice.
+    @Test func aBundleCannotPlantAnIDsTwin() throws {
+        let keys = [
+            try KeyHistory(id: KeyID("caf\u{E9}"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1), retired: nil)]),
+            try KeyHistory(id: KeyID("abcdef"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1), retired: nil)]),
+        ]
+        var bytes = SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
+            var writer = ByteWriter(buffer)
+            KeyBundle.write(keys, into: &writer)
+        }.withUnsafeBytes { Array($0) }
+        let placeholder = Array("abcdef".utf8), decomposed = Array("cafe\u{301}".utf8)
+        #expect(placeholder.count == decomposed.count)
+        let offset = try #require((0...(bytes.count - 6)).first { Array(bytes[$0..<$0 + 6]) == placeholder })
+        bytes.replaceSubrange(offset..<offset + 6, with: decomposed)
+        let message = bytes.withUnsafeBytes { raw -> String? in
+            var reader = ByteReader(raw, kind: .reply)
+            do throws(TransferError) {
+                _ = try KeyBundle.read(from: &reader, as: .reply)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(try #require(message).contains("appears twice"))
+    }
+
     @Test func historiesRefuseTimesOutOfRange() throws {
         for seconds in [-1.0, Double(KeyTime.latest) + 1, 9.3e18, .infinity, .nan] {
             #expect(throws: KeyHistoryError.self) {
