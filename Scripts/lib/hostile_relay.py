@@ -63,6 +63,10 @@ class Hostile(WebSocketServerProtocol):
         elif mode == "flood":
             for index in range(60):
                 send(self, type="message", side=peer, phase="x%d" % index, body="00" * 100_000)
+        elif mode == "phases":
+            # Issue 24: a fake peer side, distinct phases, empty bodies, and never a pake.
+            for index in range(100_000):
+                send(self, type="message", side=peer, phase="p%d" % index, body="")
         elif mode == "dropafteropen":
             self.dropConnection(abort=True)
 

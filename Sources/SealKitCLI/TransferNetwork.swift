@@ -158,7 +158,7 @@ extension ExitStatus {
     init(_ error: MailboxError) {
         switch error {
         case .badRelay, .badCode: self = .usage
-        case .unreachable, .unwelcome, .server, .connectionLost: self = .unavailable
+        case .unreachable, .unwelcome, .server, .connectionLost, .flooded: self = .unavailable
         case .timedOut: self = .temporaryFailure
         case .wrongCode: self = .noPermission
         case .notSealKit, .protocolViolation, .messageTooLarge: self = .protocolError

@@ -25,6 +25,8 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
     case notSealKit(String)
     /// The user interrupted the transfer (Ctrl-C).
     case interrupted
+    /// The relay (or someone on the path to it) sent more than a transfer ever needs, with no PAKE.
+    case flooded(RelayURL, reason: String)
 
     public var description: String {
         switch self {
@@ -45,6 +47,9 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
             return "wrong code: the other side used a different code (or someone tried to guess it); nothing was transferred, start again with a new code"
         case .notSealKit(let reason): return "the other side is not a SealKit key transfer: \(reason)"
         case .interrupted: return "interrupted: the transfer was cancelled and its code released"
+        case .flooded(let relay, let reason):
+            return "the transfer was ended: the relay \(relay) (or someone on the path to it) flooded it: \(reason); "
+                + "nothing was stored. Use a relay you trust, over wss://"
         }
     }
 }

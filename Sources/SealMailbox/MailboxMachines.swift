@@ -142,9 +142,13 @@ struct OrderMachine {
     private(set) var hasPAKE = false
     private var stash: [PeerMessage] = []
     private var seen: Set<String> = []
-    /// Bytes waiting in the stash, bounded with `maximumStashBytes`.
+    /// Bytes waiting in the stash (side, phase and body all count), bounded with `maximumStashBytes`.
     private var stashedBytes = 0
-    static let maximumStashBytes = 4 * 1024 * 1024
+    /// What may wait for the PAKE message. A SealKit or magic-wormhole peer sends at most `version`
+    /// before it; the rest is room for reconnects. Past either bound the relay, or whoever sits on a
+    /// plain `ws://` path to it, is flooding us: memory stays bounded however long the timeout.
+    static let maximumStashedMessages = 64
+    static let maximumStashBytes = 1024 * 1024
 
     enum Outcome: Equatable {
         /// Messages to handle now, `pake` first.
@@ -165,8 +169,8 @@ struct OrderMachine {
             return .deliver([message] + waiting)
         }
         if hasPAKE { return .deliver([message]) }
-        stashedBytes += message.body.count
-        guard stashedBytes <= Self.maximumStashBytes else { return .overflow }
+        stashedBytes += message.side.utf8.count + message.phase.utf8.count + message.body.count
+        guard stash.count < Self.maximumStashedMessages, stashedBytes <= Self.maximumStashBytes else { return .overflow }
         stash.append(message)
         return .deliver([])
     }

@@ -18,21 +18,38 @@ enum TransportEvent: Sendable, Equatable {
     case tooLarge
     /// The user asked to stop (Ctrl-C).
     case interrupted
+    /// More arrived than `TransportInbox` holds: the relay is flooding us.
+    case flooded
 }
 
 /// Events from swift-nio's event loop, waited for by the one thread that runs the protocol.
+///
+/// `@unchecked Sendable`: `events`, `head`, `ended` and `queuedBytes` are touched only under `lock`.
 final class TransportInbox: @unchecked Sendable {
     private let lock = NIOLock()
     private var events: [TransportEvent] = []
     private var head = 0
     private var ended = false
+    private var queuedBytes = 0
     private let available = DispatchSemaphore(value: 0)
+    /// What may wait unread. The protocol thread reads as fast as messages come, so only a relay
+    /// sending far more than any transfer needs fills this; then the inbox ends with `.flooded`.
+    static let maximumQueuedEvents = 4096
+    static let maximumQueuedBytes = 8 << 20
 
-    /// Queues an event; after a `.closed` nothing more is queued.
+    /// Queues an event; after a `.closed` or `.flooded` nothing more is queued.
     func push(_ event: TransportEvent) {
         let queued = lock.withLock { () -> Bool in
             if ended, event != .interrupted { return false }
             if case .closed = event { ended = true }
+            if case .text(let bytes) = event {
+                queuedBytes += bytes.count
+                if events.count - head >= Self.maximumQueuedEvents || queuedBytes > Self.maximumQueuedBytes {
+                    ended = true
+                    events.append(.flooded)
+                    return true
+                }
+            }
             events.append(event)
             return true
         }
@@ -45,6 +62,7 @@ final class TransportInbox: @unchecked Sendable {
         return lock.withLock {
             let event = events[head]
             head += 1
+            if case .text(let bytes) = event { queuedBytes -= bytes.count }
             if head > 64 && head * 2 > events.count {
                 events.removeFirst(head)
                 head = 0

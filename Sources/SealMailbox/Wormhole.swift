@@ -222,6 +222,9 @@ public final class Wormhole: @unchecked Sendable {
                 if connecting { throw .unreachable(relay, reason: reason) }
                 throw .connectionLost(relay)
             case .tooLarge: throw .messageTooLarge(limit: ServerMessage.maximumBytes)
+            case .flooded:
+                throw .flooded(relay, reason: "more than \(TransportInbox.maximumQueuedEvents) messages or "
+                    + "\(TransportInbox.maximumQueuedBytes >> 20) MiB arrived faster than they could be read")
             case .interrupted: throw .interrupted
             }
         }
@@ -256,7 +259,9 @@ public final class Wormhole: @unchecked Sendable {
                 pending.set(nameplate: nil, mailbox: mailbox.held)
             }
             switch order.receive(PeerMessage(side: side, phase: phase, body: body)) {
-            case .overflow: throw .protocolViolation("the peer sent too much before its PAKE message")
+            case .overflow:
+                throw .flooded(relay, reason: "more than \(OrderMachine.maximumStashedMessages) messages or "
+                    + "\(OrderMachine.maximumStashBytes / 1024) KiB came before the peer's PAKE message")
             case .deliver(let messages):
                 for message in messages { try deliver(message) }
             }

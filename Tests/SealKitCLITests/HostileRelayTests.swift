@@ -10,8 +10,42 @@ import Testing
 struct HostileRelayTests {
     static let modes = [
         "notjson", "binary", "huge", "deep", "unwelcome", "close", "silent", "servererror", "badnameplate",
-        "badpake", "shortpake", "badhex", "missing", "flood", "dropafteropen",
+        "badpake", "shortpake", "badhex", "missing", "flood", "phases", "dropafteropen",
     ]
+
+    /// Issue 24: 100,000 distinct-phase, empty-body messages before any `pake` grew a client to
+    /// 746 MB. Now it ends at the stash's bound, names the relay, exits 69, and stays small.
+    @Test func aFloodOfPhasesBeforeThePAKEEndsTheTransferInBoundedMemory() throws {
+        let port = try MailboxServer.freePort()
+        let relay = try RunningProgram(
+            MailboxServer.python, [Repository.root.appendingPathComponent("Scripts/lib/hostile_relay.py").path, String(port)],
+            limit: 240)
+        defer {
+            relay.send(signal: SIGKILL)
+            _ = relay.finish()
+        }
+        #expect(relay.readLine() == "ready")
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "u"]).status == 0)
+        for command in [["transfer", "receive", "--format", "text"], ["transfer", "send", "u", "--code", "5-adroitness-aardvark"]] {
+            // Run through Python for the child's peak resident memory (getrusage, KiB on Linux).
+            let argv = [CLI.executable.path] + command + ["--relay", "ws://127.0.0.1:\(port)/phases", "--timeout", "60"]
+            let script = """
+                import json, resource, subprocess, sys
+                done = subprocess.run(json.loads(sys.stdin.read()), capture_output=True, text=True)
+                print(json.dumps({"status": done.returncode, "stderr": done.stderr,
+                                  "peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+                """
+            let request = String(decoding: try JSONSerialization.data(withJSONObject: argv), as: UTF8.self)
+            let result = try Subprocess.run("python3", ["-c", script], stdin: Array(request.utf8), environment: cli.environment)
+            let outcome = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+            let stderr = outcome["stderr"] as? String ?? ""
+            #expect(outcome["status"] as? Int == 69, "\(command[1]): \(stderr)")
+            #expect(stderr.contains("relay") && stderr.contains("flooded") && stderr.contains("nothing was stored"), "\(stderr)")
+            #expect((outcome["peak_kib"] as? Int ?? .max) < 64 * 1024, "\(command[1]) peaked at \(outcome["peak_kib"] ?? "?") KiB")
+        }
+        #expect(try cli.run(["keys", "list"]).stdout.split(separator: "\n").count == 1)
+    }
 
     @Test func everyLieEndsInOneLineAndNothingStored() throws {
         let port = try MailboxServer.freePort()

@@ -131,6 +131,36 @@ struct MailboxProtocolTests {
             outcome = next
         }
         #expect(outcome == .overflow, "what waits for the PAKE is bounded")
+
+        // Issue 24: empty bodies count too, by message and by side and phase bytes.
+        var empties = OrderMachine()
+        var count = 0
+        outcome = .deliver([])
+        while outcome != .overflow, count < 100_000 {
+            outcome = empties.receive(PeerMessage(side: "b", phase: "p\(count)", body: []))
+            count += 1
+        }
+        #expect(outcome == .overflow && count == OrderMachine.maximumStashedMessages + 1)
+        var longNames = OrderMachine()
+        outcome = .deliver([])
+        count = 0
+        while outcome != .overflow, count < 64 {
+            outcome = longNames.receive(PeerMessage(side: "b", phase: String(repeating: "p", count: 100_000) + "\(count)", body: []))
+            count += 1
+        }
+        #expect(outcome == .overflow && count < 64, "phase bytes count")
+    }
+
+    /// Issue 24: the transport's inbox is bounded too; past the bound it ends with `.flooded`.
+    @Test func theTransportInboxIsBounded() {
+        let inbox = TransportInbox()
+        for _ in 0..<(TransportInbox.maximumQueuedEvents + 100) { inbox.push(.text([0x7B, 0x7D])) }
+        var events: [TransportEvent] = []
+        while let event = inbox.next(deadline: .now()) { events.append(event) }
+        #expect(events.count == TransportInbox.maximumQueuedEvents + 1)
+        #expect(events.last == .flooded)
+        inbox.push(.text([1]))
+        #expect(inbox.next(deadline: .now()) == nil, "nothing is queued after the flood")
     }
 
     @Test func hexRoundTrips() {
