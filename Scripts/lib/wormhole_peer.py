@@ -6,7 +6,7 @@ message itself (docs/transfer.md, "Network transfer"), independently of the Swif
         allocates a code and prints it (stdout line 1), waits for a sender, checks each key
         against its fingerprint, answers {"stored": true}, and prints one JSON line:
         {"ids": [[id, fingerprint, versions], ...]}
-    wormhole_peer.py send RELAY [--versions ...] [--ids N]
+    wormhole_peer.py send RELAY [--versions ...] [--ids N] [--bad-time]
         reads the code from stdin (never argv), sends N freshly made keys ("peer-0", ...)
         and prints one JSON line {"answer": ..., "ids": [[id, fingerprint], ...]}
     Exit 3 with "WrongPasswordError" on stderr when the codes differ; 4 when the peer is not SealKit.
@@ -65,7 +65,7 @@ def read_keys_message(data):
     return part, parts, ids
 
 
-def keys_message(names):
+def keys_message(names, bad_time=False):
     now = int(time.time())
     body = struct.pack(">BHHH", 1, 1, 1, len(names))
     shown = []
@@ -74,7 +74,8 @@ def keys_message(names):
         raw = name.encode()
         body += bytes([len(raw)]) + raw + bytes([1]) + key
         body += hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-        body += struct.pack(">qq", now, 0)
+        # --bad-time: the last id's created time is Int64.max, which a receiver must refuse (issue 24).
+        body += struct.pack(">qq", 2**63 - 1 if bad_time and name == names[-1] else now, 0)
         shown.append([name, fingerprint(key)])
     return body, shown
 
@@ -113,7 +114,7 @@ def receive(reactor, relay, kind):
 
 
 @defer.inlineCallbacks
-def send(reactor, relay, kind, count):
+def send(reactor, relay, kind, count, bad_time=False):
     code = sys.stdin.readline().strip()
     w = wormhole.create(APPID, relay, reactor, versions=versions(kind, "sender"))
     w.set_code(code)
@@ -123,7 +124,7 @@ def send(reactor, relay, kind, count):
             yield close_quietly(w)
             print("not SealKit", file=sys.stderr)
             return 4
-        body, shown = keys_message(["peer-%d" % i for i in range(count)])
+        body, shown = keys_message(["peer-%d" % i for i in range(count)], bad_time)
         w.send_message(body)
         answer = json.loads((yield w.get_message()))
         yield w.close()
@@ -151,7 +152,7 @@ def main(reactor, *argv):
     if mode == "receive":
         d = receive(reactor, relay, kind)
     else:
-        d = send(reactor, relay, kind, count)
+        d = send(reactor, relay, kind, count, "--bad-time" in argv)
 
     def done(status):
         if status:

@@ -128,7 +128,12 @@ enum ExitStatus: Int32 {
         case let error as KeystoreError: self.init(error)
         case let error as MailboxError: self.init(error)
         case is WormholeCodeError: self = .usage
-        case let error as ReceiverRefusedError: self = error.reason == .conflict ? .conflict : .negative
+        case let error as ReceiverRefusedError:
+            switch error.reason {
+            case .conflict: self = .conflict
+            case .invalid: self = .protocolError
+            case .declined, .failed, .cancelled: self = .negative
+            }
         case let error as VaultError:
             switch error {
             case .noUser: self = .usage

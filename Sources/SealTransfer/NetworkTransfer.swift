@@ -142,6 +142,9 @@ public enum Refusal: String, Sendable {
     case failed
     /// The person at the receiver pressed Ctrl-C after the keys arrived.
     case cancelled
+    /// The keys message broke the format (a malformed key, a time out of range, an id twice, parts
+    /// out of order, more than a transfer carries).
+    case invalid
 }
 
 /// Why the receiver stored nothing, as the sender reports it.
@@ -153,6 +156,7 @@ public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConv
         case .conflict: return "the receiver already has a different key under one of these ids; nothing was stored there"
         case .failed: return "the receiver could not store the keys; nothing was stored there (see its message)"
         case .cancelled: return "the receiver cancelled the transfer (Ctrl-C); nothing was stored there"
+        case .invalid: return "the receiver refused the keys message as malformed; nothing was stored there"
         }
     }
 }
@@ -191,6 +195,35 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     public func receiveKeys() throws -> [KeyHistory] {
         do {
             try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .sender)
+            do {
+                let keys = try readKeys()
+                state.withLock { keysArrived = true }
+                return keys
+            } catch let error as MailboxError {
+                // A keys message from the authenticated sender that breaks the format is refused
+                // with an answer, so the sender ends at once instead of waiting out its timeout.
+                switch error {
+                case .notSealKit, .protocolViolation: refuse(.invalid)
+                default: break
+                }
+                throw error
+            }
+        } catch {
+            cancel(after: error)
+            throw error
+        }
+    }
+
+    /// Sends the sender `.refused(reason)` and closes, once.
+    private func refuse(_ reason: Refusal) {
+        guard finish() else { return }
+        wormhole.send(NetworkTransfer.answer(.refused(reason)))
+        wormhole.close(mood: .errory)
+    }
+
+    /// Reads the keys messages, every part, checking each.
+    private func readKeys() throws -> [KeyHistory] {
+        do {
             var keys: [KeyHistory] = []
             var seen = Set<KeyID>()
             var expected = 1, total = 1
@@ -222,11 +255,7 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
                 keys += part.keys
                 expected += 1
             }
-            state.withLock { keysArrived = true }
             return keys
-        } catch {
-            cancel(after: error)
-            throw error
         }
     }
 

@@ -127,6 +127,26 @@ struct NetworkTransferCLITests {
         }
     }
 
+    /// Issue 24: a receiver that refuses a keys message (here a key time of Int64.max, which used to
+    /// trap mid-store) answers with the reason, so the sender ends at once; nothing is stored.
+    @Test func aRefusedKeysMessageIsAnsweredAndNothingIsStored() throws {
+        try MailboxServer.shared { server in
+            let receiving = try CLI()
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let started = Date()
+            let python = try Self.startPython(["send", server.relay, "--ids", "3", "--bad-time"])
+            python.write(code + "\n")
+            let sent = python.finish()
+            #expect(Date().timeIntervalSince(started) < 20, "the sender waited for an answer that never came")
+            #expect(sent.status == 0, "\(sent.stderrText)")
+            #expect(sent.stdoutText.contains(#""answer": {"stored": false, "reason": "invalid"}"#), "\(sent.stdoutText)")
+            let received = receiver.finish()
+            #expect(received.status == 76)
+            expectCleanFailure(CLI.Result(received), containing: "bad key times for 'peer-2'")
+            #expect(try keysList(receiving).isEmpty, "no id of the transfer is stored")
+        }
+    }
+
     @Test func wrongCodeFailsOnBothSidesAndStoresNothing() throws {
         try MailboxServer.with { server in
             // Python receives; sealkit sends with a wrong code.
