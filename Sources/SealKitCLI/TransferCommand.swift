@@ -137,8 +137,15 @@ struct TransferCommand: ParsableCommand {
 
         @Argument(help: "Key ids to send.", completion: .keyIDs) var ids: [String] = []
         @Flag(help: "Send every key id in the namespace.") var all = false
-        @Option(help: ArgumentHelp("The code the receiver shows, such as 7-guitarist-revenge (asked on a terminal when not given).", valueName: "code"))
+        @Option(help: ArgumentHelp(
+            "The code the receiver shows, such as 7-guitarist-revenge (asked on a terminal when not given).",
+            discussion: "A command line shows in the process list (ps) to every user of the machine while the transfer runs: prefer --code-file or the prompt.",
+            valueName: "code"))
         var code: String?
+        @Option(help: ArgumentHelp(
+            "Read the code from this file's first line ('-' is stdin), out of the process list.", valueName: "path"),
+            completion: .file())
+        var codeFile: String?
         @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
         var relay: String?
         @Option(help: ArgumentHelp("Seconds to wait for the receiver (default 600).", valueName: "seconds"))
@@ -176,7 +183,9 @@ struct TransferCommand: ParsableCommand {
                 try Self.validateRowndLink(link)
             }
             if link != nil && !rownd { throw ValidationError("--link is only for --rownd") }
-            if rownd && code != nil { throw ValidationError("--code is for transfers with a code, not --rownd") }
+            if rownd && (code != nil || codeFile != nil) { throw ValidationError("--code is for transfers with a code, not --rownd") }
+            if code != nil && codeFile != nil { throw ValidationError("give --code or --code-file, not both") }
+            if codeFile == "-" && to == "-" { throw ValidationError("--code-file - and --to - both read stdin: give one of them as a file") }
             if let expiresIn, !(1...86_400).contains(expiresIn) {
                 throw ValidationError("--expires-in must be 1 to 86400 seconds")
             }
@@ -186,6 +195,7 @@ struct TransferCommand: ParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
+            let code = try codeFile.map(Self.readCode) ?? self.code
             if to == nil {
                 let relay = try TransferNetwork.relay(relay)
                 let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
@@ -194,6 +204,18 @@ struct TransferCommand: ParsableCommand {
             try TransferOffline.send(
                 ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
                 keystoreOptions: keystoreOptions)
+        }
+
+        /// The code in the first line of `path` (`-` is stdin), bounded like any pasted code.
+        private static func readCode(from path: String) throws -> String {
+            let fd = try StandardInput.fileDescriptor(path, what: "code file")
+            defer { if fd != 0 { close(fd) } }
+            let reader = LineReader(fd: fd, what: "the code file", maximumLineLength: InputLimits.codeLine)
+            var line = ""
+            _ = try reader.nextLine { line = String(decoding: $0, as: UTF8.self) }
+            let code = line.trimmingBlanks()
+            guard !code.isEmpty else { throw CLIFailure("the code file \(path) is empty: put the receiver's code on its first line", status: .usage) }
+            return code
         }
 
         /// Rownd's iOS scanner reads the whole text with `URL(string:)` and takes the key from the

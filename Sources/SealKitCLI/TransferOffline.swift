@@ -62,7 +62,8 @@ enum TransferOffline {
         let reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
         TransferDisplay.describe(reply.keys, "Received")
         StandardError.write("Check that the sender shows the same fingerprints.\n")
-        if format == .qr && interactive && !assumeYes {
+        // On a terminal, whatever the format, it asks before storing, as the network receive does.
+        if interactive && StandardError.isTerminal && !assumeYes {
             StandardError.write("Store these keys? [y/N] ")
             var answer = ""
             _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }

@@ -271,6 +271,9 @@ struct TransferCLITests {
             for start in range(0, len(reply), 50):
                 os.write(fd, (reply[start:start + 50] + "\\n").encode())
                 time.sleep(0.05)
+            # Issue 24: on a terminal it asks before storing, with --format text too.
+            read_until(b"Store these keys? [y/N]")
+            os.write(fd, b"y\\n")
             read_until(b"imported")
             read_until(b"\\x00", timeout=2)
             _, status = os.waitpid(pid, 0)
@@ -284,8 +287,33 @@ struct TransferCLITests {
         #expect(outcome.output.contains("check does not match"), "\(outcome.output)")
         #expect(outcome.output.contains("this is a transfer offer, not a reply"), "\(outcome.output)")
         #expect(outcome.output.components(separatedBy: "Paste it again").count == 3, "\(outcome.output)")
+        #expect(outcome.output.contains("Store these keys? [y/N]"), "\(outcome.output)")
         #expect(outcome.output.contains("u\t") && outcome.output.contains("\timported"), "\(outcome.output)")
         #expect(try Self.ids(receiving) == ["u"])
+    }
+
+    /// Issue 24: --code shows in the process list; --code-file keeps the code out of it.
+    @Test func theCodeCanComeFromAFileOrStdin() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "generate", "u"]).status == 0)
+        let (_, _, received) = try Self.receive(in: receiving) { offer, code in
+            let result = try sender.run(["transfer", "send", "u", "--to", offer, "--code-file", "-", "--format", "text"], stdin: code + "\n")
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(received.status == 0, "\(received.stderr)")
+        let other = try CLI()
+        let (_, _, again) = try Self.receive(in: other) { offer, code in
+            let file = sender.home.appendingPathComponent("code").path
+            try (code + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try sender.run(["transfer", "send", "u", "--to", offer, "--code-file", file, "--format", "text"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try sender.run(["transfer", "send", "u", "--to", "-", "--code-file", "-"]).status == 64)
+        #expect(try sender.run(["transfer", "send", "u", "--code", "5-a-b", "--code-file", "-"]).status == 64)
+        #expect(try sender.run(["transfer", "send", "--help"]).stdout.contains("process list"))
     }
 
     /// Without --code on a terminal, the sender asks for the code there (the offer may come on stdin).
