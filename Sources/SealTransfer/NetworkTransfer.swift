@@ -17,10 +17,14 @@ public enum NetworkTransfer {
     /// The protocol named in `app_versions`.
     static let protocolName = "key-transfer/v1"
     /// The most plaintext bytes one keys message carries. Mailbox servers set no size limit by
-    /// default, but clients bound what they read (this one at `ServerMessage.maximumBytes`);
-    /// 60 KiB sealed and hex-encoded stays well inside that, so larger transfers use more phases.
-    static let maximumPartBytes = 60 * 1024
-    /// The most keys messages a transfer may have (1024 × 60 KiB: every id of a full keystore).
+    /// default, but clients bound what they read: wormhole-william's reader stops at 32 KiB. 15 KiB
+    /// sealed (+40) and hex-encoded (×2) is 30,800 bytes, and the server's `message` envelope keeps it
+    /// under 32 KiB, so larger transfers use more phases. Each id travels whole, and the largest
+    /// (255 versions, a 255-byte id) is 14,545 bytes with the message's header: it always fits.
+    static let maximumPartBytes = 15 * 1024
+    /// The largest server message a peer must be able to read: docs/transfer.md states it.
+    package static let interoperableMessageBytes = 32 * 1024
+    /// The most keys messages a transfer may have (4,096 ids of one key each fit in about 70).
     static let maximumPartCount = 1024
     /// The keys message's first byte.
     static let keysMessageKind: UInt8 = 1

@@ -46,6 +46,9 @@ struct NetworkTransferTests {
             #expect(message.count <= NetworkTransfer.maximumPartBytes)
             // Sealed and hex-encoded in an `add` message, it still fits what receivers read.
             #expect((message.count + WormholeKey.sealOverhead) * 2 + 200 < ServerMessage.maximumBytes)
+            // Issue 24: and what a 32 KiB reader (wormhole-william's) takes, with the server's envelope
+            // (side, phase, ids, timestamps) counted generously.
+            #expect((message.count + WormholeKey.sealOverhead) * 2 + 1024 <= NetworkTransfer.interoperableMessageBytes)
             let part = try NetworkTransfer.readKeysMessage(message)
             #expect(part.part == index + 1 && part.parts == messages.count)
             all += part.keys
