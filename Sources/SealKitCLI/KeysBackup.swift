@@ -68,21 +68,32 @@ extension KeysCommand {
     struct Restore: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "restore",
-            abstract: "Store ID's keys from a paper backup read from stdin.",
+            abstract: "Store keys from a paper backup read from stdin, or list the ids it holds.",
             discussion: """
                 Stdin holds the backup: one line, or one line per part in any order. The backup passphrase comes from \
-                SEALKIT_PASSPHRASE or --passphrase-file, else it is asked on the terminal. The key already stored under \
-                ID is fine; a different one is refused, and nothing is stored.
+                SEALKIT_PASSPHRASE or --passphrase-file, else it is asked on the terminal. With no id and no --all, \
+                prints the ids the backup holds, one per line, and stores nothing. Otherwise stores the ids named (or \
+                --all) and prints id, fingerprint, imported|unchanged per id. An id already stored with the same key \
+                is fine; a different one is refused, and nothing is stored.
                 """)
 
-        @Argument(help: "The key id to restore.") var id: String
-        @Flag(help: "Protect the key with a passphrase (asked on the terminal unless given).") var protect = false
+        @Argument(help: "The key ids to restore; none lists the ids the backup holds.") var ids: [String] = []
+        @Flag(help: "Restore every id the backup holds.") var all = false
+        @Flag(help: "Protect the keys with a passphrase (asked on the terminal unless given).") var protect = false
         @OptionGroup var keystoreOptions: KeystoreOptions
 
+        func validate() throws {
+            if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
+        }
+
         func run() throws {
-            let id = try keyID(id)
+            let named = try ids.map(keyID)
             let keystore = try keystoreOptions.keystore()
-            if protect, let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
+            if protect {
+                for id in named {
+                    if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
+                }
+            }
             if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
             let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))
             guard let passphrase = try keystoreOptions.givenPassphrase() ?? TerminalPrompt.passphrase("Backup passphrase: ")
@@ -91,22 +102,53 @@ extension KeysCommand {
                     "restoring needs the backup passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
                     status: .usage)
             }
-            let history = try PaperBackup.open(code, passphrase: passphrase).history(for: id)
-            // The passphrase given here is the backup's. It protects the restored key at rest
-            // only with --protect, so a restore yields a usable key rather than quietly
-            // locking it; an existing protected id still needs unlocking to compare.
-            let existing = try keystore.entry(for: id)
-            let storing: Passphrase?
-            if existing?.isProtected == true {
-                storing = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+            let contents = try PaperBackup.open(code, passphrase: passphrase)
+            try Self.restore(contents.keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+        }
+
+        /// Lists what `keys` holds (no ids, no `--all`), or stores the ids chosen, all or none, and
+        /// prints one line per id. Shared by passphrase and share backups.
+        static func restore(
+            _ keys: [KeyHistory], ids named: [KeyID], all: Bool, protect: Bool, keystore: any Keystore, options: KeystoreOptions
+        ) throws {
+            let output = StandardOutput()
+            guard all || !named.isEmpty else {
+                for history in keys { try output.write("\(history.id)\n") }
+                try output.flush()
+                return
+            }
+            let chosen: [KeyHistory]
+            if all {
+                chosen = keys
             } else {
-                storing = protect ? try keystoreOptions.passphrase(toProtect: true) : nil
+                chosen = try named.map { id in
+                    guard let history = keys.first(where: { $0.id == id }) else { throw TransferError.notInBackup(id, holds: keys.map(\.id)) }
+                    return history
+                }
+                let others = keys.map(\.id).filter { !named.contains($0) }
+                if !others.isEmpty {
+                    StandardError.write(
+                        "the backup also holds \(others.map { "'\($0)'" }.joined(separator: ", ")); "
+                            + "restore them by id or with --all\n")
+                }
             }
-            let outcome = try keystore.storeAll([history], passphrase: storing)[0]
-            if outcome == .stored && storing == nil {
-                StandardError.write("'\(id)' is stored without passphrase protection; restore with --protect to protect it at rest\n")
+            // The passphrase given here is the backup's. It protects the restored keys at rest
+            // only with --protect, so a restore yields usable keys rather than quietly locking
+            // them; an existing protected id still needs unlocking to compare.
+            let storing: Passphrase?
+            if let protectedID = try chosen.first(where: { try keystore.entry(for: $0.id)?.isProtected == true })?.id {
+                storing = try options.passphrase(toUnlock: protectedID, in: keystore)
+            } else {
+                storing = protect ? try options.passphrase(toProtect: true) : nil
             }
-            print("\(id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "restored" : "unchanged")")
+            let outcomes = try keystore.storeAll(chosen, passphrase: storing)
+            if outcomes.contains(.stored) && storing == nil {
+                StandardError.write("the keys are stored without passphrase protection; restore with --protect to protect them at rest\n")
+            }
+            for (history, outcome) in zip(chosen, outcomes) {
+                try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
+            }
+            try output.flush()
         }
     }
 }

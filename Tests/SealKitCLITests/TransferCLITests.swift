@@ -435,7 +435,9 @@ struct TransferCLITests {
 
         let restored = try receiving.run(
             ["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
-        #expect(restored.status == 0 && restored.output.hasSuffix("\trestored"), "\(restored.stderr)")
+        #expect(restored.status == 0 && restored.output.hasSuffix("\timported"), "\(restored.stderr)")
+        // Issue 22: restoring one id says which others the backup holds.
+        #expect(restored.stderr.contains("the backup also holds 'alice'"), "\(restored.stderr)")
         // The passphrase opened the backup; without --protect the restored key is usable as it was.
         #expect(restored.stderr.contains("without passphrase protection"))
         #expect(try receiving.run(["decrypt", "--key", "bob", "--", ciphertext]).stdout == "from paper\n")
@@ -454,6 +456,26 @@ struct TransferCLITests {
             ["keys", "restore", "carol"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         expectCleanFailure(missing, containing: "holds no key for 'carol' (it holds 'alice', 'bob')")
         expectCleanFailure(try receiving.run(["keys", "restore", "bob"], stdin: ""), containing: "no paper backup on stdin")
+
+        // Issue 22: with no id the backup's ids are listed and nothing is stored; --all restores
+        // every one, all or none.
+        let listing = try CLI()
+        let listed = try listing.run(["keys", "restore"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
+        #expect(listed.status == 0 && listed.stdout == "alice\nbob\n", "\(listed.stderr)")
+        #expect(try Self.ids(listing).isEmpty)
+        let everything = try listing.run(["keys", "restore", "--all"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
+        #expect(everything.status == 0, "\(everything.stderr)")
+        #expect(everything.stdout.split(separator: "\n").map { $0.split(separator: "\t").first.map(String.init) } == ["alice", "bob"])
+        #expect(everything.stdout.split(separator: "\n").allSatisfy { $0.hasSuffix("\timported") })
+        #expect(try listing.run(["decrypt", "--key", "bob", "--", ciphertext]).stdout == "from paper\n")
+        let again = try listing.run(["keys", "restore", "alice", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
+        #expect(again.stdout.split(separator: "\n").allSatisfy { $0.hasSuffix("\tunchanged") } && again.status == 0)
+        // A conflict on one id stores none of them.
+        let conflicting = try CLI()
+        #expect(try conflicting.run(["keys", "generate", "bob"]).status == 0)
+        let refused = try conflicting.run(["keys", "restore", "--all"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
+        #expect(refused.status == 73)
+        #expect(try Self.ids(conflicting) == ["bob"], "alice was not stored either")
     }
 
     /// Issue 13, finding 6: by default the backup passphrase is made, six words of the EFF large list
