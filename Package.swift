@@ -63,6 +63,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
+        // Recovery shares: SLIP-39 on SealCore's HMAC-SHA256, PBKDF2 and randomness.
+        .target(name: "SealShares", dependencies: ["SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
@@ -70,7 +72,7 @@ let package = Package(
             name: "SealKit",
             dependencies: [
                 "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
-                "SealMailbox",
+                "SealMailbox", "SealShares",
                 "SealSecretService",
             ]),
         // The `sealkit` command: argument handling and printing only.
@@ -84,7 +86,7 @@ let package = Package(
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
             name: "SealKitFuzz",
-            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox"]),
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealShares"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
@@ -105,6 +107,7 @@ let package = Package(
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
+        .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),

@@ -24,6 +24,12 @@ public enum SecureRandom {
         return out
     }
 
+    /// Fills `buffer` (guarded memory, say) with random bytes from libsodium's generator.
+    package static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        Sodium.ready
+        if let base = buffer.baseAddress, buffer.count > 0 { randombytes_buf(base, buffer.count) }
+    }
+
     /// A uniformly random number below `upperBound`, from libsodium's generator (no modulo bias).
     /// - Parameter upperBound: at least 1.
     /// - Returns: a number in `0..<upperBound`.

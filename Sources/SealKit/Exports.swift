@@ -9,3 +9,4 @@
 @_exported import SealQR
 @_exported import SealTransfer
 @_exported import SealAudit
+@_exported import SealShares

@@ -78,7 +78,7 @@ public enum HKDF {
 
     /// HMAC-SHA256 of the concatenated `parts` under `key`, written into `output` (32 bytes).
     /// libsodium's streaming interface hashes a key longer than the block size first, as RFC 2104 says.
-    private static func hmac(
+    package static func hmac(
         key: UnsafeRawBufferPointer, parts: [UnsafeRawBufferPointer], into output: UnsafeMutableRawBufferPointer
     ) {
         precondition(output.count == SHA256.byteCount)
