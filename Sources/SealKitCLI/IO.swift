@@ -339,6 +339,15 @@ enum TerminalPrompt {
         return try Passphrase(bytes: bytes)
     }
 
+    /// Waits for Enter on the controlling terminal, if there is one; what was typed is dropped.
+    static func line() throws {
+        let fd = open("/dev/tty", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {}
+    }
+
     /// Writes one line to the controlling terminal, if there is one (a retry hint).
     static func say(_ line: String) {
         let fd = open("/dev/tty", O_WRONLY | O_CLOEXEC)

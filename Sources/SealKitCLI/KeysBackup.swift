@@ -23,17 +23,48 @@ extension KeysCommand {
         @Flag(help: "Back up every key id in the namespace.") var all = false
         @Option(help: "text: backup lines alone on stdout; qr: QR codes and text on stderr (default on a terminal).")
         var format: TransferFormat?
+        @Option(help: ArgumentHelp(
+            "Instead of a passphrase, split the backup's key into N SLIP-39 shares of 33 words (with --threshold).",
+            valueName: "N"))
+        var shares: Int?
+        @Option(help: ArgumentHelp("How many of the shares restore the backup.", valueName: "K")) var threshold: Int?
+        @Option(help: ArgumentHelp(
+            "A group of shares, K of N restore the group; repeat for several groups (with --group-threshold).",
+            valueName: "K/N"))
+        var group: [ShareBackupCommands.Group] = []
+        @Option(help: ArgumentHelp("With --group: how many groups restore the backup.", valueName: "G")) var groupThreshold: Int?
+        @Option(help: ArgumentHelp(
+            "With shares: write each share as a 0600 text file and a PNG QR code into this folder instead of showing it.",
+            valueName: "dir"), completion: .directory)
+        var sharesDir: String?
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
             if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
             if !all && ids.isEmpty { throw ValidationError("name a key id to back up, or use --all") }
+            if (shares == nil) != (threshold == nil) { throw ValidationError("--shares N goes with --threshold K") }
+            if shares != nil && !group.isEmpty { throw ValidationError("give --shares N --threshold K, or --group K/N (repeated), not both") }
+            if !group.isEmpty && groupThreshold == nil && group.count > 1 {
+                throw ValidationError("several --group options need --group-threshold G")
+            }
+            if groupThreshold != nil && group.isEmpty { throw ValidationError("--group-threshold goes with --group K/N") }
+            if sharesDir != nil && shares == nil && group.isEmpty { throw ValidationError("--shares-dir goes with --shares or --group") }
         }
 
         func run() throws {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+            if let shares, let threshold {
+                return try ShareBackupCommands.backup(
+                    histories, groups: [ShareBackupCommands.Group(argument: "\(threshold)/\(shares)")!], groupThreshold: 1,
+                    format: format, sharesDirectory: sharesDir, options: keystoreOptions)
+            }
+            if !group.isEmpty {
+                return try ShareBackupCommands.backup(
+                    histories, groups: group, groupThreshold: groupThreshold ?? 1, format: format, sharesDirectory: sharesDir,
+                    options: keystoreOptions)
+            }
             let (passphrase, made) = try backupPassphrase()
             let lines = try PaperBackup.seal(histories, passphrase: passphrase)
             TransferDisplay.describe(histories, "Backed up")
@@ -79,6 +110,9 @@ extension KeysCommand {
 
         @Argument(help: "The key ids to restore; none lists the ids the backup holds.") var ids: [String] = []
         @Flag(help: "Restore every id the backup holds.") var all = false
+        @Flag(help: "A share backup: stdin holds the sealed bundle line, then enough SLIP-39 shares, one per line.")
+        var shares = false
+        @Option(help: "Accepted for symmetry with keys backup; restore prints text.") var format: TransferFormat?
         @Flag(help: "Protect the keys with a passphrase (asked on the terminal unless given).") var protect = false
         @OptionGroup var keystoreOptions: KeystoreOptions
 
@@ -93,6 +127,10 @@ extension KeysCommand {
                 for id in named {
                     if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
                 }
+            }
+            if shares {
+                let keys = try ShareBackupCommands.open(options: keystoreOptions)
+                return try Self.restore(keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
             }
             if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
             let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))

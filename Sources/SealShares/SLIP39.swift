@@ -298,6 +298,9 @@ public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
             return "the shares \"\(a) ...\" and \"\(b) ...\" belong to different backups"
         case .conflictingShares(let a, let b):
             return "the shares \"\(a) ...\" and \"\(b) ...\" claim the same place with different values: one of them is damaged"
+        case .needMore(1, let members) where members.count == 1 && members[0].group == 1:
+            let more = members[0].more
+            return "not enough shares: \(more) more share\(more == 1 ? "" : "s") needed"
         case .needMore(let groups, let members):
             var text = "not enough shares: \(groups) more group\(groups == 1 ? "" : "s") needed"
             if !members.isEmpty {

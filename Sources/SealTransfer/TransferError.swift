@@ -5,13 +5,15 @@ import SealKeystore
 /// The kinds of text key transfer and backups exchange.
 public enum TransferTextKind: String, Sendable, Equatable {
     case offer, reply, part, backup
+    /// The sealed bundle of a share backup (SLIP-39 shares hold its key).
+    case shares
 
     /// The format version SealKit writes and reads: 2 for offers and replies (the PAKE-authenticated
     /// transfer; version 1 is retired), 1 for parts and backups.
     public var version: Int {
         switch self {
         case .offer, .reply: return 2
-        case .part, .backup: return 1
+        case .part, .backup, .shares: return 1
         }
     }
 
@@ -24,6 +26,7 @@ public enum TransferTextKind: String, Sendable, Equatable {
         case .reply: return "transfer reply"
         case .part: return "part"
         case .backup: return "paper backup"
+        case .shares: return "share backup bundle"
         }
     }
 }

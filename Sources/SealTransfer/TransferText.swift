@@ -36,7 +36,7 @@ enum TransferText {
     /// - Throws: `.retiredVersion` for a version 1 offer or reply, `.unsupportedVersion` for
     ///   any other version than the kind's current one.
     static func kind(of text: Substring) throws(TransferError) -> TransferTextKind? {
-        for kind in [TransferTextKind.offer, .reply, .part, .backup] {
+        for kind in [TransferTextKind.offer, .reply, .part, .backup, .shares] {
             let stem = "sealkit-\(kind.rawValue)-v"
             guard text.hasPrefix(stem) else { continue }
             if text.hasPrefix(kind.prefix) { return kind }

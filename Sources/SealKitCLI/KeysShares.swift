@@ -1,0 +1,195 @@
+import ArgumentParser
+import FoundationEssentials
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `keys backup --shares` and `keys restore --shares`: the keys sealed under a fresh random secret
+/// that SLIP-39 shares hold (docs/transfer.md, "Share backup").
+enum ShareBackupCommands {
+    /// `--group K/N`.
+    struct Group: ExpressibleByArgument {
+        let threshold: Int
+        let count: Int
+
+        init?(argument: String) {
+            let parts = argument.split(separator: "/")
+            guard parts.count == 2, let threshold = Int(parts[0]), let count = Int(parts[1]) else { return nil }
+            self.threshold = threshold
+            self.count = count
+        }
+    }
+
+    /// The SLIP-39 passphrase: the one given (`--passphrase-file`, `SEALKIT_PASSPHRASE`), else asked
+    /// on a terminal (Enter for none), else none, as SLIP-39 allows.
+    static func sharesPassphrase(_ options: KeystoreOptions, confirm: Bool) throws -> [UInt8] {
+        if let given = try options.givenPassphrase() { return given.storage.withUnsafeBytes { Array($0) } }
+        guard StandardInput.isTerminal, StandardError.isTerminal else { return [] }
+        // An empty answer is no passphrase, which SLIP-39 allows.
+        guard let first = (try? TerminalPrompt.passphrase("SLIP-39 passphrase for the shares (Enter for none): ")) ?? nil
+        else { return [] }
+        if confirm {
+            let again = (try? TerminalPrompt.passphrase("The same passphrase again: ")) ?? nil
+            guard let again, first.storage.withUnsafeBytes({ a in again.storage.withUnsafeBytes { ConstantTime.equals(a, $0) } }) else {
+                throw CLIFailure("the two passphrases differ: no backup was made", status: .usage)
+            }
+        }
+        return first.storage.withUnsafeBytes { Array($0) }
+    }
+
+    /// Makes the shares and the bundle and shows them.
+    static func backup(
+        _ histories: [KeyHistory], groups: [Group], groupThreshold: Int, format: TransferFormat, sharesDirectory: String?,
+        options: KeystoreOptions
+    ) throws {
+        var passphrase = try sharesPassphrase(options, confirm: true)
+        defer { ConstantTime.wipe(&passphrase) }
+        let secret = SecureBytesKey.generate()
+        let (shares, tag): ([[String]], [UInt8])
+        do {
+            (shares, tag) = try SLIP39.split(
+                secret: secret.bytes, groupThreshold: groupThreshold, groups: groups.map { ($0.threshold, $0.count) },
+                passphrase: passphrase)
+        } catch {
+            throw CLIFailure("\(error): no backup was made", status: .usage)
+        }
+        let bundle = try ShareBackup.seal(histories, secret: secret, sharesTag: tag)
+        TransferDisplay.describe(histories, "Backed up")
+        let labels = labels(for: shares, groups: groups, groupThreshold: groupThreshold)
+        if let sharesDirectory { try write(shares, labels: labels, bundle: bundle, into: sharesDirectory) }
+        switch format {
+        case .text:
+            let output = StandardOutput()
+            try output.write(bundle + "\n")
+            if sharesDirectory == nil { for share in shares.joined() { try output.write(share + "\n") } }
+            try output.flush()
+            if sharesDirectory == nil { StandardError.write(labels.joined(separator: "\n") + "\n") }
+        case .qr:
+            StandardError.write(
+                "The sealed bundle: keep it anywhere (cloud storage too); without enough shares it is useless.\n")
+            TransferDisplay.showQR(bundle)
+            StandardError.write(bundle + "\n")
+            guard sharesDirectory == nil else { return }
+            for (share, label) in zip(shares.joined(), labels) {
+                StandardError.write("\nPress Enter to show \(label).")
+                _ = try TerminalPrompt.line()
+                StandardError.write("\u{1B}[2J\u{1B}[H\(label.capitalizedFirst):\n\n    \(share)\n\nHand this share to its keeper, then press Enter.")
+                _ = try TerminalPrompt.line()
+                StandardError.write("\u{1B}[2J\u{1B}[H")
+            }
+            StandardError.write("Every share was shown. Restore with: sealkit keys restore --shares --all\n")
+        }
+    }
+
+    /// "share 2 of 5 (any 3 restore)", with the group when there are several.
+    static func labels(for shares: [[String]], groups: [Group], groupThreshold: Int) -> [String] {
+        var labels: [String] = []
+        for (groupIndex, group) in shares.enumerated() {
+            for member in group.indices {
+                var label = "share \(member + 1) of \(group.count) (any \(groups[groupIndex].threshold) restore"
+                if shares.count > 1 {
+                    label = "group \(groupIndex + 1) of \(shares.count) (any \(groupThreshold) groups), " + label
+                }
+                labels.append(label + ")")
+            }
+        }
+        return labels
+    }
+
+    /// `--shares-dir`: one 0600 text file and one PNG QR per share, and the bundle.
+    static func write(_ shares: [[String]], labels: [String], bundle: String, into path: String) throws {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw CLIFailure("cannot make the folder \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError)
+        }
+        var names: [String] = []
+        for (index, share) in shares.joined().enumerated() {
+            let base = "\(path)/share-\(index + 1)"
+            try writeFile(base + ".txt", Array((labels[index] + "\n" + share + "\n").utf8))
+            try writeFile(base + ".png", try QRCode(share).rendered(as: .png))
+            names.append(base + ".txt")
+        }
+        try writeFile("\(path)/bundle.txt", Array((bundle + "\n").utf8))
+        StandardError.write("wrote \(names.count) shares (text and PNG QR, 0600) and bundle.txt to \(path)\n")
+    }
+
+    private static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError)
+        }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError) }
+            offset += written
+        }
+        guard fsync(fd) == 0 else { throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError) }
+    }
+
+    /// Reads the bundle and the shares from stdin, recovers the secret, opens the bundle.
+    static func open(options: KeystoreOptions) throws -> [KeyHistory] {
+        let interactive = StandardInput.isTerminal
+        if interactive { StandardError.write("Paste the sealed bundle (sealkit-shares-v1:...), then the shares, one per line:\n") }
+        let reader = LineReader(fd: 0, what: "the bundle and shares on stdin", maximumLineLength: InputLimits.codeLine)
+        var bundle: String?
+        var shares: [SLIP39.Share] = []
+        var failure: CLIFailure?
+        while failure == nil, try reader.nextLine({ line in
+            let text = String(decoding: line, as: UTF8.self).trimmingBlanks()
+            guard !text.isEmpty else { return }
+            guard bundle != nil else {
+                guard text.hasPrefix(TransferTextKind.shares.prefix) else {
+                    failure = CLIFailure(
+                        "line \(reader.lineNumber): the first line must be the sealed bundle (sealkit-shares-v1:...), then the shares",
+                        status: .dataError)
+                    return
+                }
+                bundle = text
+                return
+            }
+            do {
+                let share = try SLIP39.parse(text)
+                shares.append(share)
+                if interactive {
+                    StandardError.write("line \(reader.lineNumber): share \"\(share.prefix) ...\" accepted\n")
+                }
+            } catch {
+                failure = CLIFailure("line \(reader.lineNumber): \(error)", status: .dataError)
+            }
+        }) {
+            // On a terminal, stop as soon as the shares suffice.
+            if interactive, !shares.isEmpty, (try? SLIP39.recover(shares)) != nil { break }
+        }
+        if let failure { throw failure }
+        guard let bundle else { throw CLIFailure("no share backup on stdin: give the sealed bundle line, then the shares", status: .noInput) }
+        let recovered: SLIP39.EncryptedSecret
+        do {
+            recovered = try SLIP39.recover(shares)
+        } catch {
+            throw CLIFailure("\(error)", status: .dataError)
+        }
+        var passphrase = try sharesPassphrase(options, confirm: false)
+        defer { ConstantTime.wipe(&passphrase) }
+        guard let secret = SecureBytesKey(recovered.decrypt(passphrase: passphrase)) else {
+            throw CLIFailure("the shares hold a secret of another length than a SealKit share backup's (32 bytes)", status: .dataError)
+        }
+        do {
+            return try ShareBackup.open(bundle, secret: secret).keys
+        } catch .wrongPassphrase {
+            // The tag tells the right shares under a wrong passphrase from another backup's shares.
+            if (try? ShareBackup.sharesTag(of: bundle)) == recovered.tag {
+                throw CLIFailure("wrong passphrase: the shares are this bundle's, but this SLIP-39 passphrase does not open it", status: .noPermission)
+            }
+            throw CLIFailure("the shares do not open this bundle: they belong to another backup (or a wrong passphrase was given)", status: .dataError)
+        }
+    }
+}
+
+extension String {
+    /// The string with its first letter capitalized.
+    fileprivate var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}
