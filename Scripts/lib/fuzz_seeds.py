@@ -43,6 +43,9 @@ def main(fixtures, out):
     fuzz_key = bytes(range(1, 33))
     write(out, "v2", sealkit_v2.seal(fuzz_key, "alice", "field", "ssn", b"078-05-1120"))
     write(out, "v2", sealkit_v2.seal(fuzz_key, "alice", "context", "", b""))
+    # shares: every SLIP-39 vector's mnemonics, one file per vector, one share per line.
+    for vector in json.load(open(os.path.join(fixtures, "slip39", "vectors.json"))):
+        write(out, "shares", "\n".join(vector[1]))
     vectors = json.load(open(os.path.join(fixtures, "secretbox", "vectors.json")))["vectors"]
     keys = sorted({v["key"] for v in vectors if "key" in v})
     for vector in vectors:

@@ -5,6 +5,7 @@ import SealJSON
 import SealKeystore
 import SealMailbox
 import SealProfile
+import SealShares
 import SealTransfer
 
 /// One parser or decoder under fuzzing. Each target feeds the input to the code that reads
@@ -16,6 +17,9 @@ enum FuzzTarget: String, CaseIterable {
     /// v2 texts (`sk2:`): `CiphertextShape` and `KeyRing.decrypt` with places; whatever opens opens
     /// in its own place only.
     case v2
+    /// SLIP-39 shares (`SLIP39.parse`) and share-backup bundles: whatever parses re-encodes to the
+    /// same words, and combining parsed shares never traps.
+    case shares
     /// `Base64.decode`: strict and canonical, so every accepted text re-encodes to itself.
     case base64
     /// `KeyText.parseKey`: what `keys import` reads from stdin.
@@ -74,6 +78,7 @@ enum FuzzTarget: String, CaseIterable {
         switch self {
         case .ciphertext: Self.ciphertext(bytes)
         case .v2: Self.bound(bytes)
+        case .shares: Self.shares(bytes)
         case .base64: Self.base64(bytes)
         case .keytext: _ = try? KeyText.parseKey(bytes)
         case .keyfile: Self.keyFile(bytes)
@@ -200,6 +205,24 @@ enum FuzzTarget: String, CaseIterable {
                 check(again.flatMap { try? boundRing.decrypt($0, place: place).plaintext } == plaintext, "v2 round trip")
             }
         }
+    }
+
+    private static func shares(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var parsed: [SLIP39.Share] = []
+        for line in text.split(separator: "\n") {
+            guard let share = try? SLIP39.parse(String(line)) else { continue }
+            let words = line.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
+            check(
+                SLIP39.words(
+                    identifier: share.identifier, extendable: share.extendable, iterationExponent: share.iterationExponent,
+                    groupIndex: share.groupIndex, groupThreshold: share.groupThreshold, groupCount: share.groupCount,
+                    memberIndex: share.memberIndex, memberThreshold: share.memberThreshold, value: share.value) == words,
+                "a parsed share does not re-encode to its words")
+            parsed.append(share)
+        }
+        if !parsed.isEmpty { _ = try? SLIP39.recover(parsed) }
+        _ = try? ShareBackup.sharesTag(of: text)
     }
 
     private static func base64(_ bytes: [UInt8]) {

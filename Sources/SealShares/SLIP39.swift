@@ -36,7 +36,7 @@ public enum SLIP39 {
         public let memberIndex: Int
         public let memberThreshold: Int
         /// The share's value: secret material (K of them restore the secret).
-        let value: [UInt8]
+        package let value: [UInt8]
         /// The share's first four words, which name it without revealing its value.
         public let prefix: String
 
@@ -116,7 +116,7 @@ public enum SLIP39 {
     }
 
     /// The words of a share.
-    static func words(
+    package static func words(
         identifier: Int, extendable: Bool, iterationExponent: Int, groupIndex: Int, groupThreshold: Int, groupCount: Int,
         memberIndex: Int, memberThreshold: Int, value: [UInt8]
     ) -> String {

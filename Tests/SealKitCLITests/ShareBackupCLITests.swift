@@ -148,3 +148,51 @@ struct ShareBackupCLITests {
         }
     }
 }
+
+/// Fixtures/shares/vectors.json: share backups made from docs/transfer.md alone with PyNaCl, hashlib and
+/// python-shamir-mnemonic (Scripts/make-share-vectors.py) restore here.
+@Suite("share backup vectors")
+struct ShareBackupVectorTests {
+    struct File: Decodable {
+        struct Vector: Decodable {
+            let name: String
+            let passphrase: String
+            let bundle: String
+            let group_threshold: Int
+            let groups: [[Int]]
+            let shares: [[String]]
+            let ids: [[Fingerprinted]]
+        }
+        let vectors: [Vector]
+    }
+
+    /// An id's entry: name, fingerprint, number of keys.
+    enum Fingerprinted: Decodable {
+        case text(String), number(Int)
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int.self) { self = .number(number) } else { self = .text(try container.decode(String.self)) }
+        }
+        var text: String { if case .text(let value) = self { return value } else { return "" } }
+    }
+
+    @Test func everyVectorRestores() throws {
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: Repository.fixture("shares/vectors.json")))
+        #expect(file.vectors.count == 3)
+        for vector in file.vectors {
+            var chosen: [String] = []
+            for (index, group) in vector.shares.enumerated().reversed() where chosen.count < 99 {
+                if vector.shares.count > 1 && index == 1 { continue }  // groups 3 and 1 are enough
+                chosen += group.prefix(vector.groups[index][0])
+            }
+            let cli = try CLI()
+            let environment = vector.passphrase.isEmpty ? [:] : ["SEALKIT_PASSPHRASE": vector.passphrase]
+            let result = try cli.run(
+                ["keys", "restore", "--shares", "--all", "--format", "text"], stdin: ([vector.bundle] + chosen).joined(separator: "\n"),
+                environment: environment)
+            #expect(result.status == 0, "\(vector.name): \(result.stderr)")
+            let expected = vector.ids.map { "\($0[0].text)\t\($0[1].text)\timported" }
+            #expect(result.stdout.split(separator: "\n").map(String.init) == expected, "\(vector.name)")
+        }
+    }
+}
