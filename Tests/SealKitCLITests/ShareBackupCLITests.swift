@@ -137,6 +137,30 @@ struct ShareBackupCLITests {
         }
     }
 
+    /// Hostile input: garbage, wrong lengths, a huge line, repeated shares, no bundle. One line, 1 to
+    /// 125, nothing stored, in bounded time.
+    @Test func hostileRestoreInputFailsCleanly() throws {
+        let sender = try CLI()
+        #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
+        let made = try Self.backup(sender, ["alice", "--shares", "3", "--threshold", "2"])
+        let inputs: [(String, String)] = [
+            ("", "no share backup on stdin"),
+            ("garbage\n", "the first line must be the sealed bundle"),
+            (made.bundle + "\nnot words at all\n", "not in the SLIP-39 word list"),
+            (made.bundle + "\n" + String(made.shares[0].split(separator: " ").prefix(21).joined(separator: " ")) + "\n", "a length no share has"),
+            (made.bundle + "\n" + made.shares[0] + "\n" + made.shares[0] + "\n" + made.shares[0] + "\n", "1 more share needed"),
+            (made.bundle + "\n" + String(repeating: "academic ", count: 100_000) + "\n", "line 2"),
+            (String(made.bundle.dropLast(3)) + "\n" + made.shares[0] + "\n" + made.shares[1] + "\n", "cut short or mistyped"),
+            (made.bundle + "\n", "not enough shares"),
+        ]
+        let receiving = try CLI()
+        for (input, expected) in inputs {
+            let result = try receiving.run(["keys", "restore", "--shares", "--all"], stdin: input)
+            expectCleanFailure(result, containing: expected)
+        }
+        #expect(try TransferCLITests.ids(receiving).isEmpty)
+    }
+
     @Test func badArgumentsAreUsageErrors() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
