@@ -345,6 +345,9 @@ enum RS1024 {
     /// The 1-based position of the one word that, changed, makes the checksum right (in either
     /// customization), when exactly one position can; nil otherwise.
     static func singleWordFix(_ data: [Int]) -> Int? {
+        // The search costs words² × 1,024 steps: bounded to what a share can be (33 words for a
+        // 256-bit secret; 59 for the longest SLIP-39 allows), so a hostile line cannot stall it.
+        guard data.count <= 59 else { return nil }
         var positions = Set<Int>()
         for custom in [SLIP39.customization(false), SLIP39.customization(true)] {
             for position in data.indices {

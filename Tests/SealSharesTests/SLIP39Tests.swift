@@ -174,6 +174,10 @@ struct SLIP39Tests {
             "duckling enlarge academic academic agency result length solution fridge kidney coal piece deal husband erode duke ajar critical decision kidney",
         ]
         for input in inputs { #expect(throws: SLIP39Error.self) { try SLIP39.parse(input) } }
+        // A long line of words with a bad checksum is refused at once, without a search for the typo.
+        let started = ContinuousClock.now
+        #expect(throws: SLIP39Error.self) { try SLIP39.parse(String(repeating: "academic acid ", count: 2_500) + "academic") }
+        #expect(ContinuousClock.now - started < .seconds(2))
         #expect(throws: SLIP39Error.self) { try SLIP39.recover([]) }
     }
 }
