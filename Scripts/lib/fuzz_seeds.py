@@ -43,6 +43,16 @@ def main(fixtures, out):
     fuzz_key = bytes(range(1, 33))
     write(out, "v2", sealkit_v2.seal(fuzz_key, "alice", "field", "ssn", b"078-05-1120"))
     write(out, "v2", sealkit_v2.seal(fuzz_key, "alice", "context", "", b""))
+    # image: small netpbm images of each kind, a tiny PNG, and a QR code from qrencode when it is installed.
+    for header in (b"P1 2 2 1 0 0 1", b"P2 2 2 255 0 128 255 64", b"P4 8 1 \xaa", b"P5 2 1 255 \x00\xff", b"P6 1 1 255 \x10\x20\x30"):
+        write(out, "image", header)
+    import struct, zlib, shutil, subprocess
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0))
+    write(out, "image", png + chunk(b"IDAT", zlib.compress(b"\x00\x00\xff\x00\xff\x00")) + chunk(b"IEND", b""))
+    if shutil.which("qrencode"):
+        write(out, "image", subprocess.run(["qrencode", "-o", "-", "-t", "PNG", "-s", "2", "fuzz"], capture_output=True).stdout)
     # shares: every SLIP-39 vector's mnemonics, one file per vector, one share per line.
     for vector in json.load(open(os.path.join(fixtures, "slip39", "vectors.json"))):
         write(out, "shares", "\n".join(vector[1]))

@@ -10,3 +10,4 @@
 @_exported import SealTransfer
 @_exported import SealAudit
 @_exported import SealShares
+@_exported import SealScan

@@ -113,6 +113,10 @@ extension KeysCommand {
         @Flag(help: "A share backup: stdin holds the sealed bundle line, then enough SLIP-39 shares, one per line.")
         var shares = false
         @Option(help: "Accepted for symmetry with keys backup; restore prints text.") var format: TransferFormat?
+        @Option(parsing: .upToNextOption, help: ArgumentHelp(
+            "Read the backup (its parts, or the bundle and shares) from QR codes in these images instead of stdin.",
+            valueName: "image"), completion: .file())
+        var qr: [String] = []
         @Flag(help: "Protect the keys with a passphrase (asked on the terminal unless given).") var protect = false
         @OptionGroup var keystoreOptions: KeystoreOptions
 
@@ -128,12 +132,18 @@ extension KeysCommand {
                     if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
                 }
             }
+            let scanned = qr.isEmpty ? nil : try ImageInput.lines(in: qr)
             if shares {
-                let keys = try ShareBackupCommands.open(options: keystoreOptions)
+                let keys = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
                 return try Self.restore(keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
             }
-            if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
-            let code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))
+            let code: String
+            if let scanned {
+                code = try assembleTransferCode(expecting: .backup, from: scanned)
+            } else {
+                if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
+                code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))
+            }
             guard let passphrase = try keystoreOptions.givenPassphrase() ?? TerminalPrompt.passphrase("Backup passphrase: ")
             else {
                 throw CLIFailure(

@@ -56,15 +56,20 @@ struct KeysCommand: ParsableCommand {
 
         @Argument(help: "The key id to store the key under.") var id: String
         @Flag(help: "Protect the key with a passphrase (asked on the terminal unless given).") var protect = false
+        @Option(help: ArgumentHelp(
+            "Read the key from a QR code in this image instead of stdin: a Rownd app's key-transfer QR (<link>#<key>) or SealKit's.",
+            valueName: "image"), completion: .file())
+        var qr: String?
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.keystore()
-            if StandardInput.isTerminal {
+            if StandardInput.isTerminal && qr == nil {
                 StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
-            var text = try StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
+            var text = try qr.map { Array(try ImageInput.single(in: $0, what: "key").utf8) }
+                ?? StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
             defer { ConstantTime.wipe(&text) }
             let key = try KeyText.parseKey(text)
             let passphrase: Passphrase?

@@ -131,38 +131,47 @@ enum ShareBackupCommands {
     }
 
     /// Reads the bundle and the shares from stdin, recovers the secret, opens the bundle.
-    static func open(options: KeystoreOptions) throws -> [KeyHistory] {
-        let interactive = StandardInput.isTerminal
+    /// - Parameter lines: the lines scanned from QR codes (`--qr`), in place of stdin.
+    static func open(options: KeystoreOptions, lines: [String]? = nil) throws -> [KeyHistory] {
+        let interactive = lines == nil && StandardInput.isTerminal
         if interactive { StandardError.write("Paste the sealed bundle (sealkit-shares-v1:...), then the shares, one per line:\n") }
-        let reader = LineReader(fd: 0, what: "the bundle and shares on stdin", maximumLineLength: InputLimits.codeLine)
         var bundle: String?
         var shares: [SLIP39.Share] = []
         var failure: CLIFailure?
-        while failure == nil, try reader.nextLine({ line in
-            let text = String(decoding: line, as: UTF8.self).trimmingBlanks()
-            guard !text.isEmpty else { return }
+        /// Takes one line; false once reading should stop.
+        func take(_ raw: String, lineNumber: Int) -> Bool {
+            let text = raw.trimmingBlanks()
+            guard !text.isEmpty else { return true }
+            let place = lines == nil ? "line \(lineNumber)" : "QR code \(lineNumber)"
             guard bundle != nil else {
                 guard text.hasPrefix(TransferTextKind.shares.prefix) else {
                     failure = CLIFailure(
-                        "line \(reader.lineNumber): the first line must be the sealed bundle (sealkit-shares-v1:...), then the shares",
+                        "\(place): the first line must be the sealed bundle (sealkit-shares-v1:...), then the shares",
                         status: .dataError)
-                    return
+                    return false
                 }
                 bundle = text
-                return
+                return true
             }
             do {
                 let share = try SLIP39.parse(text)
                 shares.append(share)
-                if interactive {
-                    StandardError.write("line \(reader.lineNumber): share \"\(share.prefix) ...\" accepted\n")
-                }
+                if interactive { StandardError.write("\(place): share \"\(share.prefix) ...\" accepted\n") }
             } catch {
-                failure = CLIFailure("line \(reader.lineNumber): \(error)", status: .dataError)
+                failure = CLIFailure("\(place): \(error)", status: .dataError)
+                return false
             }
-        }) {
             // On a terminal, stop as soon as the shares suffice.
-            if interactive, !shares.isEmpty, (try? SLIP39.recover(shares)) != nil { break }
+            return !(interactive && (try? SLIP39.recover(shares)) != nil)
+        }
+        if let lines {
+            // Scanned codes come in any order: the bundle first, then the shares.
+            let ordered = lines.filter { $0.hasPrefix(TransferTextKind.shares.prefix) } + lines.filter { !$0.hasPrefix(TransferTextKind.shares.prefix) }
+            for (index, line) in ordered.enumerated() where !take(line, lineNumber: index + 1) { break }
+        } else {
+            let reader = LineReader(fd: 0, what: "the bundle and shares on stdin", maximumLineLength: InputLimits.codeLine)
+            var going = true
+            while going, try reader.nextLine({ line in going = take(String(decoding: line, as: UTF8.self), lineNumber: reader.lineNumber) }) {}
         }
         if let failure { throw failure }
         guard let bundle else { throw CLIFailure("no share backup on stdin: give the sealed bundle line, then the shares", status: .noInput) }
@@ -177,9 +186,12 @@ enum ShareBackupCommands {
         guard let secret = SecureBytesKey(recovered.decrypt(passphrase: passphrase)) else {
             throw CLIFailure("the shares hold a secret of another length than a SealKit share backup's (32 bytes)", status: .dataError)
         }
-        do {
-            return try ShareBackup.open(bundle, secret: secret).keys
-        } catch .wrongPassphrase {
+        let opened = Result { () throws(TransferError) in try ShareBackup.open(bundle, secret: secret).keys }
+        switch opened {
+        case .success(let keys):
+            return keys
+        case .failure(let error):
+            guard case .wrongPassphrase = error else { throw error }
             // The tag tells the right shares under a wrong passphrase from another backup's shares.
             if (try? ShareBackup.sharesTag(of: bundle)) == recovered.tag {
                 throw CLIFailure("wrong passphrase: the shares are this bundle's, but this SLIP-39 passphrase does not open it", status: .noPermission)

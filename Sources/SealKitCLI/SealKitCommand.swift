@@ -23,7 +23,7 @@ struct SealKitCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self,
-            ProfileCommand.self, TransferCommand.self, QRCommand.self, AuditCommand.self,
+            ProfileCommand.self, TransferCommand.self, QRCommand.self, ScanCommand.self, AuditCommand.self,
         ])
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.

@@ -76,6 +76,15 @@ func readTransferCode(expecting kind: TransferTextKind, from reader: LineReader)
     return whole
 }
 
+/// `readTransferCode` for lines already read (from QR codes): parts in any order, blank lines skipped.
+func assembleTransferCode(expecting kind: TransferTextKind, from lines: [String]) throws -> String {
+    var assembler = PartAssembler()
+    for line in lines {
+        if let whole = try assembler.add(line) { return whole }
+    }
+    throw assembler.incompleteError(expecting: kind)
+}
+
 extension KeystoreOptions {
     /// The ids named, or with `all` every id in the namespace.
     func keyIDs(_ names: [String], all: Bool, in keystore: some Keystore) throws -> [KeyID] {
@@ -151,6 +160,10 @@ struct TransferCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Seconds to wait for the receiver (default 600).", valueName: "seconds"))
         var timeout: Int?
         @Option(help: ArgumentHelp("Offline: the receiver's offer (sealkit-offer-v2:...), or - to read it from stdin.", valueName: "offer")) var to: String?
+        @Option(help: ArgumentHelp("Offline: read the receiver's offer from the QR code in this image.", valueName: "image"), completion: .file())
+        var toQr: String?
+        @Option(help: ArgumentHelp("Read the receiver's code from the QR code in this image.", valueName: "image"), completion: .file())
+        var codeQr: String?
         @Flag(help: "Show Rownd's key text <link>#<key> instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp(
             "With --rownd: the user's sign-in link, which the app's backend gets from Rownd's API; the key follows it after '#'.",
@@ -184,7 +197,11 @@ struct TransferCommand: ParsableCommand {
             }
             if link != nil && !rownd { throw ValidationError("--link is only for --rownd") }
             if rownd && (code != nil || codeFile != nil) { throw ValidationError("--code is for transfers with a code, not --rownd") }
-            if code != nil && codeFile != nil { throw ValidationError("give --code or --code-file, not both") }
+            if [code != nil, codeFile != nil, codeQr != nil].filter({ $0 }).count > 1 {
+                throw ValidationError("give one of --code, --code-file and --code-qr")
+            }
+            if to != nil && toQr != nil { throw ValidationError("give --to or --to-qr, not both") }
+            if rownd && (toQr != nil || codeQr != nil) { throw ValidationError("--to-qr and --code-qr are for transfers with a code, not --rownd") }
             if codeFile == "-" && to == "-" { throw ValidationError("--code-file - and --to - both read stdin: give one of them as a file") }
             if let expiresIn, !(1...86_400).contains(expiresIn) {
                 throw ValidationError("--expires-in must be 1 to 86400 seconds")
@@ -195,7 +212,8 @@ struct TransferCommand: ParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
-            let code = try codeFile.map(Self.readCode) ?? self.code
+            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code") } ?? self.code
+            let to = try toQr.map { try ImageInput.single(in: $0, what: "offer") } ?? self.to
             if to == nil {
                 let relay = try TransferNetwork.relay(relay)
                 let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
@@ -281,10 +299,15 @@ struct TransferCommand: ParsableCommand {
         var timeout: Int?
         @Flag(help: "Store the keys without asking on the terminal.") var yes = false
         @Flag(help: "Offline: show an offer and read the sender's reply from stdin instead of using a relay.") var offline = false
+        @Option(parsing: .upToNextOption, help: ArgumentHelp(
+            "With --offline: read the reply (or its parts, in any order) from QR codes in these images instead of stdin; they are opened after the offer is shown.",
+            valueName: "image"), completion: .file())
+        var qr: [String] = []
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
             if offline && (relay != nil || timeout != nil) { throw ValidationError("--relay and --timeout are for network transfers") }
+            if !qr.isEmpty && !offline { throw ValidationError("--qr reads an offline reply: it goes with --offline") }
             if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
         }
 
@@ -300,7 +323,7 @@ struct TransferCommand: ParsableCommand {
                     relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,
                     assumeYes: yes, protect: protect, keystoreOptions: keystoreOptions)
             }
-            try TransferOffline.receive(format: format, protect: protect, assumeYes: yes, keystoreOptions: keystoreOptions)
+            try TransferOffline.receive(format: format, protect: protect, assumeYes: yes, replyImages: qr, keystoreOptions: keystoreOptions)
         }
 
         /// Whether a passphrase could be asked for: TerminalPrompt asks on /dev/tty.

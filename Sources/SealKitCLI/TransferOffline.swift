@@ -40,7 +40,10 @@ enum TransferOffline {
 
     /// `transfer receive --offline`: shows the offer and the code, reads the reply, stores its keys.
     /// - Parameter assumeYes: store without asking, even at a terminal (`--yes`).
-    static func receive(format: TransferFormat, protect: Bool, assumeYes: Bool = false, keystoreOptions: KeystoreOptions) throws {
+    /// - Parameter replyImages: images holding the reply's QR codes, opened after the offer is shown (`--qr`).
+    static func receive(
+        format: TransferFormat, protect: Bool, assumeYes: Bool = false, replyImages: [String] = [], keystoreOptions: KeystoreOptions
+    ) throws {
         let keystore = try keystoreOptions.keystore()
         let receiver = TransferReceiver()
         let offer = receiver.offer
@@ -59,7 +62,12 @@ enum TransferOffline {
         }
         let interactive = isatty(0) == 1
         let reader = LineReader(fd: 0, what: "the reply on stdin", maximumLineLength: maximumLineLength)
-        let reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
+        let reply: TransferReply
+        if !replyImages.isEmpty {
+            reply = try receiver.accept(try assembleTransferCode(expecting: .reply, from: try ImageInput.lines(in: replyImages)))
+        } else {
+            reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
+        }
         TransferDisplay.describe(reply.keys, "Received")
         StandardError.write("Check that the sender shows the same fingerprints.\n")
         // On a terminal, whatever the format, it asks before storing, as the network receive does.

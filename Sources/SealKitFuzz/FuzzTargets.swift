@@ -5,6 +5,7 @@ import SealJSON
 import SealKeystore
 import SealMailbox
 import SealProfile
+import SealScan
 import SealShares
 import SealTransfer
 
@@ -20,6 +21,9 @@ enum FuzzTarget: String, CaseIterable {
     /// SLIP-39 shares (`SLIP39.parse`) and share-backup bundles: whatever parses re-encodes to the
     /// same words, and combining parsed shares never traps.
     case shares
+    /// Image files for `sealkit scan`: PNG, JPEG and netpbm headers and data; never a trap, and an
+    /// image over the pixel bound is refused before its pixels are allocated.
+    case image
     /// `Base64.decode`: strict and canonical, so every accepted text re-encodes to itself.
     case base64
     /// `KeyText.parseKey`: what `keys import` reads from stdin.
@@ -79,6 +83,11 @@ enum FuzzTarget: String, CaseIterable {
         case .ciphertext: Self.ciphertext(bytes)
         case .v2: Self.bound(bytes)
         case .shares: Self.shares(bytes)
+        case .image:
+            if let image = try? QRScanner.decode(bytes) {
+                check(image.width * image.height <= QRScanner.maximumPixelCount && image.pixels.count == image.width * image.height, "pixel bound")
+                _ = QRScanner.scan(image)
+            }
         case .base64: Self.base64(bytes)
         case .keytext: _ = try? KeyText.parseKey(bytes)
         case .keyfile: Self.keyFile(bytes)

@@ -1,0 +1,15 @@
+#ifndef SEALKIT_JPEG_DECODE_H
+#define SEALKIT_JPEG_DECODE_H
+#include <stddef.h>
+
+/// Decodes a JPEG held in memory to 8-bit grayscale with libjpeg(-turbo). libjpeg reports errors by
+/// calling a function that must not return; Swift cannot longjmp, so this wrapper does, and turns
+/// every libjpeg error into a return value with its message.
+///
+/// Returns 0 and sets *pixels (malloc'ed, width * height bytes; the caller frees it), *width and
+/// *height; or -1 with a message in `error` (at least 200 bytes) for a broken image, -2 when the
+/// image has more than `max_pixels` pixels (checked from its header, before any allocation).
+int sealkit_jpeg_decode_gray(const unsigned char *data, size_t size, size_t max_pixels,
+                             unsigned char **pixels, int *width, int *height, char *error);
+
+#endif

@@ -1,0 +1,230 @@
+import CJPEGDecode
+import CPNG
+import CZbar
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An 8-bit grayscale image, one byte per pixel, row by row.
+public struct GrayImage: Sendable {
+    public let width: Int
+    public let height: Int
+    public let pixels: [UInt8]
+}
+
+/// Reads QR codes out of images: PNG (libpng), JPEG (libjpeg-turbo) and netpbm's PBM, PGM and PPM,
+/// decoded by zbar in its binary mode, so payloads come back byte for byte.
+///
+/// Why zbar: it has a C API (zxing-cpp 1.4 in Debian has only C++), reads several codes per image
+/// with their positions, keeps bytes as they are in binary mode, and tests inverted (light-on-dark)
+/// codes itself. docs/transfer.md, "Reading QR codes", has the measurements.
+public enum QRScanner {
+    /// The most pixels an image may have: 40 megapixels (a 7,680 × 5,120 photo), checked from the
+    /// header before anything is allocated for the pixels, so a decompression bomb costs nothing.
+    public static let maximumPixelCount = 40_000_000
+    /// The most bytes of an image file read.
+    public static let maximumFileBytes = 64 << 20
+
+    /// Every QR code in `bytes` (an image file's contents), top to bottom, then left to right.
+    /// - Throws: `ScanError.notAnImage`, `.tooLarge`, `.damaged`.
+    public static func scan(imageFile bytes: [UInt8]) throws(ScanError) -> [[UInt8]] {
+        scan(try decode(bytes))
+    }
+
+    /// Every QR code in `image`, top to bottom, then left to right.
+    public static func scan(_ image: GrayImage) -> [[UInt8]] {
+        guard let scanner = zbar_image_scanner_create() else { return [] }
+        defer { zbar_image_scanner_destroy(scanner) }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        // Binary: the payload's bytes as they are, with no guessing at a character set.
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        // Light-on-dark codes (an inverted terminal, a dark-mode screenshot) when nothing else is found.
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_TEST_INVERTED, 1)
+        guard let zimage = zbar_image_create() else { return [] }
+        defer { zbar_image_destroy(zimage) }
+        zbar_image_set_format(zimage, 0x3030_3859)  // fourcc "Y800": 8-bit gray
+        zbar_image_set_size(zimage, UInt32(image.width), UInt32(image.height))
+        var found: [(y: Int, x: Int, payload: [UInt8])] = []
+        image.pixels.withUnsafeBytes { pixels in
+            // zbar reads the pixels in place during the scan; no cleanup handler, since we own them.
+            zbar_image_set_data(zimage, pixels.baseAddress, UInt(pixels.count), nil)
+            guard zbar_scan_image(scanner, zimage) > 0 else { return }
+            var symbol = zbar_image_first_symbol(zimage)
+            while let current = symbol {
+                let length = Int(zbar_symbol_get_data_length(current))
+                let payload = zbar_symbol_get_data(current).map { data in
+                    data.withMemoryRebound(to: UInt8.self, capacity: max(length, 1)) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+                } ?? []
+                // The code's top-left corner, by its smallest coordinates.
+                let points = Int(zbar_symbol_get_loc_size(current))
+                var x = Int.max, y = Int.max
+                for index in 0..<points {
+                    x = min(x, Int(zbar_symbol_get_loc_x(current, UInt32(index))))
+                    y = min(y, Int(zbar_symbol_get_loc_y(current, UInt32(index))))
+                }
+                found.append((y, x, payload))
+                symbol = zbar_symbol_next(current)
+            }
+            zbar_image_set_data(zimage, nil, 0, nil)
+        }
+        // Rows: codes whose tops are within a tenth of the image's height read as one row.
+        let band = max(1, image.height / 10)
+        return found.sorted { a, b in
+            if abs(a.y - b.y) > band { return a.y < b.y }
+            return a.x < b.x
+        }.map(\.payload)
+    }
+
+    /// Decodes an image file to gray pixels.
+    public static func decode(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return try decodePNG(bytes) }
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return try decodeJPEG(bytes) }
+        if bytes.count >= 2, bytes[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "6")).contains(bytes[1]) {
+            return try NetPBM.decode(bytes)
+        }
+        throw .notAnImage
+    }
+
+    private static func decodePNG(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
+        var image = png_image()
+        image.version = png_uint_32(PNG_IMAGE_VERSION)
+        let began = bytes.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
+        guard began != 0 else {
+            defer { png_image_free(&image) }
+            throw .damaged(reason: message(of: image))
+        }
+        defer { png_image_free(&image) }
+        let width = Int(image.width), height = Int(image.height)
+        guard width > 0, height > 0, width.multipliedReportingOverflow(by: height).partialValue <= maximumPixelCount,
+            width <= maximumPixelCount, height <= maximumPixelCount
+        else { throw .tooLarge(width: width, height: height) }
+        image.format = png_uint_32(PNG_FORMAT_GRAY)
+        var pixels = [UInt8](repeating: 0, count: width * height)
+        // Transparent pixels over white: a QR code with a transparent background reads as printed.
+        var white = png_color(red: 255, green: 255, blue: 255)
+        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, &white, $0.baseAddress, Int32(width), nil) }
+        guard finished != 0 else { throw .damaged(reason: message(of: image)) }
+        return GrayImage(width: width, height: height, pixels: pixels)
+    }
+
+    private static func message(of image: png_image) -> String {
+        var copy = image.message
+        return withUnsafeBytes(of: &copy) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    private static func decodeJPEG(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var width: Int32 = 0, height: Int32 = 0
+        var error = [CChar](repeating: 0, count: 256)
+        let status = bytes.withUnsafeBufferPointer { data in
+            sealkit_jpeg_decode_gray(data.baseAddress, data.count, maximumPixelCount, &pixels, &width, &height, &error)
+        }
+        switch status {
+        case 0:
+            guard let pixels else { throw .damaged(reason: "no pixels") }
+            defer { free(pixels) }
+            let count = Int(width) * Int(height)
+            return GrayImage(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
+        case -2:
+            throw .tooLarge(width: nil, height: nil)
+        default:
+            let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            throw .damaged(reason: String(decoding: text, as: UTF8.self).lowercased())
+        }
+    }
+}
+
+/// Why an image could not be scanned.
+public enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notAnImage
+    case tooLarge(width: Int?, height: Int?)
+    case damaged(reason: String)
+
+    public var description: String {
+        switch self {
+        case .notAnImage: return "not an image SealKit reads (PNG, JPEG, PBM, PGM or PPM)"
+        case .tooLarge(let width?, let height?):
+            return "the image is \(width) × \(height) pixels, more than the \(QRScanner.maximumPixelCount / 1_000_000) megapixels SealKit reads"
+        case .tooLarge:
+            return "the image has more than the \(QRScanner.maximumPixelCount / 1_000_000) megapixels SealKit reads"
+        case .damaged(let reason): return "the image is damaged or cut short (\(reason.isEmpty ? "unreadable" : reason))"
+        }
+    }
+}
+
+/// netpbm's formats: a text header and raw (P4, P5, P6) or ASCII (P1, P2, P3) samples, no compression.
+enum NetPBM {
+    static func decode(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
+        var position = 2
+        let kind = bytes[1] - UInt8(ascii: "0")
+        func nextNumber() throws(ScanError) -> Int {
+            // Whitespace and # comments, then digits.
+            while position < bytes.count {
+                if bytes[position] == UInt8(ascii: "#") {
+                    while position < bytes.count, bytes[position] != UInt8(ascii: "\n") { position += 1 }
+                } else if [9, 10, 13, 32].contains(bytes[position]) {
+                    position += 1
+                } else {
+                    break
+                }
+            }
+            var value = 0
+            var digits = 0
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]), digits < 10 {
+                value = value * 10 + Int(bytes[position] - UInt8(ascii: "0"))
+                position += 1
+                digits += 1
+            }
+            guard digits > 0 else { throw .damaged(reason: "bad netpbm header") }
+            return value
+        }
+        let width = try nextNumber(), height = try nextNumber()
+        guard width > 0, height > 0 else { throw .damaged(reason: "bad netpbm size") }
+        guard width <= QRScanner.maximumPixelCount, height <= QRScanner.maximumPixelCount, width * height <= QRScanner.maximumPixelCount else {
+            throw .tooLarge(width: width, height: height)
+        }
+        let maxValue = kind == 1 || kind == 4 ? 1 : try nextNumber()
+        guard (1...65535).contains(maxValue) else { throw .damaged(reason: "bad netpbm maximum value") }
+        let count = width * height
+        var pixels = [UInt8](repeating: 0, count: count)
+        func scaled(_ sample: Int) -> UInt8 { UInt8(min(255, sample * 255 / maxValue)) }
+        switch kind {
+        case 4:
+            // One bit per pixel, 1 is black, rows padded to whole bytes.
+            position += 1
+            let rowBytes = (width + 7) / 8
+            guard bytes.count - position >= rowBytes * height else { throw .damaged(reason: "cut short") }
+            for y in 0..<height {
+                for x in 0..<width {
+                    let bit = bytes[position + y * rowBytes + x / 8] >> (7 - x % 8) & 1
+                    pixels[y * width + x] = bit == 1 ? 0 : 255
+                }
+            }
+        case 5, 6:
+            position += 1
+            let channels = kind == 6 ? 3 : 1
+            let sampleBytes = maxValue > 255 ? 2 : 1
+            guard bytes.count - position >= count * channels * sampleBytes else { throw .damaged(reason: "cut short") }
+            for index in 0..<count {
+                var sum = 0
+                for channel in 0..<channels {
+                    let offset = position + (index * channels + channel) * sampleBytes
+                    sum += sampleBytes == 2 ? Int(bytes[offset]) << 8 | Int(bytes[offset + 1]) : Int(bytes[offset])
+                }
+                pixels[index] = scaled(sum / channels)
+            }
+        default:
+            let channels = kind == 3 ? 3 : 1
+            for index in 0..<count {
+                var sum = 0
+                for _ in 0..<channels { sum += min(try nextNumber(), maxValue) }
+                pixels[index] = kind == 1 ? (sum == 1 ? 0 : 255) : scaled(sum / channels)
+            }
+        }
+        return GrayImage(width: width, height: height, pixels: pixels)
+    }
+}
