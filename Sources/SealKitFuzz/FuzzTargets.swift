@@ -85,7 +85,7 @@ enum FuzzTarget: String, CaseIterable {
         case .shares: Self.shares(bytes)
         case .image:
             if let image = try? QRScanner.decode(bytes) {
-                check(image.width * image.height <= QRScanner.maximumPixelCount && image.pixels.count == image.width * image.height, "pixel bound")
+                Self.check(image.width * image.height <= QRScanner.maximumPixelCount && image.pixels.count == image.width * image.height, "pixel bound")
                 _ = QRScanner.scan(image)
             }
         case .base64: Self.base64(bytes)
