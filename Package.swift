@@ -35,6 +35,9 @@ let package = Package(
         .systemLibrary(
             name: "CJPEG", pkgConfig: "libjpeg",
             providers: [.apt(["libjpeg-dev"])]),
+        .systemLibrary(
+            name: "CEdit", pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
         .target(name: "CJPEGDecode", dependencies: ["CJPEG"]),
 
@@ -89,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", "CProcessHardening", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SealKit", "CProcessHardening", "CEdit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with

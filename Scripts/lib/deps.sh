@@ -36,8 +36,9 @@ ensure_build_deps() {
     pkg-config --exists libsecret-1 || missing+=(libsecret-1-dev)
     pkg-config --exists zbar || missing+=(libzbar-dev)
     pkg-config --exists libjpeg || missing+=(libjpeg-dev)
+    pkg-config --exists libedit || missing+=(libedit-dev)
   else
-    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev libzbar-dev libjpeg-dev)
+    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev libzbar-dev libjpeg-dev libedit-dev)
   fi
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }

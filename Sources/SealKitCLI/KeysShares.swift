@@ -168,6 +168,18 @@ enum ShareBackupCommands {
             // Scanned codes come in any order: the bundle first, then the shares.
             let ordered = lines.filter { $0.hasPrefix(TransferTextKind.shares.prefix) } + lines.filter { !$0.hasPrefix(TransferTextKind.shares.prefix) }
             for (index, line) in ordered.enumerated() where !take(line, lineNumber: index + 1) { break }
+        } else if interactive {
+            // On a terminal: libedit, with Tab completing each word from the SLIP-39 word list.
+            var number = 0
+            while true {
+                let words: [String] = bundle == nil ? [] : SLIP39Words.all
+                guard let line = LineEditor.read(bundle == nil ? "bundle> " : "share> ", vocabulary: { _ in words }) else { break }
+                number += 1
+                guard line.utf8.count <= InputLimits.codeLine else {
+                    throw CLIFailure("line \(number): longer than \(InputLimits.codeLine) bytes", status: .dataError)
+                }
+                if !take(line, lineNumber: number) { break }
+            }
         } else {
             let reader = LineReader(fd: 0, what: "the bundle and shares on stdin", maximumLineLength: InputLimits.codeLine)
             var going = true

@@ -80,7 +80,7 @@ enum TransferNetwork {
     static func send(
         _ histories: [KeyHistory], code codeOption: String?, relay: RelayURL, timeout: Int
     ) throws {
-        let code = try WormholeCode(parsing: try codeOption ?? askForCode())
+        let code = try codeOption.map(CodeEntry.parse(given:)) ?? askForCode()
         let interrupts = InterruptHandler()
         let sender = try NetworkKeySender(relay: relay, code: code, timeout: timeout)
         interrupts.arm(cancel: sender.abandon) {
@@ -103,14 +103,13 @@ enum TransferNetwork {
     }
 
     /// Asks for the code on the terminal (prompt on stderr, answer from the tty).
-    private static func askForCode() throws -> String {
-        guard StandardInput.isTerminal else {
+    /// Tab completes the words; one mistyped word is offered for correction before anything is sent.
+    private static func askForCode() throws -> WormholeCode {
+        guard StandardInput.isTerminal, let code = try CodeEntry.ask("Enter the code the receiving device shows (such as 7-guitarist-revenge): ")
+        else {
             throw CLIFailure("give the receiver's code with --code CODE (such as 7-guitarist-revenge)", status: .usage)
         }
-        StandardError.write("Enter the code the receiving device shows (such as 7-guitarist-revenge): ")
-        var text = ""
-        _ = try LineReader(fd: 0).nextLine { text = String(decoding: $0, as: UTF8.self) }
-        return text
+        return code
     }
 }
 

@@ -104,36 +104,11 @@ enum TransferOffline {
 
     /// The code from `--code`, else asked on the terminal.
     private static func senderCode(_ given: String?) throws -> WormholeCode {
-        do {
-            if let given { return try WormholeCode(parsing: given) }
-        } catch {
-            throw TransferError.badCode(error)
-        }
-        guard let typed = try askOnTerminal("Code the receiver shows (such as 7-guitarist-revenge): ") else {
+        if let given { return try CodeEntry.parse(given: given) }
+        guard let code = try CodeEntry.ask("Code the receiver shows (such as 7-guitarist-revenge): ") else {
             throw ValidationError("give --code CODE: the code the receiver shows (no terminal to ask on)")
         }
-        do {
-            return try WormholeCode(parsing: typed)
-        } catch {
-            throw TransferError.badCode(error)
-        }
-    }
-
-    /// Asks on the controlling terminal (not stdin, which may carry the offer). The code is
-    /// one-time and shown on the other screen anyway, so it is echoed as typed.
-    /// - Returns: nil when there is no terminal.
-    private static func askOnTerminal(_ prompt: String) throws -> String? {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
-        var bytes: [UInt8] = []
-        defer { ConstantTime.wipe(&bytes) }
-        var byte: UInt8 = 0
-        while bytes.count <= WormholeCode.maximumTextLength, Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
-            bytes.append(byte)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return code
     }
 
     /// Non-interactive: one line, or one line per part in any order; anything wrong ends the run.

@@ -1,7 +1,7 @@
 /// SLIP-39's word list: 1,024 words, sorted, each of 4 to 8 letters and told apart by its first four
 /// (SLIP-0039, "Wordlist"; the same list as python-shamir-mnemonic's `wordlist.txt`). Data, not code.
-enum SLIP39Words {
-    static let all: [String] = [
+package enum SLIP39Words {
+    package static let all: [String] = [
         "academic", "acid", "acne", "acquire", "acrobat", "activity", "actress", "adapt", "adequate", "adjust", "admit", "adorn",
         "adult", "advance", "advocate", "afraid", "again", "agency", "agree", "aide", "aircraft", "airline", "airport", "ajar",
         "alarm", "album", "alcohol", "alien", "alive", "alpha", "already", "alto", "aluminum", "always", "amazing", "ambition",
@@ -91,5 +91,5 @@ enum SLIP39Words {
     ]
 
     /// Each word's index.
-    static let index: [String: Int] = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1, $0) })
+    package static let index: [String: Int] = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1, $0) })
 }

@@ -6,9 +6,9 @@
 /// A code's first word comes from the odd list and its second from the even list, as
 /// magic-wormhole's `PGPWordList.choose_words` alternates them, so a dropped or swapped
 /// word is noticed instead of silently giving another password.
-enum PGPWordList {
+package enum PGPWordList {
     /// The even words (byte 0x00 is "aardvark"): the second word of a code.
-    static let even: [String] = [
+    package static let even: [String] = [
         "aardvark", "absurd", "accrue", "acme", "adrift", "adult", "afflict", "ahead", "aimless", "algol", "allow",
         "alone", "ammo", "ancient", "apple", "artist", "assume", "athens", "atlas", "aztec", "baboon", "backfield",
         "backward", "banjo", "beaming", "bedlamp", "beehive", "beeswax", "befriend", "belfast", "berserk",
@@ -39,7 +39,7 @@ enum PGPWordList {
     ]
 
     /// The odd words (byte 0x00 is "adroitness"): the first word of a code.
-    static let odd: [String] = [
+    package static let odd: [String] = [
         "adroitness", "adviser", "aftermath", "aggregate", "alkali", "almighty", "amulet", "amusement", "antenna",
         "applicant", "apollo", "armistice", "article", "asteroid", "atlantic", "atmosphere", "autopsy", "babylon",
         "backwater", "barbecue", "belowground", "bifocals", "bodyguard", "bookseller", "borderline", "bottomless",

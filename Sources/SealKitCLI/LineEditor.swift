@@ -1,0 +1,125 @@
+@preconcurrency import CEdit
+import FoundationEssentials
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Lines typed at the terminal with libedit (BSD-licensed, Debian's `libedit-dev`): editing, and Tab
+/// completion of words from a list, rather than terminal handling of our own. Tab completes a word
+/// when one candidate fits and shows the candidates on a second Tab, as magic-wormhole's code prompt does.
+enum LineEditor {
+    /// The words that may stand at a position of the line (0 is its first word), for completion.
+    typealias Vocabulary = @Sendable (_ position: Int) -> [String]
+
+    // libedit calls back through C function pointers, which capture nothing: the vocabulary of the
+    // one prompt being edited waits here. The CLI edits one line at a time on its main thread.
+    nonisolated(unsafe) private static var vocabulary: Vocabulary = { _ in [] }
+    nonisolated(unsafe) private static var matches: [String] = []
+
+    /// Reads one line from the controlling terminal with completion from `vocabulary`; words are
+    /// separated by spaces and dashes. nil when there is no terminal, or at end of input.
+    /// - Parameter separator: what follows a completed word (a space between a share's words; nothing
+    ///   in a code, whose words the person joins with dashes).
+    static func read(_ prompt: String, separator: Character? = " ", vocabulary: @escaping Vocabulary) -> String? {
+        guard let terminal = fopen("/dev/tty", "r+") else { return nil }
+        defer { fclose(terminal) }
+        Self.vocabulary = vocabulary
+        rl_instream = terminal
+        rl_outstream = terminal
+        rl_completion_append_character = separator.map { Int32($0.asciiValue ?? 0) } ?? 0
+        // libedit's completion reads the basic list; readline's, the completer list: both say " -".
+        rl_basic_word_break_characters = UnsafePointer(strdup(" -"))
+        rl_completer_word_break_characters = strdup(" -")
+        rl_attempted_completion_function = { text, start, _ in
+            // The word's position: how many words stand before it on the line.
+            let before = rl_line_buffer.map { String(cString: $0).utf8.prefix(Int(start)) } ?? Substring("").utf8
+            let position = String(decoding: before, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "-" }).count
+            let prefix = text.map { String(cString: $0).lowercased() } ?? ""
+            LineEditor.matches = LineEditor.vocabulary(position).filter { $0.hasPrefix(prefix) }
+            // Nothing but our own candidates: no file names when none fit.
+            rl_attempted_completion_over = 1
+            return rl_completion_matches(text, { _, state in
+                guard Int(state) < LineEditor.matches.count else { return nil }
+                return strdup(LineEditor.matches[Int(state)])
+            })
+        }
+        guard let line = readline(prompt) else { return nil }
+        defer { free(line) }
+        return String(cString: line)
+    }
+}
+
+/// Codes typed as in magic-wormhole, with fewer mistakes: completion from the PGP word lists, and a
+/// word not in its list corrected when exactly one word of that list is within two edits.
+enum CodeEntry {
+    /// The PGP list for each position of `NN-odd-even`: none for the number.
+    static let vocabulary: LineEditor.Vocabulary = { position in
+        switch position {
+        case 1: return PGPWordList.odd
+        case 2: return PGPWordList.even
+        default: return []
+        }
+    }
+
+    /// The code with each unknown word replaced by the one word of its list within two edits, when
+    /// exactly one is; nil when the code is well formed already or no single correction exists.
+    static func correction(of typed: String) -> String? {
+        var parts = typed.trimmingBlanks().lowercased().split(separator: "-").map(String.init)
+        guard parts.count == 3, Int(parts[0]) != nil else { return nil }
+        var changed = false
+        for (index, list) in [(1, PGPWordList.odd), (2, PGPWordList.even)] where !list.contains(parts[index]) {
+            let near = list.filter { editDistance(parts[index], $0, limit: 2) <= 2 }
+            guard near.count == 1 else { return nil }
+            parts[index] = near[0]
+            changed = true
+        }
+        return changed ? parts.joined(separator: "-") : nil
+    }
+
+    /// Levenshtein distance, stopping early past `limit`.
+    static func editDistance(_ a: String, _ b: String, limit: Int) -> Int {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        if abs(a.count - b.count) > limit { return limit + 1 }
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            if current.min()! > limit { return limit + 1 }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    /// The code typed at the terminal with completion, corrected after asking when one word is off,
+    /// and refused with its reason otherwise: a malformed code never reaches the relay.
+    /// - Returns: nil when there is no terminal.
+    static func ask(_ prompt: String) throws -> WormholeCode? {
+        guard let typed = LineEditor.read(prompt, separator: nil, vocabulary: vocabulary) else { return nil }
+        do {
+            return try WormholeCode(parsing: typed)
+        } catch {
+            guard let suggestion = correction(of: typed),
+                let answer = LineEditor.read("did you mean \(suggestion)? [Y/n] ", vocabulary: { _ in [] }),
+                ["", "y", "yes"].contains(answer.trimmingBlanks().lowercased())
+            else { throw TransferError.badCode(error) }
+            return try WormholeCode(parsing: suggestion)
+        }
+    }
+
+    /// A code given on the command line (`--code`): refused with its reason, and the suggestion when
+    /// there is one; never corrected without asking.
+    static func parse(given: String) throws -> WormholeCode {
+        do {
+            return try WormholeCode(parsing: given)
+        } catch {
+            if let suggestion = correction(of: given) {
+                throw CLIFailure("\(TransferError.badCode(error)) (did you mean \(suggestion)?)", status: .usage)
+            }
+            throw TransferError.badCode(error)
+        }
+    }
+}
