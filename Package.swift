@@ -119,7 +119,7 @@ let package = Package(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
-        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer"]),
+        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox"]),
         .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),

@@ -164,6 +164,7 @@ struct TransferCommand: ParsableCommand {
         var toQr: String?
         @Option(help: ArgumentHelp("Read the receiver's code from the QR code in this image.", valueName: "image"), completion: .file())
         var codeQr: String?
+        @Flag(help: "Use the relay that a scanned code's sealkit-transfer: URI names without asking.") var yes = false
         @Flag(help: "Show Rownd's key text <link>#<key> instead: holds the raw key.") var rownd = false
         @Option(help: ArgumentHelp(
             "With --rownd: the user's sign-in link, which the app's backend gets from Rownd's API; the key follows it after '#'.",
@@ -215,13 +216,43 @@ struct TransferCommand: ParsableCommand {
             let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code") } ?? self.code
             let to = try toQr.map { try ImageInput.single(in: $0, what: "offer") } ?? self.to
             if to == nil {
-                let relay = try TransferNetwork.relay(relay)
+                var relay = try TransferNetwork.relay(relay)
+                var code = code
+                if let text = code, let uri = try Self.uri(text) {
+                    if let named = uri.relay, named != relay {
+                        // The keys would travel through the relay the URI names: only with consent.
+                        guard yes || Self.confirm("The code names the relay \(named), not \(relay). Send through it? [y/N] ") else {
+                            throw CLIFailure(
+                                "the code's URI names the relay \(named), not \(relay): give --yes (or --relay \(named)) to use it",
+                                status: .usage)
+                        }
+                        relay = named
+                    }
+                    code = uri.code
+                }
                 let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
                 return try TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
             }
             try TransferOffline.send(
                 ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
                 keystoreOptions: keystoreOptions)
+        }
+
+        /// The URI in `text`, when it is one (`sealkit-transfer:`; `wormhole-transfer:` is refused).
+        private static func uri(_ text: String) throws -> TransferURI? {
+            let lowered = text.lowercased()
+            guard lowered.hasPrefix("sealkit-transfer:") || lowered.hasPrefix("wormhole-transfer:") else { return nil }
+            do {
+                return try TransferURI(parsing: text)
+            } catch {
+                throw CLIFailure("\(error)", status: .usage)
+            }
+        }
+
+        /// Asks a yes/no question on the terminal; no terminal is no.
+        private static func confirm(_ question: String) -> Bool {
+            guard let answer = LineEditor.read(question, vocabulary: { _ in [] }) else { return false }
+            return ["y", "yes"].contains(answer.trimmingBlanks().lowercased())
         }
 
         /// The code in the first line of `path` (`-` is stdin), bounded like any pasted code.

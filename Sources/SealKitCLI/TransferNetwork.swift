@@ -37,8 +37,9 @@ enum TransferNetwork {
             try output.write(code + "\n")
             try output.flush()
         case .qr:
-            StandardError.write("On the sending device, run: sealkit transfer send ID (or --all) and type this code:\n")
-            TransferDisplay.showQR(code)
+            StandardError.write("On the sending device, run: sealkit transfer send ID (or --all) and type this code, or scan it (--code-qr):\n")
+            // The QR holds the code and the relay, in magic-wormhole's URI form under SealKit's scheme.
+            TransferDisplay.showQR(TransferURI.make(code: code, relay: relay))
             StandardError.write(code + "\n")
         }
         progress("Waiting for the sender (up to \(timeout) seconds; Ctrl-C cancels)...\n")

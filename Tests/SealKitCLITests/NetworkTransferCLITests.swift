@@ -147,6 +147,34 @@ struct NetworkTransferCLITests {
         }
     }
 
+    /// Issue 21: the receiver's QR carries the code and the relay as `sealkit-transfer:CODE?version=0&
+    /// rendezvous=RELAY&role=leader`; the sender takes it as --code (or from an image) like the bare code.
+    @Test func aTransferURIWorksLikeTheCodeAndAnotherRelayNeedsConsent() throws {
+        try MailboxServer.shared { server in
+            let sending = try CLI(), receiving = try CLI()
+            #expect(try sending.run(["keys", "generate", "u"]).status == 0)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay, ["--yes"])
+            var rendezvous = server.relay
+            if rendezvous.hasSuffix("/v1") { rendezvous.removeLast(3) }
+            let encoded = rendezvous.replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: "/", with: "%2F")
+            let uri = "sealkit-transfer:\(code)?version=0&rendezvous=\(encoded)&role=leader"
+            // Another relay in use: refused without consent, and nothing is sent.
+            let elsewhere = try sending.run(["transfer", "send", "u", "--code", uri, "--relay", "ws://127.0.0.1:9/v1"])
+            #expect(elsewhere.status == 64)
+            expectCleanFailure(elsewhere, containing: "give --yes")
+            let sent = try sending.run(["transfer", "send", "u", "--code", uri, "--relay", server.relay])
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let received = receiver.finish()
+            #expect(received.status == 0, "\(received.stderrText)")
+            #expect(try keysList(receiving).count == 1)
+        }
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "u"]).status == 0)
+        let file = try cli.run(["transfer", "send", "u", "--code", "wormhole-transfer:4-purple-sausages?version=0&rendezvous=ws%3A%2F%2Frelay.magic-wormhole.io%3A4000&role=follower"])
+        #expect(file.status == 64)
+        expectCleanFailure(file, containing: "file-transfer code, not a SealKit key-transfer code")
+    }
+
     @Test func wrongCodeFailsOnBothSidesAndStoresNothing() throws {
         try MailboxServer.with { server in
             // Python receives; sealkit sends with a wrong code.
