@@ -284,7 +284,7 @@ public struct FileKeystore: Keystore {
 
     /// Reads and parses a key file, refusing one that is not ours or that others can access.
     /// - Returns: nil when it does not exist.
-    private func readKeyFile(named name: String, in folder: Folder) throws(KeystoreError) -> KeyFile? {
+    private func readKeyFile(named name: String, in folder: Folder, legacy: Bool = false) throws(KeystoreError) -> KeyFile? {
         let path = folder.path + "/" + name
         let fd = openat(folder.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
@@ -313,12 +313,65 @@ public struct FileKeystore: Keystore {
         if filled < bytes.count { bytes.removeLast(bytes.count - filled) }
         let file: KeyFile
         do {
-            file = try KeyFile.parse(bytes)
+            file = try KeyFile.parse(bytes, allowingUnnormalizedID: legacy)
         } catch {
             throw .damagedKeyFile(path: path, reason: error.reason)
         }
+        if legacy { return file }
         guard file.id.fileName == name else { throw .damagedKeyFile(path: path, reason: "its id does not match its file name") }
         return file
+    }
+
+    // MARK: Ids stored in another Unicode form
+
+    /// A key file an earlier SealKit wrote under a non-NFC form of its id (before ids were normalized).
+    public struct UnnormalizedFile: Sendable {
+        /// The id it belongs to, normalized.
+        public let id: KeyID
+        /// Its file's name in the namespace folder.
+        public let fileName: String
+        /// Whether its keys are passphrase-protected.
+        public let isProtected: Bool
+    }
+
+    /// Every key file whose id is stored in a form other than NFC.
+    public func unnormalizedFiles() throws(KeystoreError) -> [UnnormalizedFile] {
+        guard let folder = try openNamespace(creating: false) else { return [] }
+        var found: [UnnormalizedFile] = []
+        for name in try keyFileNames(in: folder) {
+            guard (try? readKeyFile(named: name, in: folder)) == nil,
+                let file = try? readKeyFile(named: name, in: folder, legacy: true), file.id.fileName != name
+            else { continue }
+            found.append(UnnormalizedFile(id: file.id, fileName: name, isProtected: file.entry.isProtected))
+        }
+        return found.sorted { $0.id < $1.id }
+    }
+
+    /// Moves an unnormalized file's keys under its NFC id, by the import rule (an NFC twin with the
+    /// same current key merges, with a different one refuses), then deletes the old file.
+    /// - Parameter passphrase: unlocks a protected file, and keeps its keys protected.
+    /// - Returns: whether the NFC id was new (`.stored`) or already held the key (`.unchanged`).
+    public func normalize(_ file: UnnormalizedFile, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+        guard let folder = try openNamespace(creating: false),
+            let legacy = try readKeyFile(named: file.fileName, in: folder, legacy: true)
+        else { throw .notFound(file.id, namespace: namespace.name) }
+        let history = try legacy.unlock(passphrase: passphrase, source: folder.path + "/" + file.fileName).record.history
+        let twin = try entry(for: file.id)
+        // Protection never drops: protected keys merging into an unprotected twin protect it first.
+        if legacy.entry.isProtected, let twin, !twin.isProtected {
+            guard let passphrase else { throw .locked(file.id) }
+            _ = try changePassphrase(of: file.id, from: nil, to: passphrase)
+        }
+        let twinProtected = try entry(for: file.id)?.isProtected == true
+        let outcome = try store(history, passphrase: legacy.entry.isProtected || twinProtected ? passphrase : nil)
+        // The keys are under the NFC id now (stored or already there): the old file can go.
+        try withLock { folder throws(KeystoreError) in
+            guard unlinkat(folder.fd, file.fileName, 0) == 0 else {
+                throw .fileSystem(operation: "delete", path: folder.path + "/" + file.fileName, errno: .current)
+            }
+            try folder.sync()
+        }
+        return outcome
     }
 
     /// The id written in a key file that cannot be used, to name it in a report; nil

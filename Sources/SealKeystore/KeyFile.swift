@@ -83,7 +83,9 @@ package struct KeyFile: Sendable {
 
     /// Parses a key file's bytes; opens nothing.
     /// - Throws: a one-line reason (for `KeystoreError.damagedKeyFile`).
-    package static func parse(_ bytes: [UInt8]) throws(KeyFileError) -> KeyFile {
+    /// - Parameter allowingUnnormalizedID: read a file an earlier SealKit wrote under a non-NFC form
+    ///   of its id (for `keys migrate --normalize`); everything else refuses it.
+    package static func parse(_ bytes: [UInt8], allowingUnnormalizedID: Bool = false) throws(KeyFileError) -> KeyFile {
         guard bytes.last == UInt8(ascii: "\n") else { throw .init("truncated: no final newline") }
         let lines = bytes.dropLast().split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         let magic = lines.first.map { String(decoding: $0, as: UTF8.self) }
@@ -97,7 +99,7 @@ package struct KeyFile: Sendable {
         else { throw .init("bad id line") }
         // Ids are NFC since issue 24; a file an earlier SealKit wrote under another form of the same
         // name is reported, never used beside its twin.
-        guard KeyID.isNormalized(idText) else {
+        guard allowingUnnormalizedID || KeyID.isNormalized(idText) else {
             throw .init(
                 "its id '\(id)' is stored in a form other than Unicode NFC, by a SealKit from before ids were "
                     + "normalized; import its keys under the id again (keys backup and restore with that SealKit)")

@@ -14,19 +14,31 @@ extension KeysCommand {
                 """)
 
         @Option(help: ArgumentHelp("The keystore to move keys into: 'secret-service' or 'file'.", valueName: "kind"))
-        var to: KeystoreBackend
+        var to: KeystoreBackend?
+        @Flag(help: ArgumentHelp(
+            "Instead: move keys a SealKit before id normalization stored under a non-NFC form of their id (café typed as e + accent) to the NFC id, merging with an NFC twin that holds the same key.",
+            discussion: "Asks on a terminal; --yes gives consent in scripts."))
+        var normalize = false
+        @Flag(help: "With --normalize: go ahead without asking.") var yes = false
         @Flag(help: "Move every id in the namespace.") var all = false
         @Argument(help: "The key ids to move.") var ids: [String] = []
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
+            if normalize {
+                guard to == nil, ids.isEmpty, !all else { throw ValidationError("--normalize takes no --to, ids or --all: it normalizes every id that needs it") }
+                return
+            }
+            guard to != nil else { throw ValidationError("give --to KIND (the keystore to move keys into), or --normalize") }
             if all == !ids.isEmpty { throw ValidationError("give the key ids to move, or --all") }
             if let from = keystoreOptions.backend, from == to {
-                throw ValidationError("--keystore and --to both name '\(to.rawValue)': keys move from the other keystore")
+                throw ValidationError("--keystore and --to both name '\(from.rawValue)': keys move from the other keystore")
             }
         }
 
         func run() throws {
+            if normalize { return try normalizeIDs() }
+            guard let to else { return }
             let source = try keystoreOptions.keystore(to == .file ? .secretService : .file)
             let destination = try keystoreOptions.keystore(to)
             let ids = all ? try source.entries().map(\.id) : try self.ids.map(keyID)
@@ -47,6 +59,39 @@ extension KeysCommand {
                 let moved = try source.move(id, to: destination, passphrase: passphrase)
                 // Each line is printed as its id is done, so a later failure leaves an accurate record.
                 print("\(id)\t\(moved.current.fingerprint)\tmoved to \(to.rawValue)")
+            }
+        }
+    
+        /// `--normalize`: each file stored under another Unicode form of its id moves to the NFC id.
+        private func normalizeIDs() throws {
+            guard let keystore = try keystoreOptions.keystore() as? FileKeystore else {
+                throw CLIFailure("--normalize is for the file keystore, where ids name files", status: .usage)
+            }
+            let files = try keystore.unnormalizedFiles()
+            guard !files.isEmpty else {
+                StandardError.write("no key id is stored under another Unicode form: nothing to do\n")
+                return
+            }
+            if !yes {
+                guard StandardInput.isTerminal, StandardError.isTerminal else {
+                    throw CLIFailure(
+                        "give --yes to move \(files.map { "'\($0.id)'" }.joined(separator: ", ")) to the NFC form of each id (no terminal to ask on)",
+                        status: .usage)
+                }
+                for file in files {
+                    StandardError.write("'\(file.id)' is stored under another Unicode form of its id: its keys move to the NFC id '\(file.id)'"
+                        + (try keystore.entry(for: file.id) != nil ? ", which holds keys too (the same key merges; a different one is refused)" : "") + "\n")
+                }
+                StandardError.write("Go ahead? [y/N] ")
+                var answer = ""
+                _ = try LineReader(fd: 0).nextLine { answer = String(decoding: $0, as: UTF8.self) }
+                guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else { throw CLIFailure("nothing was changed", status: .negative) }
+            }
+            let passphrase = files.contains(where: \.isProtected) ? try keystoreOptions.passphrase(toUnlockProtected: files.first { $0.isProtected }!.id, in: keystore) : nil
+            for file in files {
+                let outcome = try keystore.normalize(file, passphrase: file.isProtected || (try keystore.entry(for: file.id)?.isProtected == true) ? passphrase : nil)
+                let fingerprint = try keystore.entry(for: file.id)?.current.fingerprint.description ?? ""
+                print("\(file.id)\t\(fingerprint)\t\(outcome == .stored ? "normalized" : "merged")")
             }
         }
     }

@@ -312,7 +312,42 @@ struct NormalizedIDCLITests {
         let listed = try cli.run(["keys", "list"])
         #expect(listed.status != 0)
         #expect(listed.stderr.contains("Unicode NFC"), "\(listed.stderr)")
-        // Not used under the id, and not shadowing it: a new key for the NFC id can be made.
+        // Not used under the id.
         expectCleanFailure(try cli.run(["encrypt", "--key", Self.composed], stdin: "x"))
+
+        // keys migrate --normalize moves it to the NFC id, with consent (--yes without a terminal).
+        let unasked = try cli.run(["keys", "migrate", "--normalize"])
+        #expect(unasked.status == 64)
+        expectCleanFailure(unasked, containing: "--yes")
+        let moved = try cli.run(["keys", "migrate", "--normalize", "--yes"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stdout.hasPrefix(Self.composed + "\t") && moved.stdout.hasSuffix("\tnormalized\n"), "\(moved.stdout)")
+        #expect(try cli.run(["keys", "list"]).status == 0)
+        let sealed = try cli.run(["encrypt", "--key", Self.decomposed], stdin: "x")
+        let opened = try cli.run(["decrypt", "--key", Self.composed], stdin: sealed.stdout)
+        #expect(sealed.status == 0 && opened.stdout == "x\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".key") } == [name])
+        #expect(try cli.run(["keys", "migrate", "--normalize", "--yes"]).stderr.contains("nothing to do"))
+    }
+
+    @Test func aTwinWithAnotherKeyIsNotMergedAway() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
+        let folder = cli.home.appendingPathComponent("keys/default")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
+        let text = try String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)
+        let nfdLine = "id " + Data(Self.decomposed.utf8).base64EncodedString()
+        let legacyName = try python(
+            "import hashlib, sys; print(hashlib.blake2b(sys.stdin.buffer.read(), digest_size=20, key=b'SealKit key id v1 ').hexdigest() + '.key')",
+            stdin: Self.decomposed).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The legacy file keeps this key; a new, different key is made under the NFC id.
+        try FileManager.default.moveItem(at: folder.appendingPathComponent(name), to: folder.appendingPathComponent(legacyName))
+        try text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("id ") ? nfdLine : String($0) }
+            .joined(separator: "\n").write(to: folder.appendingPathComponent(legacyName), atomically: false, encoding: .utf8)
+        #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
+        let refused = try cli.run(["keys", "migrate", "--normalize", "--yes"])
+        #expect(refused.status == 73)
+        expectCleanFailure(refused)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(legacyName).path), "the legacy file stays")
     }
 }
