@@ -38,6 +38,11 @@ let package = Package(
         .systemLibrary(
             name: "CEdit", pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]),
+        .systemLibrary(
+            name: "CZXing", pkgConfig: "zxing",
+            providers: [.apt(["libzxing-dev"])]),
+        // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
+        .target(name: "CZXingRead", dependencies: ["CZXing"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
         .target(name: "CJPEGDecode", dependencies: ["CJPEG"]),
 
@@ -75,7 +80,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CPNG", "CJPEGDecode"]),
+        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode"]),
         // Recovery shares: SLIP-39 on SealCore's HMAC-SHA256, PBKDF2 and randomness.
         .target(name: "SealShares", dependencies: ["SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
@@ -127,5 +132,7 @@ let package = Package(
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(name: "SealKitCLITests", dependencies: ["SealKitCLI", "SealKit", "SealTestSupport"]),
-    ]
+    ],
+    // zxing-cpp 1.4's headers need C++17 (CZXingRead only).
+    cxxLanguageStandard: .cxx17
 )

@@ -37,8 +37,9 @@ ensure_build_deps() {
     pkg-config --exists zbar || missing+=(libzbar-dev)
     pkg-config --exists libjpeg || missing+=(libjpeg-dev)
     pkg-config --exists libedit || missing+=(libedit-dev)
+    pkg-config --exists zxing || missing+=(libzxing-dev)
   else
-    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev libzbar-dev libjpeg-dev libedit-dev)
+    missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev libzbar-dev libjpeg-dev libedit-dev libzxing-dev)
   fi
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
@@ -106,6 +107,14 @@ ensure_bench_deps() {
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
+  # QR decode rates (Benchmarks/qr_rates.py): the corpus' encoders and distortions, and the two peers.
+  local qr=()
+  command -v qrencode >/dev/null 2>&1 || qr+=(qrencode)
+  command -v zbarimg >/dev/null 2>&1 || qr+=(zbar-tools)
+  [ -e /usr/lib/python3/dist-packages/zxingcpp.cpython-311-x86_64-linux-gnu.so ] || ls /usr/lib/python3/dist-packages/zxingcpp* >/dev/null 2>&1 || qr+=(python3-zxing-cpp)
+  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || qr+=(fonts-dejavu-core)
+  if [ ${#qr[@]} -gt 0 ]; then apt_install "${qr[@]}"; fi
+  python3 -c 'import segno, PIL' 2>/dev/null || pip_install segno pillow
 }
 
 # Scripts/stress measures peak memory with GNU time.

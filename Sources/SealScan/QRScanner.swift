@@ -1,5 +1,6 @@
 import CJPEGDecode
 import CPNG
+import CZXingRead
 import CZbar
 
 #if canImport(Glibc)
@@ -16,9 +17,10 @@ public struct GrayImage: Sendable {
 /// Reads QR codes out of images: PNG (libpng), JPEG (libjpeg-turbo) and netpbm's PBM, PGM and PPM,
 /// decoded by zbar in its binary mode, so payloads come back byte for byte.
 ///
-/// Why zbar: it has a C API (zxing-cpp 1.4 in Debian has only C++), reads several codes per image
-/// with their positions, keeps bytes as they are in binary mode, and tests inverted (light-on-dark)
-/// codes itself. docs/transfer.md, "Reading QR codes", has the measurements.
+/// Two maintained decoders, each strong where the other is weak (docs/transfer.md, "Reading QR
+/// codes", has the measurements): zbar first, for its speed, its binary mode, several codes per image
+/// and inverted (light-on-dark) codes; then, when zbar finds nothing, zxing-cpp, which reads codes
+/// seen at an angle (perspective) and terminal screenshots that zbar misses.
 public enum QRScanner {
     /// The most pixels an image may have: 40 megapixels (a 7,680 × 5,120 photo), checked from the
     /// header before anything is allocated for the pixels, so a decompression bomb costs nothing.
@@ -34,6 +36,36 @@ public enum QRScanner {
 
     /// Every QR code in `image`, top to bottom, then left to right.
     public static func scan(_ image: GrayImage) -> [[UInt8]] {
+        let found = zbarScan(image)
+        return found.isEmpty ? zxingScan(image) : found
+    }
+
+    /// zxing-cpp's reading, through a few lines of C++ (CZXingRead).
+    static func zxingScan(_ image: GrayImage) -> [[UInt8]] {
+        let capacity = 64
+        var codes = [sealkit_zxing_code](repeating: sealkit_zxing_code(bytes: nil, count: 0, x: 0, y: 0), count: capacity)
+        let count = image.pixels.withUnsafeBufferPointer { pixels in
+            sealkit_zxing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), &codes, capacity)
+        }
+        let found = codes.prefix(count).map { code -> (y: Int, x: Int, payload: [UInt8]) in
+            defer { free(code.bytes) }
+            return (Int(code.y), Int(code.x), Array(UnsafeBufferPointer(start: code.bytes, count: code.count)))
+        }
+        return ordered(found, height: image.height)
+    }
+
+    /// Top to bottom, then left to right: codes whose tops are within a tenth of the image's height
+    /// read as one row.
+    static func ordered(_ found: [(y: Int, x: Int, payload: [UInt8])], height: Int) -> [[UInt8]] {
+        let band = max(1, height / 10)
+        return found.sorted { a, b in
+            if abs(a.y - b.y) > band { return a.y < b.y }
+            return a.x < b.x
+        }.map(\.payload)
+    }
+
+    /// zbar's reading, in binary mode.
+    static func zbarScan(_ image: GrayImage) -> [[UInt8]] {
         guard let scanner = zbar_image_scanner_create() else { return [] }
         defer { zbar_image_scanner_destroy(scanner) }
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
@@ -69,12 +101,7 @@ public enum QRScanner {
             }
             zbar_image_set_data(zimage, nil, 0, nil)
         }
-        // Rows: codes whose tops are within a tenth of the image's height read as one row.
-        let band = max(1, image.height / 10)
-        return found.sorted { a, b in
-            if abs(a.y - b.y) > band { return a.y < b.y }
-            return a.x < b.x
-        }.map(\.payload)
+        return ordered(found, height: image.height)
     }
 
     /// Decodes an image file to gray pixels.

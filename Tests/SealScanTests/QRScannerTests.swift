@@ -62,6 +62,14 @@ struct QRScannerTests {
         #expect(found.map { String(decoding: $0, as: UTF8.self) } == (0..<20).map { "code \($0)" })
     }
 
+    /// The fallback decoder, zxing-cpp through CZXingRead, reads what zbar reads, with the same order.
+    @Test func zxingFallbackReadsByteForByte() throws {
+        let image = try QRScanner.decode(try Self.qrencode(Array("sealkit-offer-v2:abc".utf8)))
+        #expect(QRScanner.zxingScan(image) == [Array("sealkit-offer-v2:abc".utf8)])
+        #expect(QRScanner.zbarScan(image) == QRScanner.zxingScan(image))
+        #expect(QRScanner.zxingScan(GrayImage(width: 64, height: 64, pixels: [UInt8](repeating: 255, count: 64 * 64))).isEmpty)
+    }
+
     @Test func invertedCodesRead() throws {
         let image = try QRScanner.decode(try QRCode("light on dark").rendered(as: .png))
         let inverted = GrayImage(width: image.width, height: image.height, pixels: image.pixels.map { 255 - $0 })

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Decode rates per class on Scripts/make-qr-corpus.py's corpus, in one run: `sealkit scan`, `zbarimg --raw -Sbinary`
+and zxing-cpp's Python binding (Debian's python3-zxing-cpp). A decode counts when the payload comes back byte for byte.
+Also times one 1920x1080 screenshot holding a code, sealkit against zbarimg.
+
+  qr_rates.py SEALKIT CORPUS [--json PATH]
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.append("/usr/lib/python3/dist-packages")  # Debian's python3-zxing-cpp
+try:
+    import zxingcpp
+except ImportError:
+    zxingcpp = None
+from PIL import Image
+
+sealkit, corpus = sys.argv[1], sys.argv[2]
+json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+expected = json.load(open(os.path.join(corpus, "expected.json")))
+
+
+def run_sealkit(path):
+    done = subprocess.run([sealkit, "scan", "--null", path], capture_output=True)
+    return [p.decode("utf-8", "replace") for p in done.stdout.split(b"\0")[:-1]] if done.returncode == 0 else []
+
+
+def run_zbar(path):
+    done = subprocess.run(["zbarimg", "--raw", "-q", "-Sbinary", path], capture_output=True)
+    # zbarimg --raw separates codes by newlines; our payloads hold none.
+    return [done.stdout.decode("utf-8", "replace").rstrip("\n")] if done.returncode == 0 else []
+
+
+def run_zxing(path):
+    if zxingcpp is None:
+        return None
+    return [r.text for r in zxingcpp.read_barcodes(Image.open(path))]
+
+
+decoders = {"sealkit": run_sealkit, "zbarimg": run_zbar, "zxing-cpp": run_zxing}
+counts = {}
+for name, payload in sorted(expected.items()):
+    klass = name.split("/")[0]
+    path = os.path.join(corpus, name)
+    for decoder, run in decoders.items():
+        got = run(path)
+        if got is None:
+            continue
+        entry = counts.setdefault(klass, {}).setdefault(decoder, [0, 0])
+        entry[0] += payload in got
+        entry[1] += 1
+
+rows = []
+print("| class | images | sealkit | zbarimg | zxing-cpp | sealkit ≥ best peer |")
+print("|---|---|---|---|---|---|")
+for klass in sorted(counts):
+    rates = {d: (c[0] / c[1] if c[1] else None) for d, c in counts[klass].items()}
+    best = max((r for d, r in rates.items() if d != "sealkit" and r is not None), default=0)
+    met = rates["sealkit"] >= best
+    rows.append({"class": klass, "images": counts[klass]["sealkit"][1], "rates": rates, "met": met})
+    cells = ["%.0f%%" % (100 * rates[d]) if rates.get(d) is not None else "n/a" for d in decoders]
+    print("| %s | %d | %s | %s |" % (klass, counts[klass]["sealkit"][1], " | ".join(cells), "✓" if met else "✗"))
+
+# Speed: a 1920x1080 screenshot with one code in a corner.
+screen = Image.new("L", (1920, 1080), 235)
+code = Image.open(os.path.join(corpus, sorted(n for n in expected if n.startswith("clean/"))[0]))
+screen.paste(code, (1500, 600))
+shot = os.path.join(corpus, "screenshot-1080p.png")
+screen.save(shot)
+timings = {}
+for decoder, command in (("sealkit", [sealkit, "scan", shot]), ("zbarimg", ["zbarimg", "--raw", "-q", "-Sbinary", shot])):
+    samples = []
+    for _ in range(7):
+        start = time.perf_counter()
+        subprocess.run(command, capture_output=True)
+        samples.append(time.perf_counter() - start)
+    timings[decoder] = statistics.median(samples)
+print("\n1920x1080 screenshot, whole process, median of 7: sealkit %.0f ms, zbarimg %.0f ms (zbarimg ÷ sealkit %.2f)"
+      % (1000 * timings["sealkit"], 1000 * timings["zbarimg"], timings["zbarimg"] / timings["sealkit"]))
+if json_path:
+    json.dump({"classes": rows, "screenshot_seconds": timings}, open(json_path, "w"), indent=2)
