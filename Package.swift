@@ -6,7 +6,15 @@ import PackageDescription
 let package = Package(
     name: "SealKit",
     products: [
+        // What an app that encrypts profile fields imports: the Vault, the ciphers, the file and
+        // in-memory keystores, profiles and JSON. It needs libsodium and swift-system, nothing else.
         .library(name: "SealKit", targets: ["SealKit"]),
+        // Added by name for the rest: key transfer (swift-nio) and share backups, the desktop keyring
+        // (libsecret), QR codes out and in (libqrencode, libpng, zbar, zxing-cpp, libjpeg), the audit.
+        .library(name: "SealKitTransfer", targets: ["SealKitTransfer"]),
+        .library(name: "SealKitKeyring", targets: ["SealKitKeyring"]),
+        .library(name: "SealKitQR", targets: ["SealKitQR"]),
+        .library(name: "SealKitAudit", targets: ["SealKitAudit"]),
         .executable(name: "sealkit", targets: ["SealKitCLI"]),
     ],
     dependencies: [
@@ -86,18 +94,17 @@ let package = Package(
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
-        .target(
-            name: "SealKit",
-            dependencies: [
-                "SealCore", "SealKeystore", "SealJSON", "SealProfile", "SealQR", "SealTransfer", "SealAudit",
-                "SealMailbox", "SealShares", "SealScan",
-                "SealSecretService",
-            ]),
+        .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
+        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealTransfer", "SealMailbox", "SealShares"]),
+        .target(name: "SealKitKeyring", dependencies: ["SealKit", "SealSecretService"]),
+        .target(name: "SealKitQR", dependencies: ["SealKit", "SealQR", "SealScan"]),
+        .target(name: "SealKitAudit", dependencies: ["SealKit", "SealAudit"]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", "CProcessHardening", "CEdit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening", "CEdit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
@@ -131,7 +138,9 @@ let package = Package(
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
-        .testTarget(name: "SealKitCLITests", dependencies: ["SealKitCLI", "SealKit", "SealTestSupport"]),
+        .testTarget(
+            name: "SealKitCLITests",
+            dependencies: ["SealKitCLI", "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealTestSupport"]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXingRead only).
     cxxLanguageStandard: .cxx17

@@ -1,13 +1,8 @@
-// The SealKit library: one import for apps. Each capability lives in its own target;
-// this one re-exports them and adds the Vault on top.
+// The SealKit library: one import for apps that encrypt profile fields. It holds the Vault and
+// re-exports the capabilities it builds on, which need libsodium and swift-system alone. Key
+// transfer, the desktop keyring, QR codes and the audit are products of their own
+// (SealKitTransfer, SealKitKeyring, SealKitQR, SealKitAudit), so an app pays only for what it adds.
 @_exported import SealCore
 @_exported import SealJSON
 @_exported import SealKeystore
-@_exported import SealMailbox
-@_exported import SealSecretService
 @_exported import SealProfile
-@_exported import SealQR
-@_exported import SealTransfer
-@_exported import SealAudit
-@_exported import SealShares
-@_exported import SealScan
