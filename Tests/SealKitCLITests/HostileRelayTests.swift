@@ -13,18 +13,24 @@ struct HostileRelayTests {
         "badpake", "shortpake", "badhex", "missing", "flood", "phases", "dropafteropen",
     ]
 
-    /// Issue 24: 100,000 distinct-phase, empty-body messages before any `pake` grew a client to
-    /// 746 MB. Now it ends at the stash's bound, names the relay, exits 69, and stays small.
-    @Test func aFloodOfPhasesBeforeThePAKEEndsTheTransferInBoundedMemory() throws {
+    /// Scripts/lib/hostile_relay.py on a free port, ready.
+    static func startRelay() throws -> (RunningProgram, Int) {
         let port = try MailboxServer.freePort()
         let relay = try RunningProgram(
             MailboxServer.python, [Repository.root.appendingPathComponent("Scripts/lib/hostile_relay.py").path, String(port)],
             limit: 240)
+        #expect(relay.readLine() == "ready")
+        return (relay, port)
+    }
+
+    /// Issue 24: 100,000 distinct-phase, empty-body messages before any `pake` grew a client to
+    /// 746 MB. Now it ends at the stash's bound, names the relay, exits 69, and stays small.
+    @Test func aFloodOfPhasesBeforeThePAKEEndsTheTransferInBoundedMemory() throws {
+        let (relay, port) = try Self.startRelay()
         defer {
             relay.send(signal: SIGKILL)
             _ = relay.finish()
         }
-        #expect(relay.readLine() == "ready")
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
         for command in [["transfer", "receive", "--format", "text"], ["transfer", "send", "u", "--code", "5-adroitness-aardvark"]] {
@@ -48,15 +54,11 @@ struct HostileRelayTests {
     }
 
     @Test func everyLieEndsInOneLineAndNothingStored() throws {
-        let port = try MailboxServer.freePort()
-        let relay = try RunningProgram(
-            MailboxServer.python, [Repository.root.appendingPathComponent("Scripts/lib/hostile_relay.py").path, String(port)],
-            limit: 240)
+        let (relay, port) = try Self.startRelay()
         defer {
             relay.send(signal: SIGKILL)
             _ = relay.finish()
         }
-        #expect(relay.readLine() == "ready")
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
         let before = try cli.run(["keys", "list"]).stdout

@@ -276,6 +276,21 @@ struct NormalizedIDCLITests {
     static let composed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"
 
+    /// Rewrites the key file `name` as a SealKit before normalization stored the NFD form: the id line
+    /// in NFD, under the file name its NFD form hashes to. Returns that name.
+    static func storeAsLegacy(folder: URL, name: String) throws -> String {
+        let text = try String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)
+        let nfdLine = "id " + Data(decomposed.utf8).base64EncodedString()
+        let legacyName = try python(
+            "import hashlib, sys; print(hashlib.blake2b(sys.stdin.buffer.read(), digest_size=20, key=b'SealKit key id v1 ').hexdigest() + '.key')",
+            stdin: decomposed).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        try text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("id ") ? nfdLine : String($0) }
+            .joined(separator: "\n").write(to: folder.appendingPathComponent(legacyName), atomically: false, encoding: .utf8)
+        chmod(folder.appendingPathComponent(legacyName).path, 0o600)
+        return legacyName
+    }
+
     @Test func theTwinOfAnIDIsTheSameID() throws {
         let cli = try CLI()
         #expect(Self.composed == Self.decomposed && Array(Self.composed.utf8) != Array(Self.decomposed.utf8))
@@ -298,17 +313,7 @@ struct NormalizedIDCLITests {
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
         let folder = cli.home.appendingPathComponent("keys/default")
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
-        // Rewrite it as a SealKit before normalization would have stored the NFD form.
-        let text = try String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)
-        let nfdLine = "id " + Data(Self.decomposed.utf8).base64EncodedString()
-        let rewritten = text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.hasPrefix("id ") ? nfdLine : String($0) }.joined(separator: "\n")
-        let legacyName = try python(
-            "import hashlib, sys; print(hashlib.blake2b(sys.stdin.buffer.read(), digest_size=20, key=b'SealKit key id v1 ').hexdigest() + '.key')",
-            stdin: Self.decomposed).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
-        try rewritten.write(to: folder.appendingPathComponent(legacyName), atomically: false, encoding: .utf8)
-        chmod(folder.appendingPathComponent(legacyName).path, 0o600)
+        _ = try Self.storeAsLegacy(folder: folder, name: name)
         let listed = try cli.run(["keys", "list"])
         #expect(listed.status != 0)
         #expect(listed.stderr.contains("Unicode NFC"), "\(listed.stderr)")
@@ -335,15 +340,8 @@ struct NormalizedIDCLITests {
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
         let folder = cli.home.appendingPathComponent("keys/default")
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
-        let text = try String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)
-        let nfdLine = "id " + Data(Self.decomposed.utf8).base64EncodedString()
-        let legacyName = try python(
-            "import hashlib, sys; print(hashlib.blake2b(sys.stdin.buffer.read(), digest_size=20, key=b'SealKit key id v1 ').hexdigest() + '.key')",
-            stdin: Self.decomposed).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         // The legacy file keeps this key; a new, different key is made under the NFC id.
-        try FileManager.default.moveItem(at: folder.appendingPathComponent(name), to: folder.appendingPathComponent(legacyName))
-        try text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("id ") ? nfdLine : String($0) }
-            .joined(separator: "\n").write(to: folder.appendingPathComponent(legacyName), atomically: false, encoding: .utf8)
+        let legacyName = try Self.storeAsLegacy(folder: folder, name: name)
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
         let refused = try cli.run(["keys", "migrate", "--normalize", "--yes"])
         #expect(refused.status == 73)

@@ -55,25 +55,17 @@ struct KeyBundleLimitTests {
 /// middle of storing) is refused while the bundle is read, so no id of it is stored.
 @Suite("Key bundle times")
 struct KeyBundleTimeTests {
-    @Test(arguments: [Int64.max, Int64.min, -1, KeyTime.latest + 1])
-    func aTimeOutOfRangeRefusesTheWholeBundle(_ time: Int64) throws {
-        let marker: Int64 = 1_234_567_890
-        let keys = [
-            try KeyHistory(id: KeyID("first"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1_000), retired: nil)]),
-            try KeyHistory(id: KeyID("second"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: TimeInterval(marker)), retired: nil)]),
-        ]
-        var bytes = SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
+    /// `keys` written as a transfer carries them.
+    static func bundle(_ keys: [KeyHistory]) -> [UInt8] {
+        SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
             var writer = ByteWriter(buffer)
             KeyBundle.write(keys, into: &writer)
         }.withUnsafeBytes { Array($0) }
-        // Put `time` where the second id's created time is, in the bundle's own byte order.
-        let bigEndian = withUnsafeBytes(of: marker.bigEndian) { Array($0) }
-        let littleEndian = withUnsafeBytes(of: marker.littleEndian) { Array($0) }
-        let offset = try #require((0...(bytes.count - 8)).first { Array(bytes[$0..<$0 + 8]) == bigEndian || Array(bytes[$0..<$0 + 8]) == littleEndian })
-        let replacement = Array(bytes[offset..<offset + 8]) == bigEndian
-            ? withUnsafeBytes(of: time.bigEndian) { Array($0) } : withUnsafeBytes(of: time.littleEndian) { Array($0) }
-        bytes.replaceSubrange(offset..<offset + 8, with: replacement)
-        let message = bytes.withUnsafeBytes { raw -> String? in
+    }
+
+    /// Why a receiver refuses to read `bytes` as a bundle, or nil when it reads them.
+    static func refusal(reading bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBytes { raw -> String? in
             var reader = ByteReader(raw, kind: .reply)
             do throws(TransferError) {
                 _ = try KeyBundle.read(from: &reader, as: .reply)
@@ -82,6 +74,24 @@ struct KeyBundleTimeTests {
                 return error.description
             }
         }
+    }
+
+    @Test(arguments: [Int64.max, Int64.min, -1, KeyTime.latest + 1])
+    func aTimeOutOfRangeRefusesTheWholeBundle(_ time: Int64) throws {
+        let marker: Int64 = 1_234_567_890
+        let keys = [
+            try KeyHistory(id: KeyID("first"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1_000), retired: nil)]),
+            try KeyHistory(id: KeyID("second"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: TimeInterval(marker)), retired: nil)]),
+        ]
+        var bytes = Self.bundle(keys)
+        // Put `time` where the second id's created time is, in the bundle's own byte order.
+        let bigEndian = withUnsafeBytes(of: marker.bigEndian) { Array($0) }
+        let littleEndian = withUnsafeBytes(of: marker.littleEndian) { Array($0) }
+        let offset = try #require((0...(bytes.count - 8)).first { Array(bytes[$0..<$0 + 8]) == bigEndian || Array(bytes[$0..<$0 + 8]) == littleEndian })
+        let replacement = Array(bytes[offset..<offset + 8]) == bigEndian
+            ? withUnsafeBytes(of: time.bigEndian) { Array($0) } : withUnsafeBytes(of: time.littleEndian) { Array($0) }
+        bytes.replaceSubrange(offset..<offset + 8, with: replacement)
+        let message = Self.refusal(reading: bytes)
         let refused = try #require(message, "a bundle with a key time of \(time) was read")
         #expect(refused.contains("bad key times for 'second'"), "\(refused)")
     }
@@ -93,23 +103,12 @@ struct KeyBundleTimeTests {
             try KeyHistory(id: KeyID("caf\u{E9}"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1), retired: nil)]),
             try KeyHistory(id: KeyID("abcdef"), versions: [.init(key: .generate(), created: Date(timeIntervalSince1970: 1), retired: nil)]),
         ]
-        var bytes = SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
-            var writer = ByteWriter(buffer)
-            KeyBundle.write(keys, into: &writer)
-        }.withUnsafeBytes { Array($0) }
+        var bytes = Self.bundle(keys)
         let placeholder = Array("abcdef".utf8), decomposed = Array("cafe\u{301}".utf8)
         #expect(placeholder.count == decomposed.count)
         let offset = try #require((0...(bytes.count - 6)).first { Array(bytes[$0..<$0 + 6]) == placeholder })
         bytes.replaceSubrange(offset..<offset + 6, with: decomposed)
-        let message = bytes.withUnsafeBytes { raw -> String? in
-            var reader = ByteReader(raw, kind: .reply)
-            do throws(TransferError) {
-                _ = try KeyBundle.read(from: &reader, as: .reply)
-                return nil
-            } catch {
-                return error.description
-            }
-        }
+        let message = Self.refusal(reading: bytes)
         #expect(try #require(message).contains("appears twice"))
     }
 
