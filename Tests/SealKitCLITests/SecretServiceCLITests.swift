@@ -130,15 +130,20 @@ struct SecretServiceCLITests {
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
     }
 
+    /// A CLI on `session`'s keyring, and the arguments that give it the passphrase "correct horse" in a file.
+    static func cliWithPassphraseFile(_ session: KeyringSession) throws -> (CLI, [String]) {
+        let cli = try CLI(environment: session.environment)
+        let passphraseFile = cli.home.appendingPathComponent("passphrase").path
+        try "correct horse\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        return (cli, ["--passphrase-file", passphraseFile])
+    }
+
     /// File → keyring → file, with rotated and protected keys: the source empties only as each
     /// id arrives, and every key still decrypts what it encrypted.
     @Test func migrateRoundTripsAndEveryKeyStillDecrypts() throws {
         let session = try KeyringSession()
         defer { session.stop() }
-        let cli = try CLI(environment: session.environment)
-        let passphraseFile = cli.home.appendingPathComponent("passphrase").path
-        try "correct horse\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
-        let withPassphrase = ["--passphrase-file", passphraseFile]
+        let (cli, withPassphrase) = try Self.cliWithPassphraseFile(session)
 
         #expect(try cli.run(["keys", "generate", "plain"]).status == 0)
         let old = try cli.run(["encrypt", "--key", "plain"], stdin: "before rotation").output
@@ -188,10 +193,7 @@ struct SecretServiceCLITests {
     @Test func migrateNeverLowersProtection() throws {
         let session = try KeyringSession()
         defer { session.stop() }
-        let cli = try CLI(environment: session.environment)
-        let passphraseFile = cli.home.appendingPathComponent("passphrase").path
-        try "correct horse\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
-        let withPassphrase = ["--passphrase-file", passphraseFile]
+        let (cli, withPassphrase) = try Self.cliWithPassphraseFile(session)
         #expect(try cli.run(["keys", "generate", "shared"]).status == 0)
         let old = try cli.run(["encrypt", "--key", "shared"], stdin: "under the retired key").output
         #expect(try cli.run(["keys", "rotate", "shared"]).status == 0)

@@ -33,19 +33,7 @@ struct KeyBundleLimitTests {
         #expect(throws: Never.self) { try KeyBundle.validate(Array(keys.dropLast())) }
 
         // A peer that writes one anyway: the receiver refuses it once the count passes the limit.
-        let bundle = SecureBytes(count: KeyBundle.byteCount(of: keys)) { buffer in
-            var writer = ByteWriter(buffer)
-            KeyBundle.write(keys, into: &writer)
-        }
-        let message = bundle.withUnsafeBytes { raw -> String? in
-            var reader = ByteReader(raw, kind: .reply)
-            do throws(TransferError) {
-                _ = try KeyBundle.read(from: &reader, as: .reply)
-                return nil
-            } catch {
-                return error.description
-            }
-        }
+        let message = KeyBundleTimeTests.refusal(reading: KeyBundleTimeTests.bundle(keys))
         let refused = try #require(message)
         #expect(refused.contains("more than \(KeyBundle.maximumKeyCount) keys"), "\(refused)")
     }
