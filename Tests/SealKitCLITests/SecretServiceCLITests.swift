@@ -201,7 +201,7 @@ struct SecretServiceCLITests {
         #expect(material.count == 2)
         let current = material[0]
         #expect(try cli.run(["keys", "import", "shared", "--keystore", "secret-service"], stdin: current).status == 0)
-        #expect(try cli.run(["keys", "passwd", "shared", "--new-passphrase-file", passphraseFile]).status == 0)
+        #expect(try cli.run(["keys", "passwd", "shared", "--new-passphrase-file", withPassphrase[1]]).status == 0)
 
         let moved = try cli.run(["keys", "migrate", "--to", "secret-service", "shared"] + withPassphrase)
         #expect(moved.status == 0, "\(moved.stderr)")
