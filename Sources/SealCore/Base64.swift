@@ -182,7 +182,8 @@ public enum Base64 {
 
     // MARK: Tables
 
-    /// Lookup tables, built once and never written again.
+    /// Lookup tables, built once and never written again. `@unchecked Sendable`: immutable after
+    /// they are built.
     private struct Tables: @unchecked Sendable {
         /// The 64 characters.
         let alphabet: UnsafePointer<UInt8>

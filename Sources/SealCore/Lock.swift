@@ -7,6 +7,8 @@ import Darwin
 /// A mutual-exclusion lock for the package's shared state. It stands in for Foundation's `NSLock`
 /// so that no module needs all of Foundation: `sealkit` links only FoundationEssentials, which
 /// starts several milliseconds sooner (docs/performance.md).
+///
+/// `@unchecked Sendable`: the mutex is the synchronization; its pointer never changes.
 package final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

@@ -9,7 +9,8 @@ import CSodium
 /// secrets that live together, such as the keys of one ring, therefore share one
 /// allocation: `slice(_:)` hands out views of it that keep it alive.
 ///
-/// Immutable after initialisation, so sharing across threads is safe.
+/// `@unchecked Sendable`: immutable after initialisation (the pointer and count never change, and
+/// nothing writes the bytes once `initialize` returns), so sharing across threads is safe.
 package final class SecureBytes: @unchecked Sendable {
     private let pointer: UnsafeMutableRawPointer
     /// The number of bytes held.

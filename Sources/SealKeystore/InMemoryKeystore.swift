@@ -4,6 +4,8 @@ import SealCore
 /// A keystore that lives only in this process: for tests, and for apps that keep
 /// keys in their own secure storage. Passphrases are accepted and ignored, since
 /// nothing is ever at rest. Safe to share across threads.
+///
+/// `@unchecked Sendable`: `records` is read and written under `lock`.
 public final class InMemoryKeystore: Keystore, @unchecked Sendable {
     public let namespace: Namespace
     private let lock = Lock()

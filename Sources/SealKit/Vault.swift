@@ -16,6 +16,9 @@ import SealProfile
 /// let sealed = try vault.encrypt(plaintext: "A+ blood type")
 /// let opened = try vault.decrypt(ciphertext: sealed)
 /// ```
+///
+/// `@unchecked Sendable`: `cachedRing` and `subscribers` are read and written under `lock`; everything
+/// else is immutable.
 public final class Vault: @unchecked Sendable {
     /// The keystore the user's keys live in.
     public let keystore: any Keystore

@@ -392,7 +392,7 @@ extension ProfileOptions {
 
 /// One batch of --ndjson lines, cut into chunks, and each chunk's results. Each worker writes only
 /// the slot of the chunk it was given, and the batch is read only after every worker has finished
-/// (`concurrentPerform` returns), so the slots need no lock.
+/// (`concurrentPerform` returns), so the slots need no lock: that is what makes `@unchecked Sendable` safe.
 private final class LineBatch: @unchecked Sendable {
     /// A chunk's output: its lines' results up to its first failure, the warnings, and that failure.
     struct ChunkResult {

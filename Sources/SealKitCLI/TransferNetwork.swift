@@ -116,6 +116,9 @@ enum TransferNetwork {
 
 /// Ctrl-C during a network transfer: release the nameplate, close the mailbox, exit 130,
 /// with nothing stored. Disarmed while the keystore is written, so a store is never cut short.
+///
+/// `@unchecked Sendable`: `cancel`, `message` and `armed` are read and written under `lock`; the signal
+/// source is swift-dispatch's, which is thread-safe.
 final class InterruptHandler: @unchecked Sendable {
     private let lock = Lock()
     private var cancel: (@Sendable () -> Void)?

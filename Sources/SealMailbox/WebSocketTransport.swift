@@ -76,6 +76,9 @@ final class TransportInbox: @unchecked Sendable {
 ///
 /// Blocking by design: the protocol runs on the caller's thread and waits for `next`;
 /// the event loop only moves frames. Incoming messages are bounded by `maximumMessageBytes`.
+///
+/// `@unchecked Sendable`: every stored property is immutable; a swift-nio `Channel` is thread-safe,
+/// and the inbox has its own lock.
 final class WebSocketTransport: @unchecked Sendable {
     let relay: RelayURL
     private let inbox: TransportInbox
@@ -115,8 +118,9 @@ final class WebSocketTransport: @unchecked Sendable {
                 // those bytes must reach the WebSocket decoder, not be dropped.
                 return channel.pipeline.addHTTPClientHandlers(
                     leftOverBytesStrategy: .forwardBytes, withClientUpgrade: configuration
-                ).flatMap {
-                    channel.pipeline.addHandler(ConnectionWatcher(inbox: inbox, relay: relay))
+                ).flatMapThrowing {
+                    // On the channel's event loop already: the handler is added synchronously, so it never crosses threads.
+                    try channel.pipeline.syncOperations.addHandler(ConnectionWatcher(inbox: inbox, relay: relay))
                 }
             }
         let channel: Channel
@@ -248,7 +252,10 @@ private final class WebSocketFrameHandler: ChannelInboundHandler {
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: .normalClosure)
             let reply = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
-            context.writeAndFlush(wrapOutboundOut(reply)).whenComplete { _ in context.close(promise: nil) }
+            // Close once the reply is written; the write's future completes on this event loop, so the
+            // context is used on its own loop (NIOLoopBound checks that, and tells the compiler).
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(reply)).whenComplete { _ in loopBound.value.close(promise: nil) }
         case .binary:
             inbox.push(.closed(reason: "the relay sent a binary message, which the mailbox protocol never uses"))
             context.close(promise: nil)

@@ -18,6 +18,8 @@ import SealJSON
 /// wormhole.send(message); let answer = try wormhole.receive()
 /// wormhole.close(mood: .happy)
 /// ```
+/// `@unchecked Sendable`: one thread runs the protocol and owns every `var`; other threads only call
+/// `interrupt()` and `abandon()`, which go through the transport inbox's lock and `PendingRelease`'s.
 public final class Wormhole: @unchecked Sendable {
     /// The relay this wormhole goes through.
     public let relay: RelayURL
@@ -317,6 +319,7 @@ public final class Wormhole: @unchecked Sendable {
 }
 
 /// What a signal handler must release: kept apart from the machines, under a lock.
+/// `@unchecked Sendable`: its state is read and written only under its lock.
 private final class PendingRelease: @unchecked Sendable {
     private let lock = NIOLock()
     private var nameplate: String?

@@ -305,7 +305,8 @@ struct Storage: KeyItemStorage {
     }
 }
 
-/// A GCancellable handed to the timer thread; GCancellable is thread-safe.
+/// A GCancellable handed to the timer thread. `@unchecked Sendable`: GCancellable is thread-safe (GLib
+/// documents `g_cancellable_cancel` as callable from any thread).
 private struct Cancellable: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<GCancellable>?
 }

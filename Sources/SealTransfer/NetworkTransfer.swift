@@ -166,6 +166,10 @@ public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConv
 }
 
 /// The receiving end: allocates a code, waits for a sender, takes its keys, answers.
+///
+/// `@unchecked Sendable`: `finished` and the flags beside it are read and written under `state`; the
+/// wormhole is driven by the calling thread, and other threads reach it only through its thread-safe
+/// `interrupt()` and `abandon()`.
 public final class NetworkKeyReceiver: @unchecked Sendable {
     /// The code to show; the sender types it.
     public let code: WormholeCode
@@ -306,6 +310,10 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
 }
 
 /// The sending end: joins the receiver's code, sends keys, waits for the receipt.
+///
+/// `@unchecked Sendable`: `finished` and the flags beside it are read and written under `state`; the
+/// wormhole is driven by the calling thread, and other threads reach it only through its thread-safe
+/// `interrupt()` and `abandon()`.
 public final class NetworkKeySender: @unchecked Sendable {
     private let wormhole: Wormhole
     private var finished = false

@@ -16,6 +16,8 @@ import SealKeystore
 /// let reply = try receiver.accept(replyText)     // joined parts, if it came in parts
 /// try keystore.storeAll(reply.keys, passphrase: nil)
 /// ```
+///
+/// `@unchecked Sendable`: `used` is read and written under `lock`; everything else is immutable.
 public final class TransferReceiver: @unchecked Sendable {
     /// The offer to show the sender.
     public let offer: TransferOffer

@@ -16,7 +16,7 @@ struct KeyBundleLimitTests {
         for version in 0..<255 {
             let created = Date(timeIntervalSince1970: TimeInterval(1_000 + version))
             let retired: Date? = version == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(2_000 + version))
-            versions.append(KeyHistory.Version(key: try SymmetricKey.generate(), created: created, retired: retired))
+            versions.append(KeyHistory.Version(key: SymmetricKey.generate(), created: created, retired: retired))
         }
         var keys: [KeyHistory] = []
         for index in 0..<(KeyBundle.maximumKeyCount / 255 + 1) {

@@ -19,6 +19,9 @@ import CSodium
 /// send(mine.message)
 /// let key = try mine.finish(peerMessage: received)
 /// ```
+///
+/// `@unchecked Sendable`: every stored property is immutable (guarded bytes that are never written
+/// after they are made).
 public final class SPAKE2Symmetric: @unchecked Sendable {
     /// Bytes of a message: the side byte `S` and a 32-byte Ed25519 element.
     public static let messageByteCount = 1 + elementByteCount
