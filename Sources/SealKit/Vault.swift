@@ -399,11 +399,17 @@ public enum EncryptionStatus: Sendable {
 
 /// A key lifecycle event. Carries the key id, never key material.
 public enum VaultEvent: Sendable, Equatable {
+    /// A key was made for the user.
     case keyGenerated(KeyID)
+    /// A key received from elsewhere was stored.
     case keyImported(KeyID)
+    /// The user's key was rotated; the old one is kept to decrypt.
     case keyRotated(KeyID)
+    /// Every key of the user was deleted.
     case keyDeleted(KeyID)
+    /// Encryption for the user failed.
     case encryptionFailed(KeyID)
+    /// Decryption for the user failed.
     case decryptionFailed(KeyID)
 }
 
@@ -425,6 +431,7 @@ public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A profile could not be encrypted or decrypted; lists every failing field.
     case profile(ProfileError)
 
+    /// One line naming the problem and the fix; never key material or values.
     public var description: String {
         switch self {
         case .noUser: return "no user is set: sign a user in (give a key id) before encrypting"
