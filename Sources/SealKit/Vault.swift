@@ -72,14 +72,11 @@ public final class Vault: @unchecked Sendable {
     public func encrypt(plaintext: String, context: String, format: CiphertextFormat = .v2) throws(VaultError) -> String {
         let id = try requireUser()
         do throws(VaultError) {
+            let keys = try ring(for: id)
             do {
-                return try ring(for: id).encrypt(plaintext, format: format, place: .context(context))
-            } catch let error as SecureMemoryError {
-                throw VaultError.secureMemory(error)
-            } catch let error as VaultError {
-                throw error
+                return try keys.encrypt(plaintext, format: format, place: .context(context))
             } catch {
-                throw VaultError.secureMemory(.outOfMemory(byteCount: 0))
+                throw .secureMemory(error)
             }
         } catch {
             emit(.encryptionFailed(id))
