@@ -200,9 +200,11 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     /// - Returns: the keys, in the sender's order.
     /// - Throws: `MailboxError` (wrong code, timeout, not SealKit, ...) or `TransferError`
     ///   (a damaged keys message); the wormhole is closed then.
-    public func receiveKeys() throws -> [KeyHistory] {
+    /// - Parameter onPeer: called once the sender has joined and proven the code, before its keys arrive.
+    public func receiveKeys(onPeer: (() -> Void)? = nil) throws -> [KeyHistory] {
         do {
             try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .sender)
+            onPeer?()
             do {
                 let keys = try readKeys()
                 state.withLock { keysArrived = true }
@@ -338,10 +340,12 @@ public final class NetworkKeySender: @unchecked Sendable {
 
     /// Sends `keys` once the receiver's key is proven, and returns when it confirms storing them.
     /// - Throws: `MailboxError`, `TransferError`, or `ReceiverRefusedError` when the receiver stored nothing.
-    public func send(_ keys: [KeyHistory]) throws {
+    /// - Parameter onPeer: called once the receiver has joined and proven the code, before the keys go out.
+    public func send(_ keys: [KeyHistory], onPeer: (() -> Void)? = nil) throws {
         do {
             let messages = try NetworkTransfer.keysMessages(keys)
             try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .receiver)
+            onPeer?()
             for message in messages { message.withUnsafeBytes { wormhole.send($0) } }
             state.withLock { keysSent = true }
             let answer = try NetworkTransfer.readAnswer(try wormhole.receive())

@@ -119,3 +119,81 @@ final class Locked<Value>: @unchecked Sendable {
     func set(_ new: Value) { lock.withLock { value = new } }
     func get() -> Value { lock.withLock { value } }
 }
+
+/// Issue 23: the async surface. Events in order, the store decision answered to the sender, and Task
+/// cancellation ending a receive as Ctrl-C does: at once, with the nameplate released.
+@Suite("AsyncKeyTransfer through magic-wormhole's mailbox server")
+struct AsyncKeyTransferTests {
+    /// Collects a stream's events until it finishes.
+    final class Events: @unchecked Sendable {  // `@unchecked Sendable`: `items` only under `lock`.
+        private let lock = NSLock()
+        private var items: [TransferEvent] = []
+        func append(_ event: TransferEvent) { lock.withLock { items.append(event) } }
+        var all: [TransferEvent] { lock.withLock { items } }
+    }
+
+    static func stream() -> (AsyncStream<TransferEvent>, AsyncStream<TransferEvent>.Continuation) {
+        var continuation: AsyncStream<TransferEvent>.Continuation!
+        let stream = AsyncStream<TransferEvent> { continuation = $0 }
+        return (stream, continuation)
+    }
+
+    @Test func receiveAndSendAreAsyncWithEventsAndTheStoreDecides() async throws {
+        try await MailboxServer.sharedAsync { relayText in
+            let relay = try RelayURL(relayText)
+            let keys = [try history("alice", retired: 1), try history("bob")]
+            for decline in [false, true] {
+                let (receiverEvents, receiverContinuation) = Self.stream()
+                let (senderEvents, senderContinuation) = Self.stream()
+                let received = Task {
+                    try await AsyncKeyTransfer.receive(relay: relay, timeout: 30, events: receiverContinuation) { offered in
+                        if decline { throw KeysDeclined() }
+                        #expect(offered.map(\.id.rawValue) == ["alice", "bob"])
+                    }
+                }
+                var iterator = receiverEvents.makeAsyncIterator()
+                guard case .codeAllocated(let code)? = await iterator.next() else {
+                    Issue.record("no code")
+                    return
+                }
+                let sent = Task { try await AsyncKeyTransfer.send(keys, code: try WormholeCode(parsing: code), relay: relay, timeout: 30, events: senderContinuation) }
+                if decline {
+                    await #expect(throws: KeysDeclined.self) { _ = try await received.value }
+                    await #expect(throws: ReceiverRefusedError(reason: .declined)) { try await sent.value }
+                } else {
+                    #expect(try await received.value.map(\.id.rawValue) == ["alice", "bob"])
+                    try await sent.value
+                }
+                receiverContinuation.finish()
+                senderContinuation.finish()
+                var rest: [TransferEvent] = []
+                while let event = await iterator.next() { rest.append(event) }
+                #expect(rest.first == .peerJoined)
+                #expect(rest.last == (decline ? .refused(.declined) : .stored))
+                var senderSeen: [TransferEvent] = []
+                for await event in senderEvents { senderSeen.append(event) }
+                #expect(senderSeen.first == .peerJoined && senderSeen.last == (decline ? .refused(.declined) : .stored))
+            }
+        }
+    }
+
+    @Test func cancellingTheTaskEndsTheReceiveAndReleasesTheNameplate() async throws {
+        try await MailboxServer.withAsync { relayText in
+            let relay = try RelayURL(relayText)
+            let (events, continuation) = Self.stream()
+            let receiving = Task { try await AsyncKeyTransfer.receive(relay: relay, timeout: 600, events: continuation) { _ in } }
+            var iterator = events.makeAsyncIterator()
+            guard case .codeAllocated(let code)? = await iterator.next() else {
+                Issue.record("no code")
+                return
+            }
+            let nameplate = String(code.split(separator: "-")[0])
+            #expect(try Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains(nameplate))
+            let started = ContinuousClock.now
+            receiving.cancel()
+            await #expect(throws: MailboxError.interrupted) { _ = try await receiving.value }
+            #expect(ContinuousClock.now - started < .seconds(10), "the receive waited instead of ending")
+            #expect(try !Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains(nameplate))
+        }
+    }
+}

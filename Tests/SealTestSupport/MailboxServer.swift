@@ -51,6 +51,19 @@ public final class MailboxServer: @unchecked Sendable {
         return try body(server)
     }
 
+    /// `shared` for async tests: `body` gets the shared server's relay address.
+    public static func sharedAsync<R>(_ body: (String) async throws -> R) async throws -> R {
+        let relay = try shared { $0.relay }
+        return try await body(relay)
+    }
+
+    /// `with` for async tests: a fresh server of the test's own, stopped afterwards.
+    public static func withAsync<R>(_ body: (String) async throws -> R) async throws -> R {
+        let server = try start()
+        defer { server.stop() }
+        return try await body(server.relay)
+    }
+
     nonisolated(unsafe) private static var registeredExit = false
     private static let sharedServer = Locked<MailboxServer?>(nil)
     private static let sharedPID = Locked<Int32>(0)

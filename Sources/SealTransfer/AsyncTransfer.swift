@@ -1,0 +1,131 @@
+import Dispatch
+import SealCore
+import SealKeystore
+import SealMailbox
+
+/// What happens during a network key transfer, in order, for an app to show.
+public enum TransferEvent: Sendable, Equatable {
+    /// The receiver has its code: show it (read it out; the sender types it).
+    case codeAllocated(String)
+    /// The other side joined and proved the code.
+    case peerJoined
+    /// The keys that arrived (receiver) or go out (sender): ids and fingerprints, for people to compare.
+    case keysOffered([KeyOffer])
+    /// The receiver stored the keys (and told the sender so).
+    case stored
+    /// The receiver stored nothing, for this reason.
+    case refused(Refusal)
+}
+
+/// One id's keys as a transfer shows them: never key material.
+public struct KeyOffer: Sendable, Equatable {
+    public let id: KeyID
+    public let fingerprint: KeyFingerprint
+    /// How many keys travel: the current one and retired ones.
+    public let keyCount: Int
+
+    init(_ history: KeyHistory) {
+        id = history.id
+        fingerprint = history.current.fingerprint
+        keyCount = history.versions.count
+    }
+}
+
+/// A receiver's decision not to store offered keys: throw it from the `store` callback of
+/// `AsyncKeyTransfer.receive`, and the sender is told `reason`.
+public struct KeysDeclined: Error, Equatable, Sendable {
+    public let reason: Refusal
+    public init(_ reason: Refusal = .declined) { self.reason = reason }
+}
+
+/// Network key transfer for async code: `receive` and `send` are `async throws`, wait without
+/// holding a cooperative thread, report progress as `TransferEvent`s, and end on Task
+/// cancellation as on Ctrl-C: the wait stops, the nameplate is released and the mailbox closed.
+///
+/// The protocol itself still runs on a thread of its own over swift-nio's blocking handoff (see
+/// docs/transfer.md); this is the async surface apps build on.
+public enum AsyncKeyTransfer {
+    /// Receives keys: allocates a code (`.codeAllocated`), waits for the sender, and hands the keys to
+    /// `store`, which decides. When `store` returns, the sender is told the keys are stored; when it
+    /// throws (`KeysDeclined` for a reason of the app's; `KeystoreError.conflictingKey` is
+    /// `.conflict`; anything else `.failed`; cancellation `.cancelled`), the sender is told nothing
+    /// was stored. The answer is always sent, once.
+    /// - Returns: the keys that `store` accepted.
+    public static func receive(
+        relay: RelayURL, timeout: Int = 600, events: AsyncStream<TransferEvent>.Continuation? = nil,
+        store: @Sendable ([KeyHistory]) async throws -> Void
+    ) async throws -> [KeyHistory] {
+        let receiver = try await onOwnQueue { () throws(MailboxError) in try NetworkKeyReceiver(relay: relay, timeout: timeout) }
+        events?.yield(.codeAllocated(receiver.code.revealedText))
+        let keys = try await withTaskCancellationHandler {
+            try await onOwnQueue { try receiver.receiveKeys(onPeer: { events?.yield(.peerJoined) }) }
+        } onCancel: {
+            receiver.interrupt()
+        }
+        events?.yield(.keysOffered(keys.map(KeyOffer.init)))
+        do {
+            try Task.checkCancellation()
+            try await store(keys)
+        } catch {
+            let reason = refusal(for: error)
+            await onOwnQueue { receiver.answer(.refused(reason)) }
+            events?.yield(.refused(reason))
+            throw error
+        }
+        await onOwnQueue { receiver.answer(.stored) }
+        events?.yield(.stored)
+        return keys
+    }
+
+    /// Sends `keys` to the receiver whose code is `code`, and returns once it confirmed storing them
+    /// (`.stored`); `ReceiverRefusedError` when it stored nothing.
+    public static func send(
+        _ keys: [KeyHistory], code: WormholeCode, relay: RelayURL, timeout: Int = 600,
+        events: AsyncStream<TransferEvent>.Continuation? = nil
+    ) async throws {
+        let sender = try await onOwnQueue { () throws(MailboxError) in try NetworkKeySender(relay: relay, code: code, timeout: timeout) }
+        do {
+            try await withTaskCancellationHandler {
+                try await onOwnQueue {
+                    try sender.send(keys, onPeer: {
+                        events?.yield(.peerJoined)
+                        events?.yield(.keysOffered(keys.map(KeyOffer.init)))
+                    })
+                }
+            } onCancel: {
+                sender.interrupt()
+            }
+        } catch let refused as ReceiverRefusedError {
+            events?.yield(.refused(refused.reason))
+            throw refused
+        }
+        events?.yield(.stored)
+    }
+
+    static func refusal(for error: Error) -> Refusal {
+        switch error {
+        case let declined as KeysDeclined: return declined.reason
+        case is CancellationError: return .cancelled
+        case KeystoreError.conflictingKey: return .conflict
+        default: return .failed
+        }
+    }
+
+    /// Runs a blocking call on a serial queue of its own, so no cooperative thread waits for it.
+    static func onOwnQueue<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: "sealkit.transfer").async {
+                continuation.resume(with: Result { () throws(E) in try body() }.mapError { $0 as Error })
+            }
+        }
+    }
+
+    static func onOwnQueue(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue(label: "sealkit.transfer").async {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+}
