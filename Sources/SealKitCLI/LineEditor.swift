@@ -70,28 +70,13 @@ enum CodeEntry {
         guard parts.count == 3, Int(parts[0]) != nil else { return nil }
         var changed = false
         for (index, list) in [(1, PGPWordList.odd), (2, PGPWordList.even)] where !list.contains(parts[index]) {
-            let near = list.filter { editDistance(parts[index], $0, limit: 2) <= 2 }
+            // The same distance as "did you mean" for commands: swaps of neighbours count as one edit.
+            let near = list.filter { SchemaLint.editDistance(parts[index], $0, limit: 2) <= 2 }
             guard near.count == 1 else { return nil }
             parts[index] = near[0]
             changed = true
         }
         return changed ? parts.joined(separator: "-") : nil
-    }
-
-    /// Levenshtein distance, stopping early past `limit`.
-    static func editDistance(_ a: String, _ b: String, limit: Int) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        if abs(a.count - b.count) > limit { return limit + 1 }
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            if current.min()! > limit { return limit + 1 }
-            previous = current
-        }
-        return previous[b.count]
     }
 
     /// The code typed at the terminal with completion, corrected after asking when one word is off,

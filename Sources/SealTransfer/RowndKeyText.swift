@@ -62,22 +62,8 @@ public enum KeyText {
     /// The key after the link's last `#`, percent-decoded (links may escape `+`, `/`, `=`).
     private static func keyFromLink(_ link: ArraySlice<UInt8>) throws(KeyTextError) -> SymmetricKey {
         guard let hash = link.lastIndex(of: UInt8(ascii: "#")) else { throw .noKeyInLink }
-        var fragment: [UInt8] = []
+        guard var fragment = PercentEncoding.decode(link[(hash + 1)...]) else { throw .notAKey }
         defer { ConstantTime.wipe(&fragment) }
-        fragment.reserveCapacity(link.endIndex - hash)
-        var index = hash + 1
-        while index < link.endIndex {
-            let byte = link[index]
-            if byte == UInt8(ascii: "%") {
-                guard index + 2 < link.endIndex, var escaped = Hex.decode(link[(index + 1)...(index + 2)]) else { throw .notAKey }
-                fragment.append(escaped[0])
-                ConstantTime.wipe(&escaped)
-                index += 3
-            } else {
-                fragment.append(byte)
-                index += 1
-            }
-        }
         do {
             return try SymmetricKey(base64Encoded: fragment)
         } catch {
