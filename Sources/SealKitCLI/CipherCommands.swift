@@ -236,11 +236,7 @@ struct UserDataOptions: ParsableArguments {
     /// The schema, parsed; nil without --schema.
     func readSchema() throws -> ProfileSchema? {
         guard let schema else { return nil }
-        let fd = open(schema, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIFailure("cannot read the schema file \(schema): check the path", status: .noInput) }
-        defer { close(fd) }
-        let bytes = try StandardInput.readAll(
-            fd: fd, limit: InputLimits.schema, what: "the schema file \(schema)", advice: "give the app's schema JSON file")
+        let bytes = try ProfileOptions.readSchemaFile(schema)
         do {
             return try ProfileSchema(parsing: bytes)
         } catch {

@@ -339,6 +339,18 @@ enum TerminalPrompt {
         return try Passphrase(bytes: bytes)
     }
 
+    /// Writes `question` (ending in `[y/N] `) to stderr and reads the answer's line from `reader`:
+    /// true for y or yes, in any case; anything else, end of input included, is no.
+    static func confirm(_ question: String, reading reader: LineReader = LineReader(fd: 0)) throws -> Bool {
+        StandardError.write(question)
+        var answer = ""
+        _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
+        return isYes(answer)
+    }
+
+    /// Whether an answer to a [y/N] question is yes.
+    static func isYes(_ answer: String) -> Bool { ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) }
+
     /// Waits for Enter on the controlling terminal, if there is one; what was typed is dropped.
     static func line() throws {
         let fd = open("/dev/tty", O_RDONLY | O_CLOEXEC)

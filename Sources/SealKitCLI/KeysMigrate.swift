@@ -82,14 +82,18 @@ extension KeysCommand {
                     StandardError.write("'\(file.id)' is stored under another Unicode form of its id: its keys move to the NFC id '\(file.id)'"
                         + (try keystore.entry(for: file.id) != nil ? ", which holds keys too (the same key merges; a different one is refused)" : "") + "\n")
                 }
-                StandardError.write("Go ahead? [y/N] ")
-                var answer = ""
-                _ = try LineReader(fd: 0).nextLine { answer = String(decoding: $0, as: UTF8.self) }
-                guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else { throw CLIFailure("nothing was changed", status: .negative) }
+                guard try TerminalPrompt.confirm("Go ahead? [y/N] ") else { throw CLIFailure("nothing was changed", status: .negative) }
             }
-            let passphrase = files.contains(where: \.isProtected) ? try keystoreOptions.passphrase(toUnlockProtected: files.first { $0.isProtected }!.id, in: keystore) : nil
+            // One passphrase, asked once, when a legacy file or its NFC twin is protected; `normalize` uses it
+            // only where protection is involved.
+            var needing: KeyID?
+            for file in files where try file.isProtected || keystore.entry(for: file.id)?.isProtected == true {
+                needing = file.id
+                break
+            }
+            let passphrase = try needing.map { try keystoreOptions.passphrase(toUnlockProtected: $0, in: keystore) }
             for file in files {
-                let outcome = try keystore.normalize(file, passphrase: file.isProtected || (try keystore.entry(for: file.id)?.isProtected == true) ? passphrase : nil)
+                let outcome = try keystore.normalize(file, passphrase: passphrase)
                 let fingerprint = try keystore.entry(for: file.id)?.current.fingerprint.description ?? ""
                 print("\(file.id)\t\(fingerprint)\t\(outcome == .stored ? "normalized" : "merged")")
             }

@@ -46,11 +46,11 @@ enum ShareBackupCommands {
     ) throws {
         var passphrase = try sharesPassphrase(options, confirm: true)
         defer { ConstantTime.wipe(&passphrase) }
-        let secret = SecureBytesKey.generate()
+        let secret = SymmetricKey.generate()
         let (shares, tag): ([[String]], [UInt8])
         do {
             (shares, tag) = try SLIP39.split(
-                secret: secret.bytes, groupThreshold: groupThreshold, groups: groups.map { ($0.threshold, $0.count) },
+                secret: secret.storage, groupThreshold: groupThreshold, groups: groups.map { ($0.threshold, $0.count) },
                 passphrase: passphrase)
         } catch {
             throw CLIFailure("\(error): no backup was made", status: .usage)
@@ -195,9 +195,11 @@ enum ShareBackupCommands {
         }
         var passphrase = try sharesPassphrase(options, confirm: false)
         defer { ConstantTime.wipe(&passphrase) }
-        guard let secret = SecureBytesKey(recovered.decrypt(passphrase: passphrase)) else {
+        let recoveredSecret = recovered.decrypt(passphrase: passphrase)
+        guard recoveredSecret.count == SymmetricKey.byteCount else {
             throw CLIFailure("the shares hold a secret of another length than a SealKit share backup's (32 bytes)", status: .dataError)
         }
+        let secret = SymmetricKey(storage: recoveredSecret)
         let opened = Result { () throws(TransferError) in try ShareBackup.open(bundle, secret: secret).keys }
         switch opened {
         case .success(let keys):

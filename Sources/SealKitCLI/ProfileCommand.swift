@@ -331,14 +331,18 @@ struct ProfileOptions: ParsableArguments {
     private var inputName: String { file.map { $0 == "-" ? "on stdin" : "in " + $0 } ?? "on stdin" }
 
     /// The schema file's bytes, at most `InputLimits.schema` of them.
-    private func readSchema() throws -> [UInt8] {
-        let fd = open(schema, O_RDONLY | O_CLOEXEC)
+    private func readSchema() throws -> [UInt8] { try Self.readSchemaFile(schema) }
+
+    /// A schema file's bytes, at most `InputLimits.schema` of them (`profile` and `--schema` of
+    /// `status` and `keys generate` alike).
+    static func readSchemaFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw CLIFailure("cannot read the schema file \(schema): check the path", status: .noInput)
+            throw CLIFailure("cannot read the schema file \(path): check the path", status: .noInput)
         }
         defer { close(fd) }
         return try StandardInput.readAll(
-            fd: fd, limit: InputLimits.schema, what: "the schema file \(schema)", advice: "give the app's schema JSON file")
+            fd: fd, limit: InputLimits.schema, what: "the schema file \(path)", advice: "give the app's schema JSON file")
     }
 
     /// stdin, or the named file, as a file descriptor.

@@ -252,7 +252,7 @@ struct TransferCommand: ParsableCommand {
         /// Asks a yes/no question on the terminal; no terminal is no.
         private static func confirm(_ question: String) -> Bool {
             guard let answer = LineEditor.read(question, vocabulary: { _ in [] }) else { return false }
-            return ["y", "yes"].contains(answer.trimmingBlanks().lowercased())
+            return TerminalPrompt.isYes(answer)
         }
 
         /// The code in the first line of `path` (`-` is stdin), bounded like any pasted code.

@@ -47,10 +47,7 @@ enum TransferNetwork {
         let keys = try receiver.receiveKeys()
         if StandardError.isTerminal { TransferDisplay.describe(keys, "Received") }
         if StandardInput.isTerminal && StandardError.isTerminal && !assumeYes {
-            StandardError.write("Check that the sender shows the same fingerprints. Store these keys? [y/N] ")
-            var answer = ""
-            _ = try LineReader(fd: 0).nextLine { answer = String(decoding: $0, as: UTF8.self) }
-            guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
+            guard try TerminalPrompt.confirm("Check that the sender shows the same fingerprints. Store these keys? [y/N] ") else {
                 receiver.answer(.refused(.declined))
                 throw CLIFailure("nothing was stored", status: .negative)
             }

@@ -72,10 +72,7 @@ enum TransferOffline {
         StandardError.write("Check that the sender shows the same fingerprints.\n")
         // On a terminal, whatever the format, it asks before storing, as the network receive does.
         if interactive && StandardError.isTerminal && !assumeYes {
-            StandardError.write("Store these keys? [y/N] ")
-            var answer = ""
-            _ = try reader.nextLine { answer = String(decoding: $0, as: UTF8.self) }
-            guard ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) else {
+            guard try TerminalPrompt.confirm("Store these keys? [y/N] ", reading: reader) else {
                 throw CLIFailure("nothing was stored", status: .negative)
             }
         }

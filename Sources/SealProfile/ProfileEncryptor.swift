@@ -374,10 +374,7 @@ public struct ProfileEncryptor: Sendable {
         _ transform: (ProfileSchema.Field, JSONValue) -> FieldOutcome
     ) throws(ProfileError) -> (profile: JSONValue, noted: [String]) {
         guard case .object(var members) = profile else { throw .notAnObject(found: profile.kindName) }
-        if schema.field(named: "data") == nil,
-            let dataIndex = members.firstIndex(where: { $0.key == "data" }),
-            case .object(let data) = members[dataIndex].value
-        {
+        if let dataIndex = schema.dataIndex(in: members), case .object(let data) = members[dataIndex].value {
             let (fields, noted) = try mapFields(data, transform)
             members[dataIndex].value = .object(fields)
             return (.object(members), noted)

@@ -73,10 +73,10 @@ public struct ProfileKeyCheck: Sendable, Equatable {
         }
 
         if let schema {
-            for (container, members) in Self.fieldContainers(of: profile, schema: schema) {
+            if let (prefix, members) = Self.fields(of: profile, schema: schema) {
                 for (key, value) in members {
                     guard let field = schema.field(named: key), field.isEncrypted, case .string(let text) = value else { continue }
-                    check(text, place: .field(field.name), at: container.isEmpty ? key : container + "." + key)
+                    check(text, place: .field(field.name), at: prefix + key)
                 }
             }
         } else {
@@ -97,16 +97,11 @@ public struct ProfileKeyCheck: Sendable, Equatable {
         ciphertextCount = count
     }
 
-    /// Where a profile's fields are: its `data` object in Rownd's user-state shape (when the schema
-    /// has no field called `data`), else the profile itself; the same rule as `ProfileEncryptor`.
-    static func fieldContainers(of profile: JSONValue, schema: ProfileSchema) -> [(String, [(key: String, value: JSONValue)])] {
-        guard case .object(let members) = profile else { return [] }
-        if schema.field(named: "data") == nil, let data = members.first(where: { $0.key == "data" }),
-            case .object(let fields) = data.value
-        {
-            return [("data", fields)]
-        }
-        return [("", members)]
+    /// A profile's fields, and the path prefix that names them (`data.` or none); nil for a non-object.
+    static func fields(of profile: JSONValue, schema: ProfileSchema) -> (prefix: String, members: [(key: String, value: JSONValue)])? {
+        guard case .object(let members) = profile else { return nil }
+        if let index = schema.dataIndex(in: members), case .object(let fields) = members[index].value { return ("data.", fields) }
+        return ("", members)
     }
 }
 

@@ -93,6 +93,16 @@ public struct ProfileSchema: Sendable, Equatable {
     /// fields (Rownd's user state).
     let fieldsMayBeInData: Bool
 
+    /// Where a profile's fields are, in Rownd's user-state shape: the index of its `data` member when
+    /// that is an object and the schema defines no field called `data`; nil when the profile's own
+    /// members are its fields. The one rule every profile operation follows.
+    func dataIndex(in members: [(key: String, value: JSONValue)]) -> Int? {
+        guard fieldsMayBeInData, let index = members.firstIndex(where: { $0.key == "data" }),
+            members[index].value.objectValue != nil
+        else { return nil }
+        return index
+    }
+
     /// Encrypted field names packed for matching against bytes.
     struct EncryptedNames: Sendable, Equatable {
         /// Every name's UTF-8, one after another.

@@ -139,10 +139,7 @@ public struct RowndProfileEncryptor: Sendable {
         }
 
         // Rownd's user state: the fields are in `data`, and `meta` holds more of them.
-        if schema.field(named: "data") == nil,
-            let dataIndex = members.firstIndex(where: { $0.key == "data" }),
-            case .object(var data) = members[dataIndex].value
-        {
+        if let dataIndex = schema.dataIndex(in: members), case .object(var data) = members[dataIndex].value {
             mapFields(&data, under: "data")
             members[dataIndex].value = .object(data)
             if includingMeta, let metaIndex = members.firstIndex(where: { $0.key == "meta" }),

@@ -16,9 +16,9 @@ public enum ShareBackup {
     /// Bytes of the shares' tag.
     public static let tagByteCount = 16
 
-    /// Seals `keys` under `secret` (32 bytes).
+    /// Seals `keys` under `secret`, a fresh random key whose bytes the shares hold.
     /// - Parameter sharesTag: the tag SLIP-39's split gave for the shares that hold `secret`.
-    public static func seal(_ keys: [KeyHistory], secret: SecureBytesKey, sharesTag: [UInt8], now: Date = Date()) throws(TransferError) -> String {
+    public static func seal(_ keys: [KeyHistory], secret: SymmetricKey, sharesTag: [UInt8], now: Date = Date()) throws(TransferError) -> String {
         try KeyBundle.validate(keys)
         precondition(sharesTag.count == tagByteCount)
         let plaintext = SecureBytes(count: 8 + KeyBundle.byteCount(of: keys)) { buffer in
@@ -26,7 +26,7 @@ public enum ShareBackup {
             writer.write(unixTime(now))
             KeyBundle.write(keys, into: &writer)
         }
-        let sealed = SecretWrap.seal(plaintext, using: secret.key)
+        let sealed = SecretWrap.seal(plaintext, using: secret)
         return TransferText.checkedText([formatVersion] + sharesTag + sealed, as: .shares)
     }
 
@@ -38,11 +38,11 @@ public enum ShareBackup {
     /// Opens a bundle with the secret the shares hold.
     /// - Throws: `.wrongPassphrase` when `secret` does not open it (another secret: another backup's
     ///   shares, or the right shares under a wrong SLIP-39 passphrase); `TransferError` for damaged text.
-    public static func open(_ text: String, secret: SecureBytesKey) throws(TransferError) -> PaperBackup.Contents {
+    public static func open(_ text: String, secret: SymmetricKey) throws(TransferError) -> PaperBackup.Contents {
         let body = try body(of: text)
         let plaintext: SecureBytes
         do {
-            plaintext = try SecretWrap.open(Array(body[(1 + tagByteCount)...]), using: secret.key)
+            plaintext = try SecretWrap.open(Array(body[(1 + tagByteCount)...]), using: secret)
         } catch {
             throw .wrongPassphrase
         }
@@ -62,23 +62,4 @@ public enum ShareBackup {
         guard body[0] == formatVersion else { throw .malformed(.shares, reason: "inner format \(body[0]) does not match its prefix") }
         return body
     }
-}
-
-/// A 256-bit secret in guarded memory, used as a key: what a share backup's shares hold.
-public struct SecureBytesKey: Sendable {
-    let key: SymmetricKey
-
-    /// Makes a fresh random secret.
-    public static func generate() -> SecureBytesKey { SecureBytesKey(key: SymmetricKey.generate()) }
-
-    /// The secret as guarded bytes (to split into shares).
-    package var bytes: SecureBytes { key.storage }
-
-    /// A secret recovered from shares; nil unless it is 32 bytes.
-    package init?(_ bytes: SecureBytes) {
-        guard bytes.count == SymmetricKey.byteCount else { return nil }
-        key = SymmetricKey(storage: bytes)
-    }
-
-    private init(key: SymmetricKey) { self.key = key }
 }
