@@ -11,7 +11,7 @@ import Glibc
 /// Every failure prints one line, `sealkit: <what went wrong and what to do>`, on
 /// stderr, nothing on stdout, and exits with a code below 126 (see `ExitStatus`).
 @main
-struct SealKitCommand: ParsableCommand {
+struct SealKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sealkit",
         abstract: "End-to-end field encryption and key transfer, wire-compatible with Rownd's SDKs.",
@@ -27,7 +27,7 @@ struct SealKitCommand: ParsableCommand {
         ])
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
-    static func main() {
+    static func main() async {
         // Before anything holds a secret: no core file, no crash report printing memory.
         CrashGuard.install()
         // A closed pipe should end us with a message and a code, not a signal.
@@ -37,7 +37,12 @@ struct SealKitCommand: ParsableCommand {
         do {
             try suggestSubcommand(for: Array(CommandLine.arguments.dropFirst()))
             var command = try parseAsRoot()
-            try command.run()
+            // Network transfers are async (AsyncParsableCommand); every other command runs as it is.
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
         } catch {
             fail(error)
         }

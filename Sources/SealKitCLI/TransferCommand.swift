@@ -116,7 +116,7 @@ extension KeystoreOptions {
     }
 }
 
-struct TransferCommand: ParsableCommand {
+struct TransferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer",
         abstract: "Move keys to another keystore: with a short code through a mailbox relay, offline, or as Rownd's QR text.",
@@ -132,7 +132,7 @@ struct TransferCommand: ParsableCommand {
             """,
         subcommands: [Send.self, Receive.self])
 
-    struct Send: ParsableCommand {
+    struct Send: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "send",
             abstract: "Send keys to the receiver whose code you type (network), to an offer (--to), or as Rownd's QR text (--rownd).",
@@ -209,7 +209,7 @@ struct TransferCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
@@ -231,7 +231,7 @@ struct TransferCommand: ParsableCommand {
                     code = uri.code
                 }
                 let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
-                return try TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
+                return try await TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
             }
             try TransferOffline.send(
                 ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
@@ -309,7 +309,7 @@ struct TransferCommand: ParsableCommand {
         }
     }
 
-    struct Receive: ParsableCommand {
+    struct Receive: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "receive",
             abstract: "Show a code, wait for the sender through the mailbox relay, and store its keys (--offline: an offer and a reply).",
@@ -342,7 +342,7 @@ struct TransferCommand: ParsableCommand {
             if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
         }
 
-        func run() throws {
+        func run() async throws {
             let format = TransferFormat.resolve(format)
             // --protect with no passphrase given and no terminal to ask on fails now (one line, exit 64),
             // not after a code was shown and the sender's keys arrived. A given passphrase is not read
@@ -350,7 +350,7 @@ struct TransferCommand: ParsableCommand {
             let given = keystoreOptions.passphraseFile != nil || ProcessInfo.processInfo.environment["SEALKIT_PASSPHRASE"] != nil
             if protect && !given && !Self.hasTerminal { _ = try keystoreOptions.passphrase(toProtect: true) }
             guard offline else {
-                return try TransferNetwork.receive(
+                return try await TransferNetwork.receive(
                     relay: TransferNetwork.relay(relay), timeout: timeout ?? TransferNetwork.defaultTimeout, format: format,
                     assumeYes: yes, protect: protect, keystoreOptions: keystoreOptions)
             }

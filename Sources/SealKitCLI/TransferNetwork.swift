@@ -25,11 +25,14 @@ enum TransferNetwork {
     static func receive(
         relay: RelayURL, timeout: Int, format: TransferFormat, assumeYes: Bool, protect: Bool,
         keystoreOptions: KeystoreOptions
-    ) throws {
+    ) async throws {
         let keystore = try keystoreOptions.keystore()
         let interrupts = InterruptHandler()
-        let receiver = try NetworkKeyReceiver(relay: relay, timeout: timeout)
-        interrupts.arm(cancel: receiver.abandon)
+        let receiver = try await NetworkKeyReceiver(relay: relay, timeout: timeout)
+        interrupts.arm {
+            await receiver.abandon()
+            return nil
+        }
         let code = receiver.code.revealedText
         switch format {
         case .text:
@@ -44,11 +47,11 @@ enum TransferNetwork {
         }
         progress("Waiting for the sender (up to \(timeout) seconds; Ctrl-C cancels)...\n")
 
-        let keys = try receiver.receiveKeys()
+        let keys = try await interrupts.guarding { try await receiver.receiveKeys() }
         if StandardError.isTerminal { TransferDisplay.describe(keys, "Received") }
         if StandardInput.isTerminal && StandardError.isTerminal && !assumeYes {
             guard try TerminalPrompt.confirm("Check that the sender shows the same fingerprints. Store these keys? [y/N] ") else {
-                receiver.answer(.refused(.declined))
+                await receiver.answer(.refused(.declined))
                 throw CLIFailure("nothing was stored", status: .negative)
             }
         }
@@ -56,16 +59,18 @@ enum TransferNetwork {
         do {
             let passphrase = try keystoreOptions.passphrase(forStoring: keys.map(\.id), protect: protect, in: keystore)
             // From here on Ctrl-C waits: the keystore is being written.
-            interrupts.disarm()
+            await interrupts.disarm()
             outcomes = try keystore.storeAll(keys, passphrase: passphrase)
         } catch let error as KeystoreError {
-            if case .conflictingKey = error { receiver.answer(.refused(.conflict)) } else { receiver.answer(.refused(.failed)) }
+            let reason: Refusal
+            if case .conflictingKey = error { reason = .conflict } else { reason = .failed }
+            await receiver.answer(.refused(reason))
             throw error
         } catch {
-            receiver.answer(.refused(.failed))
+            await receiver.answer(.refused(.failed))
             throw error
         }
-        receiver.answer(.stored)
+        await receiver.answer(.stored)
         let output = StandardOutput()
         for (history, outcome) in zip(keys, outcomes) {
             try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
@@ -77,19 +82,20 @@ enum TransferNetwork {
     /// once the receiver confirmed that it stored them.
     static func send(
         _ histories: [KeyHistory], code codeOption: String?, relay: RelayURL, timeout: Int
-    ) throws {
+    ) async throws {
         let code = try codeOption.map(CodeEntry.parse(given:)) ?? askForCode()
         let interrupts = InterruptHandler()
-        let sender = try NetworkKeySender(relay: relay, code: code, timeout: timeout)
-        interrupts.arm(cancel: sender.abandon) {
+        let sender = try await NetworkKeySender(relay: relay, code: code, timeout: timeout)
+        interrupts.arm {
             // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
-            sender.hasSentKeys
-                ? "interrupted: the keys were already sent, so the receiver may still store them; its code was released" : nil
+            let sent = await sender.hasSentKeys
+            await sender.abandon()
+            return sent ? "interrupted: the keys were already sent, so the receiver may still store them; its code was released" : nil
         }
         if StandardError.isTerminal { TransferDisplay.describe(histories, "Sending") }
         progress("Waiting for the receiver to confirm...\n")
-        try sender.send(histories)
-        interrupts.disarm()
+        try await interrupts.guarding { try await sender.send(histories) }
+        await interrupts.disarm()
         let count = histories.count
         progress("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")
     }
@@ -114,13 +120,17 @@ enum TransferNetwork {
 /// Ctrl-C during a network transfer: release the nameplate, close the mailbox, exit 130,
 /// with nothing stored. Disarmed while the keystore is written, so a store is never cut short.
 ///
-/// `@unchecked Sendable`: `cancel`, `message` and `armed` are read and written under `lock`; the signal
+/// The main task may be blocked at a prompt (a synchronous read of the terminal), so the handler
+/// does not cancel it: it abandons the transfer from a task of its own and exits. A second Ctrl-C
+/// while that runs exits at once.
+///
+/// `@unchecked Sendable`: `abandon`, `armed` and `firing` are read and written under `lock`; the signal
 /// source is swift-dispatch's, which is thread-safe.
 final class InterruptHandler: @unchecked Sendable {
     private let lock = Lock()
-    private var cancel: (@Sendable () -> Void)?
-    private var message: (@Sendable () -> String?)?
+    private var abandon: (@Sendable () async -> String?)?
     private var armed = true
+    private var firing = false
     private let source: DispatchSourceSignal
 
     init() {
@@ -131,26 +141,56 @@ final class InterruptHandler: @unchecked Sendable {
         source.resume()
     }
 
-    /// From now on an interrupt runs `cancel` before exiting, and says `message()` when that
-    /// gives one (else that the transfer was cancelled).
-    func arm(cancel: @escaping @Sendable () -> Void, message: (@Sendable () -> String?)? = nil) {
+    /// From now on an interrupt runs `abandon` before exiting, and says what it returns (when nil,
+    /// that the transfer was cancelled).
+    func arm(_ abandon: @escaping @Sendable () async -> String?) {
         lock.withLock {
-            self.cancel = cancel
-            self.message = message
+            self.abandon = abandon
             armed = true
         }
     }
 
-    /// Interrupts are ignored from now on.
-    func disarm() { lock.withLock { armed = false } }
+    /// Interrupts are ignored from now on. When one is already being handled this never returns:
+    /// that handler ends the process, and what the caller would do next (write the keystore) must not start.
+    func disarm() async {
+        lock.withLock { armed = false }
+        await giveWayToTheHandler()
+    }
+
+    /// Runs `body`; a failure that comes while an interrupt is being handled is the handler's doing
+    /// (abandoning closes the connection), so it is not reported: the handler says what happened
+    /// and ends the process.
+    func guarding<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            await giveWayToTheHandler()
+            throw error
+        }
+    }
+
+    private func giveWayToTheHandler() async {
+        while lock.withLock({ firing }) { try? await Task.sleep(for: .seconds(60)) }
+    }
 
     private func fire() {
-        let action: (@Sendable () -> Void)?? = lock.withLock { armed ? .some(cancel) : .none }
-        guard let action else { return }
-        let text = lock.withLock { message }?() ?? "\(MailboxError.interrupted)"
-        action?()
-        StandardError.write("sealkit: \(text)\n")
-        Glibc.exit(ExitStatus.interrupted.rawValue)
+        enum Step { case ignore, exitNow, abandon((@Sendable () async -> String?)?) }
+        let step = lock.withLock { () -> Step in
+            guard armed else { return .ignore }
+            if firing { return .exitNow }
+            firing = true
+            return .abandon(abandon)
+        }
+        switch step {
+        case .ignore: return
+        case .exitNow: Glibc.exit(ExitStatus.interrupted.rawValue)
+        case .abandon(let abandon):
+            Task {
+                let text = await abandon?() ?? "\(MailboxError.interrupted)"
+                StandardError.write("sealkit: \(text)\n")
+                Glibc.exit(ExitStatus.interrupted.rawValue)
+            }
+        }
     }
 }
 

@@ -23,7 +23,7 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongCode
     /// The peer speaks magic-wormhole but not this application's protocol.
     case notSealKit(String)
-    /// The user interrupted the transfer (Ctrl-C).
+    /// The transfer was cancelled: its task was, or the user pressed Ctrl-C.
     case interrupted
     /// The relay (or someone on the path to it) sent more than a transfer ever needs, with no PAKE.
     case flooded(RelayURL, reason: String)

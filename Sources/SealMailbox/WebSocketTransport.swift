@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import NIOConcurrencyHelpers
 import NIOCore
@@ -6,60 +5,36 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 
-/// What the connection hands to the protocol's thread, in arrival order.
+/// What the connection hands to the protocol, in arrival order.
 enum TransportEvent: Sendable, Equatable {
-    /// The WebSocket upgrade finished; messages may flow.
-    case opened
     /// One whole text message (fragments already joined).
     case text([UInt8])
     /// The connection ended or failed; `reason` says why, for the one-line error.
     case closed(reason: String)
     /// A message was larger than the bound.
     case tooLarge
-    /// The user asked to stop (Ctrl-C).
+    /// The waiting task was cancelled.
     case interrupted
     /// More arrived than `TransportInbox` holds: the relay is flooding us.
     case flooded
 }
 
-/// Events from swift-nio's event loop, waited for by the one thread that runs the protocol.
+/// Events from the connection's reading task, awaited by the one task that runs the protocol.
 ///
-/// `@unchecked Sendable`: `events`, `head`, `ended` and `queuedBytes` are touched only under `lock`.
-final class TransportInbox: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var events: [TransportEvent] = []
-    private var head = 0
-    private var ended = false
-    private var queuedBytes = 0
-    private let available = DispatchSemaphore(value: 0)
-    /// What may wait unread. The protocol thread reads as fast as messages come, so only a relay
-    /// sending far more than any transfer needs fills this; then the inbox ends with `.flooded`.
-    static let maximumQueuedEvents = 4096
-    static let maximumQueuedBytes = 8 << 20
+/// A wait ends with the next event, with nil at its deadline, or with `.interrupted` when the
+/// waiting task is cancelled, whichever comes first; no thread is held meanwhile.
+final class TransportInbox: Sendable {
+    private struct State {
+        var events: [TransportEvent] = []
+        var head = 0
+        var ended = false
+        var queuedBytes = 0
+        /// The one task waiting, and which wait it is (a late timer or cancellation must not end the next one).
+        var waiter: (ticket: Int, continuation: CheckedContinuation<TransportEvent?, Never>)?
+        var tickets = 0
 
-    /// Queues an event; after a `.closed` or `.flooded` nothing more is queued.
-    func push(_ event: TransportEvent) {
-        let queued = lock.withLock { () -> Bool in
-            if ended, event != .interrupted { return false }
-            if case .closed = event { ended = true }
-            if case .text(let bytes) = event {
-                queuedBytes += bytes.count
-                if events.count - head >= Self.maximumQueuedEvents || queuedBytes > Self.maximumQueuedBytes {
-                    ended = true
-                    events.append(.flooded)
-                    return true
-                }
-            }
-            events.append(event)
-            return true
-        }
-        if queued { available.signal() }
-    }
-
-    /// The next event, or nil when none arrives before `deadline`.
-    func next(deadline: DispatchTime) -> TransportEvent? {
-        guard available.wait(timeout: deadline) == .success else { return nil }
-        return lock.withLock {
+        mutating func pop() -> TransportEvent? {
+            guard head < events.count else { return nil }
             let event = events[head]
             head += 1
             if case .text(let bytes) = event { queuedBytes -= bytes.count }
@@ -69,112 +44,249 @@ final class TransportInbox: @unchecked Sendable {
             }
             return event
         }
+
+        /// The waiting task and the event to hand it, taking the event off the queue.
+        mutating func takeWaiter() -> (CheckedContinuation<TransportEvent?, Never>, TransportEvent)? {
+            guard let waiter, let event = pop() else { return nil }
+            self.waiter = nil
+            return (waiter.continuation, event)
+        }
+    }
+    private let state = NIOLockedValueBox(State())
+    /// What may wait unread. The protocol reads as fast as messages come, so only a relay
+    /// sending far more than any transfer needs fills this; then the inbox ends with `.flooded`.
+    static let maximumQueuedEvents = 4096
+    static let maximumQueuedBytes = 8 << 20
+
+    /// Queues an event; after a `.closed` or `.flooded` nothing more is queued.
+    func push(_ event: TransportEvent) {
+        let handOver = state.withLockedValue { state -> (CheckedContinuation<TransportEvent?, Never>, TransportEvent)? in
+            guard !state.ended else { return nil }
+            if case .closed = event { state.ended = true }
+            if case .text(let bytes) = event {
+                state.queuedBytes += bytes.count
+                if state.events.count - state.head >= Self.maximumQueuedEvents || state.queuedBytes > Self.maximumQueuedBytes {
+                    state.ended = true
+                    state.events.append(.flooded)
+                    return state.takeWaiter()
+                }
+            }
+            state.events.append(event)
+            return state.takeWaiter()
+        }
+        if let (continuation, event) = handOver { continuation.resume(returning: event) }
+    }
+
+    /// The next event; nil when none arrives before `deadline`, `.interrupted` when the calling task is cancelled.
+    func next(before deadline: ContinuousClock.Instant) async -> TransportEvent? {
+        if let ready = state.withLockedValue({ $0.pop() }) { return ready }
+        let ticket = state.withLockedValue { state in
+            state.tickets += 1
+            return state.tickets
+        }
+        let timer = Task { [self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            if !Task.isCancelled { resume(ticket, with: nil) }
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Checked under the lock that `resume` takes: a timer or a cancellation that came
+                // before the waiter was in place is seen here, never lost.
+                let answer = state.withLockedValue { state -> TransportEvent?? in
+                    if let event = state.pop() { return .some(event) }
+                    if Task.isCancelled { return .some(.interrupted) }
+                    if ContinuousClock.now >= deadline { return .some(nil) }
+                    state.waiter = (ticket, continuation)
+                    return .none
+                }
+                if case .some(let event) = answer { continuation.resume(returning: event) }
+            }
+        } onCancel: {
+            resume(ticket, with: .interrupted)
+        }
+    }
+
+    /// Ends wait `ticket` with `event`, if it is still the one waiting.
+    private func resume(_ ticket: Int, with event: TransportEvent?) {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<TransportEvent?, Never>? in
+            guard let waiter = state.waiter, waiter.ticket == ticket else { return nil }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume(returning: event)
     }
 }
 
-/// One WebSocket connection to a mailbox server, through swift-nio's HTTP client upgrade.
-///
-/// Blocking by design: the protocol runs on the caller's thread and waits for `next`;
-/// the event loop only moves frames. Incoming messages are bounded by `maximumMessageBytes`.
-///
-/// `@unchecked Sendable`: every stored property is immutable; a swift-nio `Channel` is thread-safe,
-/// and the inbox has its own lock.
-final class WebSocketTransport: @unchecked Sendable {
+/// One WebSocket connection to a mailbox server, on swift-nio's async interfaces: the typed
+/// WebSocket client upgrade gives a `NIOAsyncChannel`, a task of the connection's own reads its
+/// frames into the inbox (answering pings), and sends go through its outbound writer. Incoming
+/// messages are bounded by `maximumMessageBytes`.
+final class WebSocketTransport: Sendable {
     let relay: RelayURL
     private let inbox: TransportInbox
-    private let channel: Channel
+    private let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+    private let connection: Task<Void, Never>
 
-    private init(relay: RelayURL, channel: Channel, inbox: TransportInbox) {
+    private init(relay: RelayURL, inbox: TransportInbox, outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, connection: Task<Void, Never>) {
         self.relay = relay
-        self.channel = channel
         self.inbox = inbox
+        self.outbound = outbound
+        self.connection = connection
+    }
+
+    private enum Upgrade: Sendable {
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case refused
     }
 
     /// Connects and upgrades to WebSocket, waiting at most `timeout` seconds in all.
-    /// - Throws: `MailboxError.unreachable` naming the relay when it cannot be reached or is not a WebSocket server.
-    static func connect(to relay: RelayURL, timeout: Int, maximumMessageBytes: Int) throws(MailboxError) -> WebSocketTransport {
-        let inbox = TransportInbox()
-        let group = MultiThreadedEventLoopGroup.singleton
-        let requestKey = NIOWebSocketClientUpgrader.randomRequestKey()
-        let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.seconds(Int64(max(1, timeout))))
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelInitializer { channel in
-                let upgrader = NIOWebSocketClientUpgrader(
-                    requestKey: requestKey, maxFrameSize: maximumMessageBytes, automaticErrorHandling: true,
-                    upgradePipelineHandler: { channel, _ in
-                        channel.eventLoop.makeCompletedFuture {
-                            let sync = channel.pipeline.syncOperations
-                            try sync.addHandler(NIOWebSocketFrameAggregator(
-                                minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 4096,
-                                maxAccumulatedFrameSize: maximumMessageBytes))
-                            try sync.addHandler(WebSocketFrameHandler(inbox: inbox))
-                            inbox.push(.opened)
-                        }
-                    })
-                let configuration: NIOHTTPClientUpgradeSendableConfiguration = (
-                    upgraders: [upgrader], completionHandler: { _ in })
-                // The relay sends its welcome right behind the 101 answer, often in the same packet:
-                // those bytes must reach the WebSocket decoder, not be dropped.
-                return channel.pipeline.addHTTPClientHandlers(
-                    leftOverBytesStrategy: .forwardBytes, withClientUpgrade: configuration
-                ).flatMapThrowing {
-                    // On the channel's event loop already: the handler is added synchronously, so it never crosses threads.
-                    try channel.pipeline.syncOperations.addHandler(ConnectionWatcher(inbox: inbox, relay: relay))
-                }
-            }
-        let channel: Channel
+    /// - Throws: `MailboxError.unreachable` naming the relay when it cannot be reached or is not a
+    ///   WebSocket server; `.interrupted` when the task is cancelled meanwhile.
+    static func connect(to relay: RelayURL, timeout: Int, maximumMessageBytes: Int) async throws(MailboxError) -> WebSocketTransport {
+        let seconds = Int64(max(1, timeout))
+        // The channel while it upgrades, so that a timeout or a cancellation can close it.
+        let opening = NIOLockedValueBox<Channel?>(nil)
+        let timedOut = NIOLockedValueBox(false)
+        let negotiation: EventLoopFuture<Upgrade>
         do {
-            channel = try bootstrap.connect(host: relay.host, port: relay.port).wait()
+            negotiation = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.seconds(seconds))
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .connect(host: relay.host, port: relay.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
+                            maxFrameSize: maximumMessageBytes, enableAutomaticErrorHandling: true,
+                            upgradePipelineHandler: { channel, _ in
+                                channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
+                                        minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 4096,
+                                        maxAccumulatedFrameSize: maximumMessageBytes))
+                                    return .websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                                }
+                            })
+                        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: relay.path)
+                        head.headers.add(name: "Host", value: relay.hostHeader)
+                        head.headers.add(name: "Content-Length", value: "0")
+                        var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
+                            upgradeConfiguration: NIOTypedHTTPClientUpgradeConfiguration(
+                                upgradeRequestHead: head, upgraders: [upgrader],
+                                notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) }))
+                        // The relay sends its welcome right behind the 101 answer, often in the same packet:
+                        // those bytes must reach the WebSocket decoder, not be dropped.
+                        configuration.leftOverBytesStrategy = .forwardBytes
+                        let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                            configuration: configuration)
+                        opening.withLockedValue { $0 = channel }
+                        let timer = channel.eventLoop.scheduleTask(in: .seconds(seconds)) {
+                            timedOut.withLockedValue { $0 = true }
+                            channel.close(promise: nil)
+                        }
+                        negotiated.whenComplete { _ in timer.cancel() }
+                        return negotiated
+                    }
+                }
         } catch {
             throw .unreachable(relay, reason: describe(error))
         }
-        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: relay.path)
-        head.headers.add(name: "Host", value: relay.hostHeader)
-        head.headers.add(name: "Content-Length", value: "0")
-        channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-
-        switch inbox.next(deadline: .now() + .seconds(max(1, timeout))) {
-        case .opened:
-            return WebSocketTransport(relay: relay, channel: channel, inbox: inbox)
-        case .closed(let reason):
-            channel.close(promise: nil)
-            throw .unreachable(relay, reason: reason)
-        default:
-            channel.close(promise: nil)
-            throw .unreachable(relay, reason: "no WebSocket answer within \(timeout) seconds")
-        }
-    }
-
-    /// Waits for the next event until `deadline`; nil when the time ran out.
-    func next(deadline: DispatchTime) -> TransportEvent? { inbox.next(deadline: deadline) }
-
-    /// Makes the waiting thread stop at its next event (from a signal handler's queue).
-    func interrupt() { inbox.push(.interrupted) }
-
-    /// Sends one text message; returns once it is handed to the socket (or the connection failed).
-    @discardableResult
-    func send(_ text: String) -> Bool {
-        var buffer = channel.allocator.buffer(capacity: text.utf8.count)
-        buffer.writeString(text)
-        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer)
+        let upgrade: Upgrade
         do {
-            try channel.writeAndFlush(frame).wait()
-            return true
+            upgrade = try await withTaskCancellationHandler {
+                try await negotiation.get()
+            } onCancel: {
+                opening.withLockedValue { $0 }?.close(promise: nil)
+            }
         } catch {
-            return false
+            if Task.isCancelled { throw .interrupted }
+            if timedOut.withLockedValue({ $0 }) { throw .unreachable(relay, reason: "no WebSocket answer within \(seconds) seconds") }
+            if error is NIOHTTPClientUpgradeError { throw .unreachable(relay, reason: "it did not accept a WebSocket connection at \(relay.path)") }
+            throw .unreachable(relay, reason: describe(error))
+        }
+        guard case .websocket(let channel) = upgrade else {
+            opening.withLockedValue { $0 }?.close(promise: nil)
+            throw .unreachable(relay, reason: "it did not accept a WebSocket connection at \(relay.path)")
+        }
+        let inbox = TransportInbox()
+        var connection: Task<Void, Never>?
+        let outbound = await withCheckedContinuation { ready in
+            connection = Task {
+                // executeThenClose always runs its body, and closes the channel when the body returns.
+                try? await channel.executeThenClose { inbound, outbound in
+                    ready.resume(returning: outbound)
+                    await read(inbound, answeringWith: outbound, into: inbox)
+                }
+            }
+        }
+        return WebSocketTransport(relay: relay, inbox: inbox, outbound: outbound, connection: connection!)
+    }
+
+    /// The connection's reading loop: text messages to the inbox, pings answered, close frames honoured.
+    private static func read(
+        _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, answeringWith outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>,
+        into inbox: TransportInbox
+    ) async {
+        do {
+            for try await frame in inbound {
+                switch frame.opcode {
+                case .text:
+                    var payload = frame.unmaskedData
+                    inbox.push(.text(payload.readBytes(length: payload.readableBytes) ?? []))
+                case .ping:
+                    try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData))
+                case .connectionClose:
+                    inbox.push(.closed(reason: "the relay closed the connection"))
+                    try? await outbound.write(closeFrame())
+                    return
+                case .binary:
+                    inbox.push(.closed(reason: "the relay sent a binary message, which the mailbox protocol never uses"))
+                    return
+                default:
+                    break
+                }
+            }
+            inbox.push(.closed(reason: "the connection closed"))
+        } catch NIOWebSocketError.invalidFrameLength {
+            inbox.push(.tooLarge)
+        } catch NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge {
+            inbox.push(.tooLarge)
+        } catch {
+            inbox.push(.closed(reason: printable(String(describing: error))))
         }
     }
 
-    /// Says goodbye with a close frame and closes the socket.
-    func close() {
-        guard channel.isActive else { return }
-        var data = channel.allocator.buffer(capacity: 2)
+    private static func closeFrame() -> WebSocketFrame {
+        var data = ByteBuffer()
         data.write(webSocketErrorCode: .normalClosure)
-        let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
-        _ = try? channel.writeAndFlush(frame).wait()
-        _ = try? channel.close().wait()
+        return WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
+    }
+
+    /// Waits for the next event until `deadline`; nil when the time ran out, `.interrupted` when the task is cancelled.
+    func next(before deadline: ContinuousClock.Instant) async -> TransportEvent? { await inbox.next(before: deadline) }
+
+    /// Sends one text message; returns once swift-nio has it (false when the connection failed).
+    ///
+    /// It goes out even from a cancelled task: cancelling a transfer ends its waits, yet the relay is
+    /// still owed the release and the peer its answer. `NIOAsyncWriter` refuses writes from a
+    /// cancelled task, so the write runs in a task of its own.
+    @discardableResult
+    func send(_ text: String) async -> Bool {
+        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text))
+        return await Task { [outbound] in
+            do {
+                try await outbound.write(frame)
+                return true
+            } catch {
+                return false
+            }
+        }.value
+    }
+
+    /// Says goodbye with a close frame and closes the connection, waiting until it is closed.
+    func close() async {
+        _ = await Task { [outbound] in try? await outbound.write(Self.closeFrame()) }.value
+        outbound.finish()
+        connection.cancel()
+        await connection.value
     }
 
     private static func describe(_ error: Error) -> String {
@@ -187,89 +299,11 @@ final class WebSocketTransport: @unchecked Sendable {
                 return printable(String(describing: first.error))
             }
         }
-        if error is ChannelError { return "connection timed out" }
+        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
+        if let channel = error as? ChannelError {
+            if case .connectTimeout = channel { return "connection timed out" }
+            return "the connection closed before a WebSocket answer"
+        }
         return printable(String(describing: error))
-    }
-}
-
-/// Before the upgrade: turns a refused upgrade or a dropped connection into one event.
-private final class ConnectionWatcher: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-    let inbox: TransportInbox
-    let relay: RelayURL
-
-    init(inbox: TransportInbox, relay: RelayURL) {
-        self.inbox = inbox
-        self.relay = relay
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // After the upgrade, frames pass on to the frame handler; before it, an HTTP answer that
-        // is not an upgrade also arrives as an error, which `errorCaught` reports.
-        context.fireChannelRead(data)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        let reason: String
-        if error is NIOHTTPClientUpgradeError {
-            reason = "it did not accept a WebSocket connection at \(relay.path)"
-        } else if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
-            inbox.push(.tooLarge)
-            context.close(promise: nil)
-            return
-        } else {
-            reason = printable(String(describing: error))
-        }
-        inbox.push(.closed(reason: reason))
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        inbox.push(.closed(reason: "the connection closed"))
-        context.fireChannelInactive()
-    }
-}
-
-/// After the upgrade: text messages to the inbox, pings answered, close frames honoured.
-private final class WebSocketFrameHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
-    let inbox: TransportInbox
-
-    init(inbox: TransportInbox) { self.inbox = inbox }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.opcode {
-        case .text:
-            var payload = frame.unmaskedData
-            inbox.push(.text(payload.readBytes(length: payload.readableBytes) ?? []))
-        case .ping:
-            let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
-            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
-        case .connectionClose:
-            inbox.push(.closed(reason: "the relay closed the connection"))
-            var data = context.channel.allocator.buffer(capacity: 2)
-            data.write(webSocketErrorCode: .normalClosure)
-            let reply = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
-            // Close once the reply is written; the write's future completes on this event loop, so the
-            // context is used on its own loop (NIOLoopBound checks that, and tells the compiler).
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(reply)).whenComplete { _ in loopBound.value.close(promise: nil) }
-        case .binary:
-            inbox.push(.closed(reason: "the relay sent a binary message, which the mailbox protocol never uses"))
-            context.close(promise: nil)
-        default:
-            break
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
-            inbox.push(.tooLarge)
-        } else {
-            inbox.push(.closed(reason: printable(String(describing: error))))
-        }
-        context.close(promise: nil)
     }
 }

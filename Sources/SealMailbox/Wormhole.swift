@@ -1,30 +1,26 @@
-import Dispatch
-import NIOConcurrencyHelpers
 import SealCore
 import SealJSON
 
 /// One end of a magic-wormhole: a mailbox on a relay shared with one peer, a SPAKE2 key from
 /// the code, and numbered messages sealed with per-phase keys (magic-wormhole's client protocol).
 ///
-/// It speaks to magic-wormhole's Python client and mailbox server as they are. The protocol runs
-/// on the caller's thread and blocks; every wait is bounded by the timeout, and `interrupt()`
-/// (thread-safe) makes the current wait end with `MailboxError.interrupted`. Call `close(mood:)`
-/// on every way out: it releases the nameplate and closes the mailbox.
+/// It speaks to magic-wormhole's Python client and mailbox server as they are. Every wait is
+/// bounded by the timeout and holds no thread; cancelling the waiting task ends the wait with
+/// `MailboxError.interrupted`. Call `close(mood:)` on every way out, cancelled or not: it releases
+/// the nameplate and closes the mailbox.
 ///
 /// ```swift
-/// let wormhole = try Wormhole(relay: relay, appID: "example/app", appVersions: ["v": 1], timeout: 600)
-/// let code = try wormhole.allocateCode()      // show code.revealedText to the person
-/// let theirs = try wormhole.waitForPeer()     // their app_versions, once their key is proven
-/// wormhole.send(message); let answer = try wormhole.receive()
-/// wormhole.close(mood: .happy)
+/// let wormhole = try await Wormhole(relay: relay, appID: "example/app", appVersions: ["v": 1], timeout: 600)
+/// let code = try await wormhole.allocateCode()      // show code.revealedText to the person
+/// let theirs = try await wormhole.waitForPeer()     // their app_versions, once their key is proven
+/// await wormhole.send(message); let answer = try await wormhole.receive()
+/// await wormhole.close(mood: .happy)
 /// ```
-/// `@unchecked Sendable`: one thread runs the protocol and owns every `var`; other threads only call
-/// `interrupt()` and `abandon()`, which go through the transport inbox's lock and `PendingRelease`'s.
-public final class Wormhole: @unchecked Sendable {
+public actor Wormhole {
     /// The relay this wormhole goes through.
-    public let relay: RelayURL
+    public nonisolated let relay: RelayURL
     /// The application id: both sides must use the same one (it is also SPAKE2's identity).
-    public let appID: String
+    public nonisolated let appID: String
     /// The server's message of the day, if its welcome had one.
     public private(set) var messageOfTheDay: String?
 
@@ -50,7 +46,6 @@ public final class Wormhole: @unchecked Sendable {
     private var nextReceivePhase = 0
     private var nextSendPhase = 0
     private var peerReleasedNameplate = false
-    private let pending = PendingRelease()
 
     /// Most numbered messages held out of order before the application reads them.
     static let maximumBufferedBytes = 64 * 1024 * 1024
@@ -61,21 +56,22 @@ public final class Wormhole: @unchecked Sendable {
     ///   - appID: the application id, such as `sealkit/key-transfer/v1`.
     ///   - appVersions: this application's `app_versions`, sent in the encrypted `version` message.
     ///   - timeout: seconds any single wait may take (connecting, the peer joining, each answer).
-    /// - Throws: `MailboxError.unreachable` or `.unwelcome` naming the relay.
-    public init(relay: RelayURL, appID: String, appVersions: JSONValue, timeout: Int) throws(MailboxError) {
+    /// - Throws: `MailboxError.unreachable` or `.unwelcome` naming the relay;
+    ///   `.interrupted` when the task is cancelled meanwhile.
+    public init(relay: RelayURL, appID: String, appVersions: JSONValue, timeout: Int) async throws(MailboxError) {
         self.relay = relay
         self.appID = appID
         self.appVersions = appVersions
         self.timeout = max(1, timeout)
         // magic-wormhole's sides are 5 random bytes as hex.
         side = Hex.encode(SecureRandom.bytes(count: 5))
-        transport = try WebSocketTransport.connect(
+        transport = try await WebSocketTransport.connect(
             to: relay, timeout: min(self.timeout, 30), maximumMessageBytes: ServerMessage.maximumBytes)
         do {
-            try pump(until: { $0.welcomed }, connecting: true)
-            transmit(.bind(appID: appID, side: side, clientVersion: "1"))
+            try await pump(until: { $0.welcomed }, connecting: true)
+            await transmit(.bind(appID: appID, side: side, clientVersion: "1"))
         } catch {
-            transport.close()
+            await transport.close()
             throw error
         }
     }
@@ -86,33 +82,32 @@ public final class Wormhole: @unchecked Sendable {
 
     /// Allocates a nameplate, makes a code on it, and opens the mailbox (the receiving side).
     /// - Returns: the code to show to the person on the other side.
-    public func allocateCode() throws(MailboxError) -> WormholeCode {
-        transmit(.allocate)
-        try pump { $0.allocated != nil }
+    public func allocateCode() async throws(MailboxError) -> WormholeCode {
+        await transmit(.allocate)
+        try await pump { $0.allocated != nil }
         let code: WormholeCode
         do {
             code = try WormholeCode.generate(nameplate: allocated!)
         } catch {
             throw .protocolViolation("the relay allocated an unusable nameplate")
         }
-        try use(code)
+        try await use(code)
         return code
     }
 
     /// Joins the mailbox of a code the person typed (the sending side).
     /// - Parameter code: the code the other side showed.
-    public func join(code: WormholeCode) throws(MailboxError) {
-        try use(code)
+    public func join(code: WormholeCode) async throws(MailboxError) {
+        try await use(code)
     }
 
-    private func use(_ code: WormholeCode) throws(MailboxError) {
+    private func use(_ code: WormholeCode) async throws(MailboxError) {
         let exchange = SPAKE2Symmetric(code: code, appID: appID)
         spake = exchange
-        if let claim = nameplate.claim(code.nameplate) { transmit(claim) }
-        pending.set(nameplate: code.nameplate, mailbox: nil)
-        try pump { $0.mailbox.isOpen }
+        if let claim = nameplate.claim(code.nameplate) { await transmit(claim) }
+        try await pump { $0.mailbox.isOpen }
         let body = JSONValue.object([(key: "pake_v1", value: .string(Hex.encode(exchange.message)))]).serialized()
-        transmit(.add(phase: "pake", body: Array(body.utf8)))
+        await transmit(.add(phase: "pake", body: Array(body.utf8)))
     }
 
     // MARK: - Talking to the peer
@@ -122,8 +117,8 @@ public final class Wormhole: @unchecked Sendable {
     /// - Returns: the peer's `app_versions` (an empty object when it sent none).
     /// - Throws: `.timedOut` when nobody comes within the timeout, `.wrongCode` when the peer's
     ///   messages do not decrypt.
-    public func waitForPeer() throws(MailboxError) -> JSONValue {
-        try pump { $0.peerVersions != nil }
+    public func waitForPeer() async throws(MailboxError) -> JSONValue {
+        try await pump { $0.peerVersions != nil }
         return peerVersions!
     }
 
@@ -132,17 +127,17 @@ public final class Wormhole: @unchecked Sendable {
 
     /// Seals `plaintext` as the next numbered phase ("0", "1", ...) and adds it to the mailbox.
     /// - Precondition: `waitForPeer()` returned.
-    public func send(_ plaintext: some ContiguousByteSource) {
+    public func send(_ plaintext: some ContiguousByteSource & Sendable) async {
         guard let key else { preconditionFailure("send before the key exists") }
         let phase = String(nextSendPhase)
         nextSendPhase += 1
-        transmit(.add(phase: phase, body: key.phaseKey(side: side, phase: phase).seal(plaintext)))
+        await transmit(.add(phase: phase, body: key.phaseKey(side: side, phase: phase).seal(plaintext)))
     }
 
     /// The peer's next numbered message, in order whatever order they arrived in.
     /// - Returns: the plaintext, in guarded memory; nil when the message is empty.
-    package func receive() throws(MailboxError) -> SecureBytes? {
-        try pump { $0.received[$0.nextReceivePhase] != nil }
+    package func receive() async throws(MailboxError) -> SecureBytes? {
+        try await pump { $0.received[$0.nextReceivePhase] != nil }
         let message = received.removeValue(forKey: nextReceivePhase)!.bytes
         receivedBytes -= message?.count ?? 0
         nextReceivePhase += 1
@@ -152,15 +147,14 @@ public final class Wormhole: @unchecked Sendable {
     // MARK: - Ending
 
     /// Releases the nameplate and closes the mailbox with `mood`, waits briefly for the
-    /// server to confirm both, and disconnects. Safe to call on any way out, more than once.
-    public func close(mood: Mood) {
-        if let release = nameplate.release() { transmit(release) }
-        if let close = mailbox.close(mood: mood) { transmit(close) }
-        pending.clear()
+    /// server to confirm both (not at all in a cancelled task), and disconnects. Safe to call on
+    /// any way out, more than once.
+    public func close(mood: Mood) async {
+        await sayGoodbye(mood: mood)
         // Confirmations are a courtesy: a server that does not answer within 2 s is left.
-        let deadline = DispatchTime.now() + .seconds(2)
+        let deadline = ContinuousClock.now + .seconds(2)
         while !(nameplate.isSettled && mailbox.isSettled) {
-            guard let event = transport.next(deadline: deadline), case .text(let bytes) = event,
+            guard let event = await transport.next(before: deadline), case .text(let bytes) = event,
                 let message = try? ServerMessage(parsing: bytes)
             else { break }
             switch message {
@@ -169,57 +163,67 @@ public final class Wormhole: @unchecked Sendable {
             default: continue
             }
         }
-        transport.close()
+        await transport.close()
     }
 
-    /// Ends the current (or next) wait with `MailboxError.interrupted`. Safe from any thread.
-    public func interrupt() { transport.interrupt() }
+    /// For a process about to exit (a Ctrl-C handler): sends the release and close the server
+    /// needs, without waiting for answers, and disconnects. It may run while another task waits
+    /// on this wormhole; that wait then ends as the connection closes.
+    public func abandon(mood: Mood) async {
+        await sayGoodbye(mood: mood)
+        await transport.close()
+    }
 
-    /// For a signal handler that must exit at once: sends the release and close the server
-    /// needs (without waiting for answers) and disconnects. Safe from any thread.
-    public func abandon(mood: Mood) {
-        let (held, open) = pending.take()
-        if let held { transport.send(ClientMessage.release(nameplate: held).text(id: messageID())) }
-        if let open { transport.send(ClientMessage.close(mailbox: open, mood: mood.rawValue).text(id: messageID())) }
-        transport.close()
+    private func sayGoodbye(mood: Mood) async {
+        if let release = nameplate.release() { await transmit(release) }
+        if let close = mailbox.close(mood: mood) { await transmit(close) }
     }
 
     /// The nameplates the relay has in use for `appID` (magic-wormhole's `list`), as a second
     /// client sees them: tests use it to check that a nameplate was released.
-    public static func nameplatesInUse(relay: RelayURL, appID: String, timeout: Int) throws(MailboxError) -> [String] {
-        let wormhole = try Wormhole(relay: relay, appID: appID, appVersions: [:], timeout: timeout)
-        defer { wormhole.transport.close() }
-        wormhole.transmit(.list)
+    public static func nameplatesInUse(relay: RelayURL, appID: String, timeout: Int) async throws(MailboxError) -> [String] {
+        let wormhole = try await Wormhole(relay: relay, appID: appID, appVersions: [:], timeout: timeout)
+        do {
+            let found = try await wormhole.listNameplates()
+            await wormhole.transport.close()
+            return found
+        } catch {
+            await wormhole.transport.close()
+            throw error
+        }
+    }
+
+    private func listNameplates() async throws(MailboxError) -> [String] {
+        await transmit(.list)
         var found: [String]?
-        try wormhole.pump(until: { _ in found != nil }, onNameplates: { found = $0 })
+        try await pump(until: { _ in found != nil }, onNameplates: { found = $0 })
         return found ?? []
     }
 
     // MARK: - The loop
 
-    private func transmit(_ message: ClientMessage) {
-        transport.send(message.text(id: messageID()))
+    private func transmit(_ message: ClientMessage) async {
+        await transport.send(message.text(id: messageID()))
     }
 
     private func messageID() -> String { Hex.encode(SecureRandom.bytes(count: 2)) }
 
     /// Handles server messages until `done` holds, each wait bounded by the timeout.
     private func pump(
-        until done: (Wormhole) -> Bool, connecting: Bool = false, onNameplates: (([String]) -> Void)? = nil
-    ) throws(MailboxError) {
+        until done: (isolated Wormhole) -> Bool, connecting: Bool = false, onNameplates: (([String]) -> Void)? = nil
+    ) async throws(MailboxError) {
         // One deadline for the whole wait: the relay's acks and echoes do not extend it.
-        let deadline = DispatchTime.now() + .seconds(timeout)
+        let deadline = ContinuousClock.now + .seconds(timeout)
         while !done(self) {
-            guard let event = transport.next(deadline: deadline) else {
+            guard let event = await transport.next(before: deadline) else {
                 if connecting { throw .unreachable(relay, reason: "it sent no welcome within \(timeout) seconds") }
                 throw .timedOut(seconds: timeout)
             }
             switch event {
-            case .opened: continue
             case .text(let bytes):
                 let message = try ServerMessage(parsing: bytes)
                 if case .nameplates(let list) = message { onNameplates?(list) }
-                try handle(message)
+                try await handle(message)
             case .closed(let reason):
                 if connecting { throw .unreachable(relay, reason: reason) }
                 throw .connectionLost(relay)
@@ -232,7 +236,7 @@ public final class Wormhole: @unchecked Sendable {
         }
     }
 
-    private func handle(_ message: ServerMessage) throws(MailboxError) {
+    private func handle(_ message: ServerMessage) async throws(MailboxError) {
         switch message {
         case .welcome(let motd, let error):
             if let error { throw .unwelcome(relay, message: printable(error)) }
@@ -243,10 +247,7 @@ public final class Wormhole: @unchecked Sendable {
             if allocated == nil { allocated = nameplate }
         case .claimed(let mailboxID):
             guard nameplate.gotClaimed() else { return }
-            if let open = mailbox.open(mailboxID) {
-                pending.set(nameplate: nameplate.held, mailbox: mailboxID)
-                transmit(open)
-            }
+            if let open = mailbox.open(mailboxID) { await transmit(open) }
         case .released: nameplate.gotReleased()
         case .closed: mailbox.gotClosed()
         case .error(let text): throw .server(text)
@@ -256,22 +257,20 @@ public final class Wormhole: @unchecked Sendable {
             // Once the peer is here, the nameplate has done its job: free the number.
             if !peerReleasedNameplate {
                 peerReleasedNameplate = true
-                if let release = nameplate.release() { transmit(release) }
-                // A Ctrl-C from now on has only the mailbox left to close.
-                pending.set(nameplate: nil, mailbox: mailbox.held)
+                if let release = nameplate.release() { await transmit(release) }
             }
             switch order.receive(PeerMessage(side: side, phase: phase, body: body)) {
             case .overflow:
                 throw .flooded(relay, reason: "more than \(OrderMachine.maximumStashedMessages) messages or "
                     + "\(OrderMachine.maximumStashBytes / 1024) KiB came before the peer's PAKE message")
             case .deliver(let messages):
-                for message in messages { try deliver(message) }
+                for message in messages { try await deliver(message) }
             }
         }
     }
 
-    private func deliver(_ message: PeerMessage) throws(MailboxError) {
-        if message.phase == "pake" { return try gotPAKE(message) }
+    private func deliver(_ message: PeerMessage) async throws(MailboxError) {
+        if message.phase == "pake" { return try await gotPAKE(message) }
         guard let key else { return }  // OrderMachine delivers nothing before the PAKE message.
         // magic-wormhole: a message that does not decrypt means a wrong code (or an attacker).
         let plaintext: SecureBytes?
@@ -297,7 +296,7 @@ public final class Wormhole: @unchecked Sendable {
         // Other phases (dilation and later extensions) are not for this client: ignored, as magic-wormhole does.
     }
 
-    private func gotPAKE(_ message: PeerMessage) throws(MailboxError) {
+    private func gotPAKE(_ message: PeerMessage) async throws(MailboxError) {
         guard let spake else { return }
         // Body: JSON {"pake_v1": hex(SPAKE2 message)}. Anything else is what magic-wormhole
         // calls a bad PAKE: the same outcome as a wrong code.
@@ -314,30 +313,6 @@ public final class Wormhole: @unchecked Sendable {
         peerSide = message.side
         // As magic-wormhole does: our version goes out as soon as the key exists.
         let versions = JSONValue.object([(key: "app_versions", value: appVersions)]).serialized()
-        transmit(.add(phase: "version", body: shared.phaseKey(side: side, phase: "version").seal(Array(versions.utf8))))
-    }
-}
-
-/// What a signal handler must release: kept apart from the machines, under a lock.
-/// `@unchecked Sendable`: its state is read and written only under its lock.
-private final class PendingRelease: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var nameplate: String?
-    private var mailbox: String?
-
-    func set(nameplate: String?, mailbox: String?) {
-        lock.withLock {
-            self.nameplate = nameplate
-            self.mailbox = mailbox
-        }
-    }
-
-    func clear() { set(nameplate: nil, mailbox: nil) }
-
-    func take() -> (String?, String?) {
-        lock.withLock {
-            defer { nameplate = nil; mailbox = nil }
-            return (nameplate, mailbox)
-        }
+        await transmit(.add(phase: "version", body: shared.phaseKey(side: side, phase: "version").seal(Array(versions.utf8))))
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import SealCore
 import SealKeystore
 import SealMailbox
@@ -39,11 +38,10 @@ public struct KeysDeclined: Error, Equatable, Sendable {
 }
 
 /// Network key transfer for async code: `receive` and `send` are `async throws`, wait without
-/// holding a cooperative thread, report progress as `TransferEvent`s, and end on Task
-/// cancellation as on Ctrl-C: the wait stops, the nameplate is released and the mailbox closed.
-///
-/// The protocol itself still runs on a thread of its own over swift-nio's blocking handoff (see
-/// docs/transfer.md); this is the async surface apps build on.
+/// holding a thread (swift-nio's `NIOAsyncChannel` underneath), report progress as
+/// `TransferEvent`s, and end on Task cancellation as on Ctrl-C: the wait stops, the nameplate is
+/// released and the mailbox closed, and a receiver that already holds the keys tells the sender
+/// it stored nothing.
 public enum AsyncKeyTransfer {
     /// Receives keys: allocates a code (`.codeAllocated`), waits for the sender, and hands the keys to
     /// `store`, which decides. When `store` returns, the sender is told the keys are stored; when it
@@ -55,24 +53,20 @@ public enum AsyncKeyTransfer {
         relay: RelayURL, timeout: Int = 600, events: AsyncStream<TransferEvent>.Continuation? = nil,
         store: @Sendable ([KeyHistory]) async throws -> Void
     ) async throws -> [KeyHistory] {
-        let receiver = try await onOwnQueue { () throws(MailboxError) in try NetworkKeyReceiver(relay: relay, timeout: timeout) }
+        let receiver = try await NetworkKeyReceiver(relay: relay, timeout: timeout)
         events?.yield(.codeAllocated(receiver.code.revealedText))
-        let keys = try await withTaskCancellationHandler {
-            try await onOwnQueue { try receiver.receiveKeys(onPeer: { events?.yield(.peerJoined) }) }
-        } onCancel: {
-            receiver.interrupt()
-        }
+        let keys = try await receiver.receiveKeys(onPeer: { events?.yield(.peerJoined) })
         events?.yield(.keysOffered(keys.map(KeyOffer.init)))
         do {
             try Task.checkCancellation()
             try await store(keys)
         } catch {
             let reason = refusal(for: error)
-            await onOwnQueue { receiver.answer(.refused(reason)) }
+            await receiver.answer(.refused(reason))
             events?.yield(.refused(reason))
             throw error
         }
-        await onOwnQueue { receiver.answer(.stored) }
+        await receiver.answer(.stored)
         events?.yield(.stored)
         return keys
     }
@@ -83,18 +77,13 @@ public enum AsyncKeyTransfer {
         _ keys: [KeyHistory], code: WormholeCode, relay: RelayURL, timeout: Int = 600,
         events: AsyncStream<TransferEvent>.Continuation? = nil
     ) async throws {
-        let sender = try await onOwnQueue { () throws(MailboxError) in try NetworkKeySender(relay: relay, code: code, timeout: timeout) }
+        let sender = try await NetworkKeySender(relay: relay, code: code, timeout: timeout)
+        let offer = keys.map(KeyOffer.init)
         do {
-            try await withTaskCancellationHandler {
-                try await onOwnQueue {
-                    try sender.send(keys, onPeer: {
-                        events?.yield(.peerJoined)
-                        events?.yield(.keysOffered(keys.map(KeyOffer.init)))
-                    })
-                }
-            } onCancel: {
-                sender.interrupt()
-            }
+            try await sender.send(keys, onPeer: {
+                events?.yield(.peerJoined)
+                events?.yield(.keysOffered(offer))
+            })
         } catch let refused as ReceiverRefusedError {
             events?.yield(.refused(refused.reason))
             throw refused
@@ -108,24 +97,6 @@ public enum AsyncKeyTransfer {
         case is CancellationError: return .cancelled
         case KeystoreError.conflictingKey: return .conflict
         default: return .failed
-        }
-    }
-
-    /// Runs a blocking call on a serial queue of its own, so no cooperative thread waits for it.
-    static func onOwnQueue<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue(label: "sealkit.transfer").async {
-                continuation.resume(with: Result { () throws(E) in try body() }.mapError { $0 as Error })
-            }
-        }
-    }
-
-    static func onOwnQueue(_ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue(label: "sealkit.transfer").async {
-                body()
-                continuation.resume()
-            }
         }
     }
 }

@@ -167,17 +167,14 @@ public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConv
 
 /// The receiving end: allocates a code, waits for a sender, takes its keys, answers.
 ///
-/// `@unchecked Sendable`: `finished` and the flags beside it are read and written under `state`; the
-/// wormhole is driven by the calling thread, and other threads reach it only through its thread-safe
-/// `interrupt()` and `abandon()`.
-public final class NetworkKeyReceiver: @unchecked Sendable {
+/// `AsyncKeyTransfer.receive` drives one for apps; the `sealkit` CLI drives one directly, because
+/// its Ctrl-C must answer the sender while the person is at a prompt (`abandon()`).
+public actor NetworkKeyReceiver {
     /// The code to show; the sender types it.
-    public let code: WormholeCode
+    public nonisolated let code: WormholeCode
     /// The relay in use.
-    public var relay: RelayURL { wormhole.relay }
+    public nonisolated var relay: RelayURL { wormhole.relay }
     private let wormhole: Wormhole
-    // `abandon` runs on the signal thread: these two are read and set under `state`.
-    private let state = Lock()
     private var finished = false
     private var keysArrived = false
 
@@ -185,88 +182,87 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
     /// - Parameters:
     ///   - relay: the mailbox server.
     ///   - timeout: seconds to wait for the sender (and for each later step).
-    public init(relay: RelayURL, timeout: Int) throws(MailboxError) {
-        wormhole = try Wormhole(
+    public init(relay: RelayURL, timeout: Int) async throws(MailboxError) {
+        let wormhole = try await Wormhole(
             relay: relay, appID: TransferOffer.appID, appVersions: NetworkTransfer.appVersions(.receiver), timeout: timeout)
         do {
-            code = try wormhole.allocateCode()
+            code = try await wormhole.allocateCode()
         } catch {
-            wormhole.close(mood: .errory)
+            await wormhole.close(mood: .errory)
             throw error
         }
+        self.wormhole = wormhole
     }
 
     /// Waits for the sender and reads its keys: every id, current and retired.
     /// - Returns: the keys, in the sender's order.
-    /// - Throws: `MailboxError` (wrong code, timeout, not SealKit, ...) or `TransferError`
-    ///   (a damaged keys message); the wormhole is closed then.
+    /// - Throws: `MailboxError` (wrong code, timeout, not SealKit, `.interrupted` when the task is
+    ///   cancelled, ...) or `TransferError` (a damaged keys message); the wormhole is closed then.
     /// - Parameter onPeer: called once the sender has joined and proven the code, before its keys arrive.
-    public func receiveKeys(onPeer: (() -> Void)? = nil) throws -> [KeyHistory] {
+    public func receiveKeys(onPeer: (@Sendable () -> Void)? = nil) async throws -> [KeyHistory] {
         do {
-            try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .sender)
+            try NetworkTransfer.checkPeer(try await wormhole.waitForPeer(), expecting: .sender)
             onPeer?()
             do {
-                let keys = try readKeys()
-                state.withLock { keysArrived = true }
+                let keys = try await readKeys()
+                keysArrived = true
                 return keys
             } catch let error as MailboxError {
                 // A keys message from the authenticated sender that breaks the format is refused
                 // with an answer, so the sender ends at once instead of waiting out its timeout.
                 switch error {
-                case .notSealKit, .protocolViolation: refuse(.invalid)
+                case .notSealKit, .protocolViolation: await refuse(.invalid)
                 default: break
                 }
                 throw error
             }
         } catch {
-            cancel(after: error)
+            await cancel(after: error)
             throw error
         }
     }
 
     /// Sends the sender `.refused(reason)` and closes, once.
-    private func refuse(_ reason: Refusal) {
+    private func refuse(_ reason: Refusal) async {
         guard finish() else { return }
-        wormhole.send(NetworkTransfer.answer(.refused(reason)))
-        wormhole.close(mood: .errory)
+        await wormhole.send(NetworkTransfer.answer(.refused(reason)))
+        await wormhole.close(mood: .errory)
     }
 
     /// Reads the keys messages, every part, checking each.
-    private func readKeys() throws -> [KeyHistory] {
-        do {
-            var keys: [KeyHistory] = []
-            var seen = Set<KeyID>()
-            var expected = 1, total = 1
-            while expected <= total {
-                let message = try wormhole.receive()
-                let part: (part: Int, parts: Int, keys: [KeyHistory])
-                do {
-                    part = try NetworkTransfer.readKeysMessage(message)
-                } catch {
-                    // The reason alone: TransferError's own text ("copy it again in full") is advice for a pasted reply.
-                    throw MailboxError.notSealKit("its message is not a SealKit keys message (\(Self.reason(error)))")
-                }
-                if expected == 1 { total = part.parts }
-                guard part.part == expected, part.parts == total else {
-                    throw MailboxError.notSealKit("its keys messages are numbered out of sequence")
-                }
-                // The same bound as a single bundle: every part together holds at most 4,096 ids.
-                guard keys.count + part.keys.count <= KeyBundle.maximumIDCount else {
-                    throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumIDCount) ids, more than a transfer carries")
-                }
-                guard KeyBundle.keyCount(of: keys) + KeyBundle.keyCount(of: part.keys) <= KeyBundle.maximumKeyCount else {
-                    throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumKeyCount) keys, more than a transfer carries")
-                }
-                for history in part.keys {
-                    guard seen.insert(history.id).inserted else {
-                        throw MailboxError.notSealKit("its keys messages hold key id '\(history.id)' twice")
-                    }
-                }
-                keys += part.keys
-                expected += 1
+    private func readKeys() async throws -> [KeyHistory] {
+        var keys: [KeyHistory] = []
+        var seen = Set<KeyID>()
+        var expected = 1, total = 1
+        while expected <= total {
+            let message = try await wormhole.receive()
+            let part: (part: Int, parts: Int, keys: [KeyHistory])
+            do {
+                part = try NetworkTransfer.readKeysMessage(message)
+            } catch {
+                // The reason alone: TransferError's own text ("copy it again in full") is advice for a pasted reply.
+                throw MailboxError.notSealKit("its message is not a SealKit keys message (\(Self.reason(error)))")
             }
-            return keys
+            if expected == 1 { total = part.parts }
+            guard part.part == expected, part.parts == total else {
+                throw MailboxError.notSealKit("its keys messages are numbered out of sequence")
+            }
+            // The same bound as a single bundle: every part together holds at most 4,096 ids.
+            guard keys.count + part.keys.count <= KeyBundle.maximumIDCount else {
+                throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumIDCount) ids, more than a transfer carries")
+            }
+            guard KeyBundle.keyCount(of: keys) + KeyBundle.keyCount(of: part.keys) <= KeyBundle.maximumKeyCount else {
+                throw MailboxError.protocolViolation("the sender sent more than \(KeyBundle.maximumKeyCount) keys, more than a transfer carries")
+            }
+            for history in part.keys {
+                guard seen.insert(history.id).inserted else {
+                    throw MailboxError.notSealKit("its keys messages hold key id '\(history.id)' twice")
+                }
+            }
+            keys += part.keys
+            expected += 1
         }
+        return keys
     }
 
     /// Why a keys message was refused, without the advice meant for pasted text.
@@ -275,108 +271,98 @@ public final class NetworkKeyReceiver: @unchecked Sendable {
         return "\(error)"
     }
 
-    /// Tells the sender the outcome and closes the wormhole.
-    public func answer(_ answer: ReceiverAnswer) {
+    /// Tells the sender the outcome and closes the wormhole. It goes out from a cancelled task too.
+    public func answer(_ answer: ReceiverAnswer) async {
         guard finish() else { return }
-        wormhole.send(NetworkTransfer.answer(answer))
-        wormhole.close(mood: answer == .stored ? .happy : .errory)
+        await wormhole.send(NetworkTransfer.answer(answer))
+        await wormhole.close(mood: answer == .stored ? .happy : .errory)
     }
 
     /// Closes the wormhole after a failure, with the mood magic-wormhole uses for it.
-    public func cancel(after error: Error) {
+    public func cancel(after error: Error) async {
         guard finish() else { return }
-        wormhole.close(mood: mood(for: error))
+        await wormhole.close(mood: mood(for: error))
     }
 
-    /// Ends the current wait with `MailboxError.interrupted` (thread-safe).
-    public func interrupt() { wormhole.interrupt() }
-
-    /// Sends the release and close at once and disconnects, for a process about to exit (thread-safe).
-    /// Once the keys have arrived the sender waits for our answer (closing the mailbox tells it
-    /// nothing), so it is told first that nothing was stored, instead of waiting out its timeout.
-    public func abandon() {
-        let senderWaits = state.withLock { keysArrived && !finished }
-        // The main thread is then at the question or the passphrase prompt, not using the wormhole.
-        if senderWaits, finish() { wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
-        wormhole.abandon(mood: .lonely)
+    /// Sends the release and close at once and disconnects, for a process about to exit; it may run
+    /// while another task waits in `receiveKeys()`, whose wait then ends. Once the keys have arrived
+    /// the sender waits for our answer (closing the mailbox tells it nothing), so it is told first
+    /// that nothing was stored, instead of waiting out its timeout.
+    public func abandon() async {
+        // The caller is then at the question or the passphrase prompt, not using the wormhole.
+        if keysArrived, finish() { await wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
+        finished = true
+        await wormhole.abandon(mood: .lonely)
     }
 
     /// Marks the transfer finished; true for the one caller that did so.
     private func finish() -> Bool {
-        state.withLock {
-            guard !finished else { return false }
-            finished = true
-            return true
-        }
+        guard !finished else { return false }
+        finished = true
+        return true
     }
 }
 
 /// The sending end: joins the receiver's code, sends keys, waits for the receipt.
-///
-/// `@unchecked Sendable`: `finished` and the flags beside it are read and written under `state`; the
-/// wormhole is driven by the calling thread, and other threads reach it only through its thread-safe
-/// `interrupt()` and `abandon()`.
-public final class NetworkKeySender: @unchecked Sendable {
+public actor NetworkKeySender {
     private let wormhole: Wormhole
     private var finished = false
-    // Read on the signal thread.
-    private let state = Lock()
     private var keysSent = false
 
     /// Connects to `relay` and joins the mailbox of `code`.
-    public init(relay: RelayURL, code: WormholeCode, timeout: Int) throws(MailboxError) {
-        wormhole = try Wormhole(
+    public init(relay: RelayURL, code: WormholeCode, timeout: Int) async throws(MailboxError) {
+        let wormhole = try await Wormhole(
             relay: relay, appID: TransferOffer.appID, appVersions: NetworkTransfer.appVersions(.sender), timeout: timeout)
         do {
-            try wormhole.join(code: code)
+            try await wormhole.join(code: code)
         } catch {
-            wormhole.close(mood: .errory)
+            await wormhole.close(mood: .errory)
             throw error
         }
+        self.wormhole = wormhole
     }
 
     /// The relay in use.
-    public var relay: RelayURL { wormhole.relay }
+    public nonisolated var relay: RelayURL { wormhole.relay }
 
     /// Sends `keys` once the receiver's key is proven, and returns when it confirms storing them.
-    /// - Throws: `MailboxError`, `TransferError`, or `ReceiverRefusedError` when the receiver stored nothing.
+    /// - Throws: `MailboxError` (`.interrupted` when the task is cancelled), `TransferError`, or
+    ///   `ReceiverRefusedError` when the receiver stored nothing.
     /// - Parameter onPeer: called once the receiver has joined and proven the code, before the keys go out.
-    public func send(_ keys: [KeyHistory], onPeer: (() -> Void)? = nil) throws {
+    public func send(_ keys: [KeyHistory], onPeer: (@Sendable () -> Void)? = nil) async throws {
         do {
             let messages = try NetworkTransfer.keysMessages(keys)
-            try NetworkTransfer.checkPeer(try wormhole.waitForPeer(), expecting: .receiver)
+            try NetworkTransfer.checkPeer(try await wormhole.waitForPeer(), expecting: .receiver)
             onPeer?()
-            for message in messages { message.withUnsafeBytes { wormhole.send($0) } }
-            state.withLock { keysSent = true }
-            let answer = try NetworkTransfer.readAnswer(try wormhole.receive())
-            guard answer == .stored else {
-                if case .refused(let reason) = answer { throw ReceiverRefusedError(reason: reason) }
-                return
-            }
+            for message in messages { await wormhole.send(message) }
+            keysSent = true
+            let answer = try NetworkTransfer.readAnswer(try await wormhole.receive())
+            if case .refused(let reason) = answer { throw ReceiverRefusedError(reason: reason) }
             finished = true
-            wormhole.close(mood: .happy)
+            await wormhole.close(mood: .happy)
         } catch {
-            cancel(after: error)
+            await cancel(after: error)
             throw error
         }
     }
 
     /// Closes the wormhole after a failure.
-    public func cancel(after error: Error) {
+    public func cancel(after error: Error) async {
         guard !finished else { return }
         finished = true
-        wormhole.close(mood: mood(for: error))
+        await wormhole.close(mood: mood(for: error))
     }
 
-    /// Ends the current wait with `MailboxError.interrupted` (thread-safe).
-    public func interrupt() { wormhole.interrupt() }
+    /// Sends the release and close at once and disconnects, for a process about to exit; it may run
+    /// while another task waits in `send(_:)`, whose wait then ends.
+    public func abandon() async {
+        finished = true
+        await wormhole.abandon(mood: .lonely)
+    }
 
-    /// Sends the release and close at once and disconnects (thread-safe).
-    public func abandon() { wormhole.abandon(mood: .lonely) }
-
-    /// Whether the keys went out to the receiver (thread-safe): an interrupt after that cannot
-    /// take them back, and the receiver may store them.
-    public var hasSentKeys: Bool { state.withLock { keysSent } }
+    /// Whether the keys went out to the receiver: an interrupt after that cannot take them back,
+    /// and the receiver may store them.
+    public var hasSentKeys: Bool { keysSent }
 }
 
 private func mood(for error: Error) -> Mood {

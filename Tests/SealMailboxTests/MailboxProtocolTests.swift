@@ -152,15 +152,47 @@ struct MailboxProtocolTests {
     }
 
     /// Issue 24: the transport's inbox is bounded too; past the bound it ends with `.flooded`.
-    @Test func theTransportInboxIsBounded() {
+    @Test func theTransportInboxIsBounded() async {
         let inbox = TransportInbox()
         for _ in 0..<(TransportInbox.maximumQueuedEvents + 100) { inbox.push(.text([0x7B, 0x7D])) }
         var events: [TransportEvent] = []
-        while let event = inbox.next(deadline: .now()) { events.append(event) }
+        while let event = await inbox.next(before: .now) { events.append(event) }
         #expect(events.count == TransportInbox.maximumQueuedEvents + 1)
         #expect(events.last == .flooded)
         inbox.push(.text([1]))
-        #expect(inbox.next(deadline: .now()) == nil, "nothing is queued after the flood")
+        #expect(await inbox.next(before: .now) == nil, "nothing is queued after the flood")
+    }
+
+    /// Issue 23: a wait holds no thread and ends in one of three ways: an event, its deadline, or
+    /// the waiting task's cancellation (even one that came before the wait began).
+    /// (A wait that never ended would hang: the time limit turns that into a failure. How soon a
+    /// resumed task runs again depends on the cooperative pool, which other tests keep busy.)
+    @Test(.timeLimit(.minutes(1))) func anInboxWaitEndsWithAnEventItsDeadlineOrCancellation() async {
+        let inbox = TransportInbox()
+        let waiting = Task { await inbox.next(before: .now + .seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        inbox.push(.text([1, 2]))
+        #expect(await waiting.value == .text([1, 2]))
+
+        let started = ContinuousClock.now
+        #expect(await inbox.next(before: .now + .milliseconds(200)) == nil)
+        #expect(ContinuousClock.now - started >= .milliseconds(200))
+
+        let cancelled = Task { await inbox.next(before: .now + .seconds(600)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        #expect(await cancelled.value == .interrupted)
+
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await inbox.next(before: .now + .seconds(600))
+        }
+        #expect(await cancelledFirst.value == .interrupted)
+        // A late timer of an earlier wait does not end this one.
+        let later = Task { await inbox.next(before: .now + .seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(300))
+        inbox.push(.text([3]))
+        #expect(await later.value == .text([3]))
     }
 
     @Test func hexRoundTrips() {

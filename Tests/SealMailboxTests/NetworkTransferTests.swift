@@ -20,20 +20,15 @@ func history(_ id: String, retired: Int = 0) throws -> KeyHistory {
 
 @Suite("NetworkTransfer in-process through magic-wormhole's mailbox server")
 struct NetworkTransferTests {
-    /// Runs a receiver here and a sender on another thread; returns what the receiver got.
-    func transfer(_ keys: [KeyHistory], relay: String) throws -> [KeyHistory] {
+    /// Runs a receiver and a sender as two tasks; returns what the receiver got.
+    static func transfer(_ keys: [KeyHistory], relay: String) async throws -> [KeyHistory] {
         let relay = try RelayURL(relay)
-        let receiver = try NetworkKeyReceiver(relay: relay, timeout: 30)
+        let receiver = try await NetworkKeyReceiver(relay: relay, timeout: 30)
         let code = try WormholeCode(parsing: receiver.code.revealedText)
-        let outcome = Locked<Result<Void, Error>?>(nil)
-        let thread = Thread {
-            outcome.set(Result { try NetworkKeySender(relay: relay, code: code, timeout: 30).send(keys) })
-        }
-        thread.start()
-        let received = try receiver.receiveKeys()
-        receiver.answer(.stored)
-        while outcome.get() == nil { usleep(1000) }
-        try outcome.get()!.get()
+        let sending = Task { try await NetworkKeySender(relay: relay, code: code, timeout: 30).send(keys) }
+        let received = try await receiver.receiveKeys()
+        await receiver.answer(.stored)
+        try await sending.value
         return received
     }
 
@@ -77,12 +72,12 @@ struct NetworkTransferTests {
         #expect(throws: TransferError.self) { try NetworkTransfer.readKeysMessage(SecureBytes(copying: badKey)) }
     }
 
-    @Test func manyIDsWithRetiredKeysTravelInSeveralMessages() throws {
-        try MailboxServer.shared { server in
+    @Test func manyIDsWithRetiredKeysTravelInSeveralMessages() async throws {
+        try await MailboxServer.sharedAsync { relay in
             var keys = try (0..<1500).map { try history("user-\($0)@example.com") }
             keys.append(try history("rotated", retired: 200))
             #expect(try NetworkTransfer.keysMessages(keys).count >= 2)
-            let received = try transfer(keys, relay: server.relay)
+            let received = try await Self.transfer(keys, relay: relay)
             #expect(received.map(\.id) == keys.map(\.id))
             for (got, sent) in zip(received, keys) {
                 #expect(got.versions.count == sent.versions.count)
@@ -111,15 +106,6 @@ struct NetworkTransferTests {
     }
 }
 
-/// A value one thread sets and another reads.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func set(_ new: Value) { lock.withLock { value = new } }
-    func get() -> Value { lock.withLock { value } }
-}
-
 /// Issue 23: the async surface. Events in order, the store decision answered to the sender, and Task
 /// cancellation ending a receive as Ctrl-C does: at once, with the nameplate released.
 @Suite("AsyncKeyTransfer through magic-wormhole's mailbox server")
@@ -138,10 +124,12 @@ struct AsyncKeyTransferTests {
         return (stream, continuation)
     }
 
-    @Test func receiveAndSendAreAsyncWithEventsAndTheStoreDecides() async throws {
+    /// Every event of both sides, in order, for one transfer; and the store decision answered to the sender.
+    @Test func receiveAndSendAreAsyncWithEventsInOrderAndTheStoreDecides() async throws {
         try await MailboxServer.sharedAsync { relayText in
             let relay = try RelayURL(relayText)
             let keys = [try history("alice", retired: 1), try history("bob")]
+            let offers = keys.map(KeyOffer.init)
             for decline in [false, true] {
                 let (receiverEvents, receiverContinuation) = Self.stream()
                 let (senderEvents, senderContinuation) = Self.stream()
@@ -168,15 +156,49 @@ struct AsyncKeyTransferTests {
                 senderContinuation.finish()
                 var rest: [TransferEvent] = []
                 while let event = await iterator.next() { rest.append(event) }
-                #expect(rest.first == .peerJoined)
-                #expect(rest.last == (decline ? .refused(.declined) : .stored))
+                let outcome: TransferEvent = decline ? .refused(.declined) : .stored
+                #expect(rest == [.peerJoined, .keysOffered(offers), outcome])
                 var senderSeen: [TransferEvent] = []
                 for await event in senderEvents { senderSeen.append(event) }
-                #expect(senderSeen.first == .peerJoined && senderSeen.last == (decline ? .refused(.declined) : .stored))
+                #expect(senderSeen == [.peerJoined, .keysOffered(offers), outcome])
             }
         }
     }
 
+    /// Two transfers at once in one process, each its own code, keys and answer: no shared state, no
+    /// thread held while they wait.
+    @Test func twoTransfersRunConcurrentlyInOneProcess() async throws {
+        try await MailboxServer.sharedAsync { relayText in
+            let relay = try RelayURL(relayText)
+            let first = [try history("first-a"), try history("first-b", retired: 2)]
+            let second = [try history("second")]
+            try await withThrowingTaskGroup(of: [KeyHistory].self) { group in
+                for keys in [first, second] {
+                    group.addTask {
+                        let (events, continuation) = Self.stream()
+                        async let received = AsyncKeyTransfer.receive(relay: relay, timeout: 30, events: continuation) { _ in }
+                        var iterator = events.makeAsyncIterator()
+                        guard case .codeAllocated(let code)? = await iterator.next() else { throw MailboxError.wrongCode }
+                        try await AsyncKeyTransfer.send(keys, code: try WormholeCode(parsing: code), relay: relay, timeout: 30)
+                        let got = try await received
+                        #expect(got.map(\.id) == keys.map(\.id))
+                        for (arrived, sent) in zip(got, keys) {
+                            #expect(arrived.current == sent.current)
+                            #expect(arrived.versions.count == sent.versions.count)
+                        }
+                        return got
+                    }
+                }
+                var ids: [String] = []
+                for try await got in group { ids += got.map(\.id.rawValue) }
+                #expect(ids.sorted() == ["first-a", "first-b", "second"])
+            }
+        }
+    }
+
+    /// Cancelling the receiving Task ends it at once, and the nameplate is free: it is no longer
+    /// listed, and two other clients can claim it and meet in a mailbox (a nameplate still held
+    /// would turn the second away as crowded).
     @Test func cancellingTheTaskEndsTheReceiveAndReleasesTheNameplate() async throws {
         try await MailboxServer.withAsync { relayText in
             let relay = try RelayURL(relayText)
@@ -188,12 +210,21 @@ struct AsyncKeyTransferTests {
                 return
             }
             let nameplate = String(code.split(separator: "-")[0])
-            #expect(try Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains(nameplate))
+            #expect(try await Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains(nameplate))
             let started = ContinuousClock.now
             receiving.cancel()
             await #expect(throws: MailboxError.interrupted) { _ = try await receiving.value }
             #expect(ContinuousClock.now - started < .seconds(10), "the receive waited instead of ending")
-            #expect(try !Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains(nameplate))
+            #expect(try await !Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains(nameplate))
+
+            let reused = try WormholeCode(parsing: code)
+            var claimants: [Wormhole] = []
+            for _ in 0..<2 {
+                let claimant = try await Wormhole(relay: relay, appID: TransferOffer.appID, appVersions: [:], timeout: 10)
+                try await claimant.join(code: reused)
+                claimants.append(claimant)
+            }
+            for claimant in claimants { await claimant.close(mood: .lonely) }
         }
     }
 }
