@@ -98,7 +98,10 @@ let package = Package(
         // The public library: the Vault, and every capability re-exported.
         .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealTransfer", "SealMailbox", "SealShares"]),
-        .target(name: "SealKitKeyring", dependencies: ["SealKit", "SealSecretService"]),
+        // libsecret and the Secret Service are Linux's: on other platforms the product is SealKit alone.
+        .target(
+            name: "SealKitKeyring",
+            dependencies: ["SealKit", .target(name: "SealSecretService", condition: .when(platforms: [.linux]))]),
         .target(name: "SealKitQR", dependencies: ["SealKit", "SealQR", "SealScan"]),
         .target(name: "SealKitAudit", dependencies: ["SealKit", "SealAudit"]),
         // The `sealkit` command: argument handling and printing only.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealCore
 
 /// A keystore that lives only in this process: for tests, and for apps that keep

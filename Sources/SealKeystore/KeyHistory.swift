@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealCore
 
 /// One id's keys with their history, as key transfer and paper backups carry them from

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealCore
 
 /// Where a keystore kept as one item per id puts its items: a keyring, for instance.

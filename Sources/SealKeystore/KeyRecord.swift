@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealCore
 
 /// One id's keys, unlocked: the rules every keystore shares, and what `KeyFile` encodes.

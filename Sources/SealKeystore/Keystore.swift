@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealCore
 
 /// Where a user's keys live. Two implementations: `FileKeystore` (on disk, safe under

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealKit
 
 #if canImport(Glibc)
@@ -60,7 +64,11 @@ struct KeystoreOptions: ParsableArguments {
                 }
                 timeout = .seconds(seconds)
             }
+            #if canImport(SealSecretService)
             return SecretServiceKeystore(namespace: try Namespace(name), timeout: timeout, environment: environment)
+            #else
+            throw CLIFailure("the desktop keyring (Secret Service) is a Linux keystore: use --keystore file here", status: .usage)
+            #endif
         case .file:
             guard let root = FileKeystore.defaultRoot(environment: environment) else {
                 throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)

@@ -1,6 +1,10 @@
 import CSecret
 import Dispatch
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SealCore
 import SealKeystore
 import SystemPackage
