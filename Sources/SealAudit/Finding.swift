@@ -89,7 +89,12 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
 
 /// How serious a finding is. Maps to SARIF's `level`.
 public enum Severity: String, Sendable, Comparable {
-    case error, warning, note
+    /// Fails the audit whatever `--fail-on` says.
+    case error
+    /// Fails the audit by default (`--fail-on warning`); `--fail-on error` lets it pass.
+    case warning
+    /// For information: never fails the audit.
+    case note
 
     public static func < (lhs: Severity, rhs: Severity) -> Bool {
         let order: [Severity] = [.note, .warning, .error]
@@ -197,6 +202,7 @@ public struct RepeatGroups: Sendable, Equatable {
     /// Where that largest group was first seen.
     public var largestGroupFirstPlace: Place?
 
+    /// No repeats yet.
     public init() {}
 
     /// Whether nothing repeats.
@@ -219,6 +225,7 @@ public struct AuditSummary: Sendable, Equatable {
     /// How repeated nonces group.
     public var groups = RepeatGroups()
 
+    /// An empty summary.
     public init() {}
 
     /// All findings reported.

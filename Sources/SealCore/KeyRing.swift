@@ -12,7 +12,10 @@ public struct KeyRing: Sendable {
     let bound = BoundKeyCache()
 
     /// Makes a ring from a current key and retired keys (newest first).
-    /// - Parameter id: the id the keys belong to; v2 ciphertexts need it.
+    /// - Parameters:
+    ///   - current: the key new ciphertexts are sealed with.
+    ///   - retired: older keys, newest first, kept to decrypt what they sealed.
+    ///   - id: the id the keys belong to; v2 ciphertexts need it.
     public init(current: SymmetricKey, retired: [SymmetricKey] = [], id: String? = nil) {
         self.id = id
         self.current = current
@@ -61,7 +64,9 @@ public struct KeyRing: Sendable {
 
     /// Decrypts a v1 or v2 ciphertext. A v1 value is tried with the current key, then the retired
     /// ones; a v2 value opens with the one key its header names, for this ring's id and `place` only.
-    /// - Parameter place: where a v2 value must have been sealed; the empty context by default.
+    /// - Parameters:
+    ///   - ciphertext: a v1 (Rownd) or v2 (`sk2:`) ciphertext.
+    ///   - place: where a v2 value must have been sealed; the empty context by default.
     /// - Returns: the plaintext, and whether only a retired key opened it (so it should be re-encrypted).
     /// - Throws: `CiphertextError` when no key opens it or it is malformed: for v2, `.unknownKey`,
     ///   `.sealedForAnotherPlace` and `.authenticationFailed` (tampering) apart.

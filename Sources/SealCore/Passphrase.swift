@@ -25,6 +25,7 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
 
 /// What is wrong with a passphrase.
 public enum PassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The passphrase has no characters.
     case empty
 
     public var description: String { "the passphrase is empty: choose a non-empty passphrase" }
@@ -91,8 +92,11 @@ public struct PassphraseKDF: Sendable, Equatable, Codable {
 
 /// Why a passphrase could not be turned into a key.
 public enum PassphraseKDFError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The stored Argon2id limits are outside what SealKit accepts.
     case unsupportedLimits
+    /// The stored salt is not the length Argon2id needs.
     case badSalt
+    /// Argon2id could not get the memory its limits ask for.
     case outOfMemory
 
     public var description: String {

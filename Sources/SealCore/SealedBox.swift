@@ -65,7 +65,9 @@ public enum SealedBox {
 
 /// Why a sealed box could not be made or opened.
 public enum SealedBoxError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The bytes are not a valid X25519 public key.
     case badPublicKey
+    /// The box was sealed for another key pair, or altered.
     case cannotOpen
 
     public var description: String {

@@ -99,6 +99,7 @@ extension SecureBytes: ContiguousByteSource {}
 
 /// Guarded memory could not be had.
 public enum SecureMemoryError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The system could not give this many bytes of guarded memory.
     case outOfMemory(byteCount: Int)
 
     public var description: String {

@@ -64,11 +64,14 @@ public enum ConstantTime {
 
 /// Types whose contiguous bytes can be read without copying.
 public protocol ContiguousByteSource {
+    /// Calls `body` with the bytes, valid only during the call.
     func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
 }
 extension Array: ContiguousByteSource where Element == UInt8 {}
 extension ArraySlice: ContiguousByteSource where Element == UInt8 {}
+/// Raw bytes are a byte source as they are.
 extension UnsafeRawBufferPointer: ContiguousByteSource {
+    /// Calls `body` with these bytes.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(self)
     }

@@ -128,6 +128,7 @@ extension SymmetricKey: CustomStringConvertible, CustomDebugStringConvertible, C
 
 /// Text that is not a key.
 public enum KeyFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The text is not 32 bytes in standard base64 with padding.
     case notAKey
 
     public var description: String {

@@ -34,6 +34,7 @@ public struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The offset of the problem in bytes, from 0.
     public let byteOffset: Int
 
+    /// Makes an error for `reason` at a place in the text (line and column from 1, byte offset from 0).
     public init(reason: Reason, line: Int, column: Int, byteOffset: Int) {
         self.reason = reason
         self.line = line

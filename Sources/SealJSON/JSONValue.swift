@@ -5,12 +5,16 @@
 /// `12345678901234567890`, `0.1`, `-0` and `1e400` come back exactly as they went in.
 /// Values from `parse` never hold duplicate keys; a value built by hand should not either.
 public enum JSONValue: Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number as its exact JSON lexeme, such as `-0`, `0.1` or `1e400`.
     /// `parse` validates it; when building one by hand use a valid JSON number.
     case number(String)
+    /// A string, unescaped.
     case string(String)
+    /// Elements in their order.
     case array([JSONValue])
     /// Members in the order they were written.
     case object([(key: String, value: JSONValue)])

@@ -353,7 +353,9 @@ public struct FileKeystore: Keystore {
 
     /// Moves an unnormalized file's keys under its NFC id, by the import rule (an NFC twin with the
     /// same current key merges, with a different one refuses), then deletes the old file.
-    /// - Parameter passphrase: unlocks a protected file, and keeps its keys protected.
+    /// - Parameters:
+    ///   - file: the legacy file, as `unnormalizedFiles()` lists it.
+    ///   - passphrase: unlocks a protected file, and keeps its keys protected.
     /// - Returns: whether the NFC id was new (`.stored`) or already held the key (`.unchanged`).
     public func normalize(_ file: UnnormalizedFile, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
         guard let folder = try openNamespace(creating: false),

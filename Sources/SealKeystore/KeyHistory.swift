@@ -83,10 +83,15 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
 
 /// Why a key history was refused.
 public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The history has no key at all.
     case noKey(KeyID)
+    /// Not exactly one key is current (not retired).
     case notOneCurrentKey(KeyID)
+    /// The same key appears twice.
     case repeatedKey(KeyID)
+    /// More keys than one id may hold.
     case tooManyKeys(KeyID, limit: Int)
+    /// A creation or retirement time is outside 1970 ... 9999.
     case timeOutOfRange(KeyID)
 
     public var description: String {

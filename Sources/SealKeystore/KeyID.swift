@@ -69,10 +69,15 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
 
 /// Why a key id was refused.
 public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The id has no characters.
     case empty
+    /// The id is longer than 255 bytes of UTF-8.
     case tooLong(byteCount: Int)
+    /// The id is `.` or `..`, which name folders.
     case dotName
+    /// The id holds a `/`, which would name a folder.
     case containsSlash
+    /// The id holds a control character.
     case containsControlCharacter
     /// The code point of the first invisible or formatting character.
     case containsInvisibleCharacter(UInt32)
@@ -120,6 +125,7 @@ public struct Namespace: Hashable, Sendable, CustomStringConvertible {
 
 /// Why a namespace name was refused.
 public enum NamespaceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The namespace is not 1 to 64 letters, digits, `.`, `_` or `-`, or starts with `.`.
     case invalid
 
     public var description: String {

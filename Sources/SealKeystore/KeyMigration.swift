@@ -1,6 +1,22 @@
 import SealCore
 
 extension Keystore {
+    /// Checks, changing nothing, that `move(_:to:passphrase:)` can move `id`: its keys are
+    /// here and open, and the destination lacks the id or holds the same current key. Checking
+    /// every id first lets a migration of many ids refuse before it moves any.
+    /// - Parameters:
+    ///   - id: the id to check.
+    ///   - destination: the keystore it would move into.
+    ///   - passphrase: unlocks protected keys here and the destination's protected entry.
+    /// - Throws: what `move` would throw for these reasons.
+    public func checkMove(_ id: KeyID, to destination: some Keystore, passphrase: Passphrase?) throws(KeystoreError) {
+        guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
+        let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
+        guard let existing = try destination.entry(for: id) else { return }
+        let current = try destination.keyRing(for: id, passphrase: existing.isProtected ? passphrase : nil).current
+        guard current == history.current else { throw .conflictingKey(id) }
+    }
+
     /// Moves `id`'s keys, current and retired, from this keystore into `destination`.
     ///
     /// The destination follows the import rule: an id it lacks gets every version, the
@@ -16,18 +32,6 @@ extension Keystore {
     /// - Returns: the keys moved.
     /// - Throws: `.notFound`, `.conflictingKey` when the destination holds a different key
     ///   (or, read back, does not hold these), `.locked`, `.wrongPassphrase`, or a storage problem.
-    /// Checks, changing nothing, that `move(_:to:passphrase:)` can move `id`: its keys are
-    /// here and open, and the destination lacks the id or holds the same current key. Checking
-    /// every id first lets a migration of many ids refuse before it moves any.
-    /// - Throws: what `move` would throw for these reasons.
-    public func checkMove(_ id: KeyID, to destination: some Keystore, passphrase: Passphrase?) throws(KeystoreError) {
-        guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
-        let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
-        guard let existing = try destination.entry(for: id) else { return }
-        let current = try destination.keyRing(for: id, passphrase: existing.isProtected ? passphrase : nil).current
-        guard current == history.current else { throw .conflictingKey(id) }
-    }
-
     @discardableResult
     public func move(_ id: KeyID, to destination: some Keystore, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }

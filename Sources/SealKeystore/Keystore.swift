@@ -17,6 +17,7 @@ public protocol Keystore: Sendable {
     var namespace: Namespace { get }
 
     /// Public facts about the keys stored under `id`, without unlocking them.
+    /// - Parameter id: the key id.
     /// - Returns: nil when no key is stored under `id`.
     func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry?
 
@@ -30,7 +31,9 @@ public protocol Keystore: Sendable {
     func survey() throws(KeystoreError) -> KeystoreSurvey
 
     /// The keys stored under `id`, unlocked.
-    /// - Parameter passphrase: needed when the keys are passphrase-protected.
+    /// - Parameters:
+    ///   - id: the key id.
+    ///   - passphrase: needed when the keys are passphrase-protected.
     /// - Throws: `.notFound`, `.locked`, `.wrongPassphrase`, or a file problem.
     func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing
 
@@ -40,6 +43,8 @@ public protocol Keystore: Sendable {
     /// a different one is refused, because it would orphan every ciphertext made with
     /// the stored key.
     /// - Parameters:
+    ///   - key: the key to store.
+    ///   - id: the id to store it under.
     ///   - mode: `.create` also refuses the identical key (for `generate`).
     ///   - passphrase: protects a new entry at rest; unlocks an existing protected one for comparison.
     /// - Returns: whether anything was written.
@@ -48,7 +53,9 @@ public protocol Keystore: Sendable {
 
     /// The keys stored under `id` with their history, unlocked: what key transfer and
     /// backups carry to another keystore.
-    /// - Parameter passphrase: needed when the keys are passphrase-protected.
+    /// - Parameters:
+    ///   - id: the key id.
+    ///   - passphrase: needed when the keys are passphrase-protected.
     /// - Throws: `.notFound`, `.locked`, `.wrongPassphrase`, or a file problem.
     func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory
 
@@ -66,12 +73,17 @@ public protocol Keystore: Sendable {
     func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome
 
     /// Makes `newKey` the current key under `id` and keeps the old ones, retired, for decryption.
+    /// - Parameters:
+    ///   - id: the key id.
+    ///   - newKey: the new current key.
+    ///   - passphrase: unlocks the keys when they are protected, and protects them afterwards.
     /// - Returns: the entry after rotation.
     @discardableResult
     func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry
 
     /// Adds, changes or removes the passphrase protecting every key of `id`, in one atomic write.
     /// - Parameters:
+    ///   - id: the key id.
     ///   - current: unlocks the keys when they are protected now.
     ///   - new: the passphrase to protect them with; nil leaves them unprotected.
     /// - Returns: the entry afterwards.
@@ -80,6 +92,7 @@ public protocol Keystore: Sendable {
     func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry
 
     /// Deletes every key stored under `id`.
+    /// - Parameter id: the key id.
     /// - Throws: `.notFound` when there is none.
     func delete(_ id: KeyID) throws(KeystoreError)
 }

@@ -36,7 +36,9 @@ public struct ProfileEncryptor: Sendable {
     private let writesV2: Bool
 
     /// Makes an encryptor for profiles described by `schema`.
-    /// - Parameter format: the format of every new ciphertext (`--format`); nil follows each field's schema.
+    /// - Parameters:
+    ///   - schema: the app schema saying which fields are encrypted.
+    ///   - format: the format of every new ciphertext (`--format`); nil follows each field's schema.
     public init(schema: ProfileSchema, format: CiphertextFormat? = nil) {
         self.schema = schema
         self.format = format

@@ -60,6 +60,7 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public let reason: Reason
 
+    /// Names the field that failed and why.
     public init(field: String, reason: Reason) {
         self.field = field
         self.reason = reason

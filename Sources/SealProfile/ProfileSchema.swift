@@ -59,7 +59,24 @@ public struct ProfileSchema: Sendable, Equatable {
     /// compact JSON text and come back as the same JSON value; a `null` field holds only null,
     /// which stays null. This enum also names the kinds of JSON values (`string` to `array`).
     public enum FieldType: String, Sendable, CaseIterable {
-        case string, number, boolean, object, image, document, any, null, array
+        /// A JSON string.
+        case string
+        /// A JSON number.
+        case number
+        /// `true` or `false`.
+        case boolean
+        /// A JSON object.
+        case object
+        /// An image, as Rownd's schemas name it: a string (a URL or data).
+        case image
+        /// A document, as Rownd's schemas name it: a string.
+        case document
+        /// Any JSON value.
+        case any
+        /// Only `null`: admits no value to encrypt.
+        case null
+        /// A JSON array.
+        case array
 
         /// Whether this type allows a value of JSON kind `kind` (one of string, number, boolean, object, array).
         public func admits(_ kind: FieldType) -> Bool {

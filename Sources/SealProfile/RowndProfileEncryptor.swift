@@ -193,6 +193,7 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
     /// Why it was left.
     public let reason: Reason
 
+    /// Names the field that was left and why.
     public init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason

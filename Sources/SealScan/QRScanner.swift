@@ -9,8 +9,11 @@ import Glibc
 
 /// An 8-bit grayscale image, one byte per pixel, row by row.
 public struct GrayImage: Sendable {
+    /// Columns.
     public let width: Int
+    /// Rows.
     public let height: Int
+    /// One byte of luminance per pixel, row by row.
     public let pixels: [UInt8]
 }
 
@@ -167,8 +170,11 @@ public enum QRScanner {
 
 /// Why an image could not be scanned.
 public enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The bytes are not a PNG, JPEG, PBM, PGM or PPM image.
     case notAnImage
+    /// The image is larger than SealKit decodes (40 megapixels).
     case tooLarge(width: Int?, height: Int?)
+    /// The image is truncated or damaged, for this reason.
     case damaged(reason: String)
 
     public var description: String {

@@ -26,14 +26,21 @@ public enum SLIP39 {
 
     /// One share, parsed and checked on its own (length, words, checksum, padding, thresholds).
     public struct Share: Sendable, Equatable {
+        /// The random identifier every share of one backup has.
         public let identifier: Int
+        /// Whether the backup can gain shares later (SLIP-39's extendable flag).
         public let extendable: Bool
+        /// The iteration exponent e: each of the four PBKDF2 rounds runs 2,500 × 2^e iterations.
         public let iterationExponent: Int
         /// 0-based, as in the words; people count from 1.
         public let groupIndex: Int
+        /// How many groups restore the secret.
         public let groupThreshold: Int
+        /// How many groups there are.
         public let groupCount: Int
+        /// 0-based, as in the words; people count from 1.
         public let memberIndex: Int
+        /// How many shares of this group restore it.
         public let memberThreshold: Int
         /// The share's value: secret material (K of them restore the secret).
         package let value: [UInt8]
@@ -260,20 +267,29 @@ public enum SLIP39 {
 /// What is wrong with shares. Names shares by their first four words (which hold the backup's
 /// identifier and the share's group and member numbers, not its value), never a whole share.
 public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A word is not in the SLIP-39 word list.
     case unknownWord(position: Int, prefix: String)
+    /// Fewer words than any share has.
     case tooShort(wordCount: Int, prefix: String)
+    /// A word count no share has.
     case badLength(wordCount: Int, prefix: String)
     /// `suspectWord` is the 1-based position of the one word whose change makes the checksum
     /// right, when exactly one position can.
     case badChecksum(prefix: String, suspectWord: Int?)
+    /// The share's padding bits are not zero.
     case badPadding(prefix: String)
+    /// The share asks for more groups than there are.
     case groupThresholdExceedsCount(prefix: String)
+    /// Two shares come from different backups.
     case mixedBackups(String, String)
+    /// Two shares claim the same place with different values.
     case conflictingShares(String, String)
     /// `groups` more complete groups are needed; `members` lists the started groups (1-based) and
     /// how many more shares each needs.
     case needMore(groups: Int, members: [(group: Int, more: Int)])
+    /// The recovered secret fails its digest: a share is wrong.
     case badDigest
+    /// Split parameters that SLIP-39 does not allow.
     case invalidParameters(String)
 
     public static func == (lhs: SLIP39Error, rhs: SLIP39Error) -> Bool { lhs.description == rhs.description }

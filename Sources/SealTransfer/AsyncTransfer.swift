@@ -18,7 +18,9 @@ public enum TransferEvent: Sendable, Equatable {
 
 /// One id's keys as a transfer shows them: never key material.
 public struct KeyOffer: Sendable, Equatable {
+    /// The id the keys belong to.
     public let id: KeyID
+    /// The current key's fingerprint, for people to compare on both screens.
     public let fingerprint: KeyFingerprint
     /// How many keys travel: the current one and retired ones.
     public let keyCount: Int
@@ -33,7 +35,9 @@ public struct KeyOffer: Sendable, Equatable {
 /// A receiver's decision not to store offered keys: throw it from the `store` callback of
 /// `AsyncKeyTransfer.receive`, and the sender is told `reason`.
 public struct KeysDeclined: Error, Equatable, Sendable {
+    /// What the sender is told.
     public let reason: Refusal
+    /// Declines with `reason` (by default, that the person said no).
     public init(_ reason: Refusal = .declined) { self.reason = reason }
 }
 

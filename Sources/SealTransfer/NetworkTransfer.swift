@@ -157,6 +157,7 @@ public enum Refusal: String, Sendable {
 
 /// Why the receiver stored nothing, as the sender reports it.
 public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What the receiver said.
     public let reason: Refusal
     public var description: String {
         switch reason {
@@ -332,7 +333,9 @@ public actor NetworkKeySender {
     /// Sends `keys` once the receiver's key is proven, and returns when it confirms storing them.
     /// - Throws: `MailboxError` (`.interrupted` when the task is cancelled), `TransferError`, or
     ///   `ReceiverRefusedError` when the receiver stored nothing.
-    /// - Parameter onPeer: called once the receiver has joined and proven the code, before the keys go out.
+    /// - Parameters:
+    ///   - keys: every key of each id to send, current and retired.
+    ///   - onPeer: called once the receiver has joined and proven the code, before the keys go out.
     public func send(_ keys: [KeyHistory], onPeer: (@Sendable () -> Void)? = nil) async throws {
         do {
             let messages = try NetworkTransfer.keysMessages(keys)

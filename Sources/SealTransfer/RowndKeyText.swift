@@ -130,9 +130,13 @@ public enum KeyText {
 
 /// Why pasted key text was refused. Never repeats the text.
 public enum KeyTextError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// There is no text.
     case empty
+    /// The text names a key that is not 32 bytes of base64.
     case notAKey
+    /// The text is not Rownd's key text (`key:` or a link).
     case notRowndText
+    /// The link carries no key.
     case noKeyInLink
 
     public var description: String {

@@ -21,7 +21,11 @@ public enum ShareBackup {
     public static let tagByteCount = 16
 
     /// Seals `keys` under `secret`, a fresh random key whose bytes the shares hold.
-    /// - Parameter sharesTag: the tag SLIP-39's split gave for the shares that hold `secret`.
+    /// - Parameters:
+    ///   - keys: every key of each id to back up.
+    ///   - secret: the fresh random key the SLIP-39 shares hold.
+    ///   - sharesTag: the tag SLIP-39's split gave for the shares that hold `secret`.
+    ///   - now: the backup's time, written into it.
     public static func seal(_ keys: [KeyHistory], secret: SymmetricKey, sharesTag: [UInt8], now: Date = Date()) throws(TransferError) -> String {
         try KeyBundle.validate(keys)
         precondition(sharesTag.count == tagByteCount)

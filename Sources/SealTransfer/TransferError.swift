@@ -8,7 +8,14 @@ import SealKeystore
 
 /// The kinds of text key transfer and backups exchange.
 public enum TransferTextKind: String, Sendable, Equatable {
-    case offer, reply, part, backup
+    /// An offline receiver's offer.
+    case offer
+    /// An offline sender's reply.
+    case reply
+    /// One part of a reply split to fit QR codes.
+    case part
+    /// A paper backup under a passphrase.
+    case backup
     /// The sealed bundle of a share backup (SLIP-39 shares hold its key).
     case shares
 

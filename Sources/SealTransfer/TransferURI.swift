@@ -7,6 +7,7 @@ import SealMailbox
 /// is defined for magic-wormhole's file-transfer app id only; a SealKit code under it would send a
 /// stock wormhole app to the wrong app id, so SealKit neither writes nor accepts it.
 public struct TransferURI: Sendable, Equatable {
+    /// The URI scheme: SealKit's, not magic-wormhole's `wormhole-transfer:`.
     public static let scheme = "sealkit-transfer:"
     /// The code, such as `7-guitarist-revenge`.
     public let code: String
@@ -114,8 +115,11 @@ enum PercentEncoding {
 
 /// Why a transfer URI was refused.
 public enum TransferURIError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The text does not start with the scheme.
     case notAURI
+    /// A magic-wormhole file transfer's URI (`wormhole-transfer:`), not a SealKit key transfer's.
     case fileTransferURI
+    /// The URI breaks its format, for this reason.
     case malformed(String)
 
     public var description: String {

@@ -20,6 +20,7 @@ public enum JSONReport {
         private let write: (String) -> Void
         private var count = 0
 
+        /// Streams the report through `write`, a piece at a time.
         /// - Parameter write: receives the text in order.
         public init(write: @escaping (String) -> Void) { self.write = write }
 

@@ -26,6 +26,7 @@ public enum SARIFReport {
         private let indent: Int
         private var count = 0
 
+        /// Streams the report through `write`, naming SealKit at `toolVersion` as the tool.
         /// - Parameters:
         ///   - toolVersion: the version of SealKit that made it.
         ///   - write: receives the text in order.

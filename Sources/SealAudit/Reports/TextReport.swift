@@ -16,6 +16,7 @@ public enum TextReport {
         static let severityWidth = 8
         static let kindWidth = FindingKind.allCases.map(\.rawValue.count).max() ?? 20
 
+        /// Streams the report through `write`, a line at a time.
         /// - Parameter write: receives the text in order.
         public init(write: @escaping (String) -> Void) { self.write = write }
 
