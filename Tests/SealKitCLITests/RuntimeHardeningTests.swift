@@ -60,7 +60,7 @@ struct EndlessInputTests {
     /// `Scripts/test --sanitize` runs a sanitized `sealkit`: shadow memory and a quarantine of freed
     /// blocks raise its RSS, and it runs several times slower. The bounds scale for it; the one-line
     /// contract does not.
-    static let sanitized = ["ASAN_OPTIONS", "TSAN_OPTIONS"].contains { ProcessInfo.processInfo.environment[$0] != nil }
+    static let sanitized = Sanitizers.active
     static let memoryLimitKiB = (sanitized ? 400 : 100) * 1024
     static let timeLimit: Double = sanitized ? 40 : 10
 
