@@ -28,8 +28,8 @@ struct NetworkTransferCLITests {
 
     static func nameplate(_ code: String) -> String { String(code.split(separator: "-")[0]) }
 
-    static func nameplates(_ relay: String) async throws -> [String] {
-        try await Wormhole.nameplatesInUse(relay: RelayURL(relay), appID: TransferOffer.appID, timeout: 10)
+    static func nameplates(_ relay: String) throws -> [String] {
+        try MailboxServer.nameplatesInUse(relay: relay, appID: TransferOffer.appID)
     }
 
     /// The same nameplate with other words: a wrong code that still meets the receiver.
@@ -43,13 +43,13 @@ struct NetworkTransferCLITests {
         try cli.run(["keys", "list"]).output.split(separator: "\n").map(String.init)
     }
 
-    @Test func sealkitToSealkitCarriesCurrentAndRetiredKeys() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func sealkitToSealkitCarriesCurrentAndRetiredKeys() throws {
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             for id in ["alice@example.com", "bob"] { #expect(try sending.run(["keys", "generate", id]).status == 0) }
             #expect(try sending.run(["keys", "rotate", "alice@example.com"]).status == 0)
-            let (receiver, code) = try Self.startReceiver(receiving, relay: relayAddress)
-            let sent = try sending.run(["transfer", "send", "alice@example.com", "bob", "--code", code, "--relay", relayAddress])
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let sent = try sending.run(["transfer", "send", "alice@example.com", "bob", "--code", code, "--relay", server.relay])
             #expect(sent.status == 0, "\(sent.stderr)")
             #expect(sent.stdout.isEmpty)
             let received = receiver.finish()
@@ -64,11 +64,11 @@ struct NetworkTransferCLITests {
             #expect(lines == expected.sorted { $0.hasPrefix("alice") && !$1.hasPrefix("alice") })
             #expect(try keysList(receiving) == listed, "retired keys travel too")
             #expect(try TransferCLITests.keyMaterial(receiving).sorted() == TransferCLITests.keyMaterial(sending).sorted())
-            #expect(try await !Self.nameplates(relayAddress).contains(Self.nameplate(code)), "the nameplate is released")
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)), "the nameplate is released")
 
             // Again: what is stored already is `unchanged`.
-            let (again, code2) = try Self.startReceiver(receiving, relay: relayAddress)
-            #expect(try sending.run(["transfer", "send", "bob", "--code", code2, "--relay", relayAddress]).status == 0)
+            let (again, code2) = try Self.startReceiver(receiving, relay: server.relay)
+            #expect(try sending.run(["transfer", "send", "bob", "--code", code2, "--relay", server.relay]).status == 0)
             #expect(again.finish().stdoutText.split(separator: "\n").last?.hasSuffix("\tunchanged") == true)
         }
     }
@@ -175,14 +175,14 @@ struct NetworkTransferCLITests {
         expectCleanFailure(file, containing: "file-transfer code, not a SealKit key-transfer code")
     }
 
-    @Test func wrongCodeFailsOnBothSidesAndStoresNothing() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func wrongCodeFailsOnBothSidesAndStoresNothing() throws {
+        try MailboxServer.with { server in
             // Python receives; sealkit sends with a wrong code.
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
-            let python = try Self.startPython(["receive", relayAddress])
+            let python = try Self.startPython(["receive", server.relay])
             let code = try #require(python.readLine())
-            let sent = try sending.run(["transfer", "send", "alice", "--code", Self.wrongCode(for: code), "--relay", relayAddress])
+            let sent = try sending.run(["transfer", "send", "alice", "--code", Self.wrongCode(for: code), "--relay", server.relay])
             expectCleanFailure(sent, containing: "wrong code")
             let pythonResult = python.finish()
             #expect(pythonResult.status == 3 && pythonResult.stderrText.contains("WrongPasswordError"), "\(pythonResult.stderrText)")
@@ -190,8 +190,8 @@ struct NetworkTransferCLITests {
 
             // sealkit receives; Python sends with a wrong code.
             let receiving = try CLI()
-            let (receiver, code2) = try Self.startReceiver(receiving, relay: relayAddress)
-            let sender = try Self.startPython(["send", relayAddress])
+            let (receiver, code2) = try Self.startReceiver(receiving, relay: server.relay)
+            let sender = try Self.startPython(["send", server.relay])
             sender.write(Self.wrongCode(for: code2) + "\n")
             let senderResult = sender.finish()
             #expect(senderResult.status == 3 && senderResult.stderrText.contains("WrongPasswordError"), "\(senderResult.stderrText)")
@@ -200,23 +200,23 @@ struct NetworkTransferCLITests {
             #expect(received.stdoutText.isEmpty, "only the code on stdout")
             #expect(received.stderrText.hasPrefix("sealkit: wrong code") && received.stderrText.split(separator: "\n").count == 1)
             #expect(try keysList(receiving).isEmpty, "nothing stored")
-            let held = try await Self.nameplates(relayAddress)
+            let held = try Self.nameplates(server.relay)
             #expect(!held.contains(Self.nameplate(code)) && !held.contains(Self.nameplate(code2)), "both nameplates released")
         }
     }
 
-    @Test func sealkitToSealkitWithAWrongCode() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func sealkitToSealkitWithAWrongCode() throws {
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
-            let (receiver, code) = try Self.startReceiver(receiving, relay: relayAddress)
-            let sent = try sending.run(["transfer", "send", "alice", "--code", Self.wrongCode(for: code), "--relay", relayAddress])
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            let sent = try sending.run(["transfer", "send", "alice", "--code", Self.wrongCode(for: code), "--relay", server.relay])
             expectCleanFailure(sent, containing: "wrong code")
             let received = receiver.finish()
             #expect(received.status == sent.status)
             #expect(received.stderrText.contains("wrong code"))
             #expect(try keysList(receiving).isEmpty)
-            #expect(try await !Self.nameplates(relayAddress).contains(Self.nameplate(code)))
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)))
         }
     }
 
@@ -272,18 +272,18 @@ struct NetworkTransferCLITests {
         }
     }
 
-    @Test func nobodyJoiningTimesOut() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func nobodyJoiningTimesOut() throws {
+        try MailboxServer.with { server in
             let receiving = try CLI()
             let started = Date()
-            let (receiver, code) = try Self.startReceiver(receiving, relay: relayAddress, ["--timeout", "2"])
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay, ["--timeout", "2"])
             let result = receiver.finish()
             #expect(Date().timeIntervalSince(started) < 15)
             #expect(result.status == 75, "\(result.stderrText)")
             #expect(result.stdoutText.isEmpty)
             #expect(result.stderrText.hasPrefix("sealkit: nobody completed the transfer within 2 seconds"))
             #expect(result.stderrText.split(separator: "\n").count == 1)
-            #expect(try await !Self.nameplates(relayAddress).contains(Self.nameplate(code)), "the nameplate is released")
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)), "the nameplate is released")
         }
     }
 
@@ -302,41 +302,41 @@ struct NetworkTransferCLITests {
         expectCleanFailure(try cli.run(["transfer", "send", "u", "--code", "seven"]), containing: "code")
     }
 
-    @Test func interruptedSenderReleasesTheNameplateItClaimed() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func interruptedSenderReleasesTheNameplateItClaimed() throws {
+        try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
             let sender = try RunningProgram(
-                CLI.executable.path, ["transfer", "send", "alice", "--code", "9876-adroitness-aardvark", "--relay", relayAddress],
+                CLI.executable.path, ["transfer", "send", "alice", "--code", "9876-adroitness-aardvark", "--relay", server.relay],
                 environment: sending.environment)
             var waited = 0
-            while try await !Self.nameplates(relayAddress).contains("9876") && waited < 100 {
+            while try !Self.nameplates(server.relay).contains("9876") && waited < 100 {
                 usleep(100_000)
                 waited += 1
             }
-            #expect(try await Self.nameplates(relayAddress).contains("9876"))
+            #expect(try Self.nameplates(server.relay).contains("9876"))
             sender.send(signal: SIGINT)
             let result = sender.finish()
             #expect(result.status == 130, "\(result.stderrText)")
             #expect(result.stdout.isEmpty && result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
-            #expect(try await !Self.nameplates(relayAddress).contains("9876"))
+            #expect(try !Self.nameplates(server.relay).contains("9876"))
         }
     }
 
-    @Test func interruptReleasesTheNameplateAndStoresNothing() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func interruptReleasesTheNameplateAndStoresNothing() throws {
+        try MailboxServer.with { server in
             let receiving = try CLI()
-            let (receiver, code) = try Self.startReceiver(receiving, relay: relayAddress)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
             let nameplate = Self.nameplate(code)
             // While it waits, the relay holds the nameplate (so the check below can fail).
-            #expect(try await Self.nameplates(relayAddress).contains(nameplate))
+            #expect(try Self.nameplates(server.relay).contains(nameplate))
             receiver.send(signal: SIGINT)
             let result = receiver.finish()
             #expect(result.status == 130, "\(result.stderrText)")
             #expect(result.stdoutText.isEmpty)
             #expect(result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
-            #expect(try await !Self.nameplates(relayAddress).contains(nameplate))
+            #expect(try !Self.nameplates(server.relay).contains(nameplate))
             #expect(try keysList(receiving).isEmpty)
         }
     }

@@ -73,12 +73,12 @@ struct TransferAcceptanceTests {
 
     /// Ctrl-C at the receiver's y/N question: nothing stored, the code released, and the sender,
     /// which waits for the receiver's answer, is told at once (it used to wait out its timeout).
-    @Test func interruptAtTheQuestionStoresNothingAndTellsTheSender() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func interruptAtTheQuestionStoresNothingAndTellsTheSender() throws {
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             let outcome = try Self.receiveOnATerminal(
-                sending: sending, receiving: receiving, relay: relayAddress, ids: ["alice"], action: "interrupt")
+                sending: sending, receiving: receiving, relay: server.relay, ids: ["alice"], action: "interrupt")
             #expect(outcome.asked, "\(outcome.output)")
             #expect(outcome.status == 130, "\(outcome.output)")
             #expect(outcome.output.contains("sealkit: \(MailboxError.interrupted)"), "\(outcome.output)")
@@ -87,18 +87,18 @@ struct TransferAcceptanceTests {
             #expect(outcome.senderErr.hasPrefix("sealkit: the receiver cancelled"), "\(outcome.senderErr)")
             #expect(outcome.senderErr.split(separator: "\n").count == 1)
             #expect(try TransferCLITests.ids(receiving).isEmpty, "nothing stored")
-            #expect(try await !Network.nameplates(relayAddress).contains(Network.nameplate(outcome.code)))
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(outcome.code)))
         }
     }
 
     /// Ctrl-C on the sender once its keys went out (the receiver is at its question): the sender
     /// does not claim the transfer was cancelled, since the receiver may still store the keys.
-    @Test func interruptedSenderAfterTheKeysWentOutSaysSo() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func interruptedSenderAfterTheKeysWentOutSaysSo() throws {
+        try MailboxServer.with { server in
             let sending = try CLI(), receiving = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             let outcome = try Self.receiveOnATerminal(
-                sending: sending, receiving: receiving, relay: relayAddress, ids: ["alice"], action: "interrupt-sender")
+                sending: sending, receiving: receiving, relay: server.relay, ids: ["alice"], action: "interrupt-sender")
             #expect(outcome.asked, "\(outcome.output)")
             #expect(outcome.senderStatus == 130, "\(outcome.senderErr)")
             #expect(outcome.senderOut.isEmpty)
@@ -106,21 +106,21 @@ struct TransferAcceptanceTests {
             #expect(outcome.senderErr.split(separator: "\n").count == 1)
             #expect(outcome.status == 0, "\(outcome.output)")
             #expect(try TransferCLITests.ids(receiving) == ["alice"])
-            #expect(try await !Network.nameplates(relayAddress).contains(Network.nameplate(outcome.code)))
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(outcome.code)))
         }
     }
 
     /// `--yes` on a terminal stores without the question; `y` stores, `n` stores nothing and
     /// the sender says the receiver declined.
-    @Test func theQuestionOnATerminalAndYes() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func theQuestionOnATerminalAndYes() throws {
+        try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             let fingerprint = try sending.run(["keys", "list"]).output.split(separator: "\t")[1]
 
             let yes = try CLI()
             let skipped = try Self.receiveOnATerminal(
-                sending: sending, receiving: yes, relay: relayAddress, ids: ["alice"], receiverArguments: ["--yes"], action: "none")
+                sending: sending, receiving: yes, relay: server.relay, ids: ["alice"], receiverArguments: ["--yes"], action: "none")
             #expect(!skipped.asked && skipped.status == 0, "\(skipped.output)")
             #expect(skipped.output.contains("alice\t\(fingerprint)\timported"), "\(skipped.output)")
             #expect(skipped.senderStatus == 0 && skipped.senderOut.isEmpty, "\(skipped.senderStatus) \(skipped.senderErr)")
@@ -128,19 +128,19 @@ struct TransferAcceptanceTests {
 
             let accepting = try CLI()
             let accepted = try Self.receiveOnATerminal(
-                sending: sending, receiving: accepting, relay: relayAddress, ids: ["alice"], action: "answer:y")
+                sending: sending, receiving: accepting, relay: server.relay, ids: ["alice"], action: "answer:y")
             #expect(accepted.asked && accepted.status == 0, "\(accepted.output)")
             #expect(accepted.senderStatus == 0, "\(accepted.senderStatus) \(accepted.senderErr)")
             #expect(try TransferCLITests.ids(accepting) == ["alice"])
 
             let declining = try CLI()
             let declined = try Self.receiveOnATerminal(
-                sending: sending, receiving: declining, relay: relayAddress, ids: ["alice"], action: "answer:n")
+                sending: sending, receiving: declining, relay: server.relay, ids: ["alice"], action: "answer:n")
             #expect(declined.asked && declined.status == 1, "\(declined.output)")
             #expect(declined.senderStatus == 1 && declined.senderErr.hasPrefix("sealkit: the receiver declined"), "\(declined.senderErr)")
             #expect(declined.senderErr.split(separator: "\n").count == 1)
             #expect(try TransferCLITests.ids(declining).isEmpty)
-            #expect(try await !Network.nameplates(relayAddress).contains(Network.nameplate(declined.code)))
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(declined.code)))
         }
     }
 
@@ -200,12 +200,12 @@ struct TransferAcceptanceTests {
         try RunningProgram(MailboxServer.python, ["-c", oddPeer, mode, relay, body], limit: 40)
     }
 
-    @Test func aPeerSendingSomethingElseThanKeysIsNotSealKit() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func aPeerSendingSomethingElseThanKeysIsNotSealKit() throws {
+        try MailboxServer.with { server in
             for body in ["garbage", "json"] {
                 let receiving = try CLI()
-                let (receiver, code) = try Network.startReceiver(receiving, relay: relayAddress, ["--timeout", "30"])
-                let peer = try Self.startOddPeer("send", relay: relayAddress, body: body)
+                let (receiver, code) = try Network.startReceiver(receiving, relay: server.relay, ["--timeout", "30"])
+                let peer = try Self.startOddPeer("send", relay: server.relay, body: body)
                 peer.write(code + "\n")
                 let received = receiver.finish()
                 peer.send(signal: SIGKILL)
@@ -217,7 +217,7 @@ struct TransferAcceptanceTests {
                 // Advice for a pasted offline reply does not fit a network peer.
                 #expect(!received.stderrText.contains("copy it again"), "\(received.stderrText)")
                 #expect(try TransferCLITests.ids(receiving).isEmpty)
-                #expect(try await !Network.nameplates(relayAddress).contains(Network.nameplate(code)))
+                #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(code)))
             }
         }
     }
@@ -277,19 +277,19 @@ struct TransferAcceptanceTests {
     }
 
     /// `--timeout 1` on both sides: one line in the singular, exit 75, the nameplate released.
-    @Test func aOneSecondTimeoutOnEitherSide() async throws {
-        try await MailboxServer.withAsync { relayAddress in
+    @Test func aOneSecondTimeoutOnEitherSide() throws {
+        try MailboxServer.with { server in
             let cli = try CLI()
             #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
-            let (receiver, code) = try Network.startReceiver(cli, relay: relayAddress, ["--timeout", "1"])
+            let (receiver, code) = try Network.startReceiver(cli, relay: server.relay, ["--timeout", "1"])
             let received = receiver.finish()
             #expect(received.status == 75 && received.stdoutText.isEmpty)
             #expect(received.stderrText.hasPrefix("sealkit: nobody completed the transfer within 1 second: "), "\(received.stderrText)")
-            #expect(try await !Network.nameplates(relayAddress).contains(Network.nameplate(code)))
-            let sent = try cli.run(["transfer", "send", "alice", "--code", "9871-adroitness-aardvark", "--relay", relayAddress, "--timeout", "1"])
+            #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(code)))
+            let sent = try cli.run(["transfer", "send", "alice", "--code", "9871-adroitness-aardvark", "--relay", server.relay, "--timeout", "1"])
             expectCleanFailure(sent, containing: "within 1 second: ")
             #expect(sent.status == 75)
-            #expect(try await !Network.nameplates(relayAddress).contains("9871"))
+            #expect(try !Network.nameplates(server.relay).contains("9871"))
         }
     }
 

@@ -64,6 +64,19 @@ public final class MailboxServer: @unchecked Sendable {
         return try await body(server.relay)
     }
 
+    /// The nameplates `relay` has in use for `appID` (the server's `list`), asked by magic-wormhole's
+    /// own WebSocket client library in a subprocess (`Scripts/lib/list_nameplates.py`). Synchronous tests
+    /// use it: SealKit's async client would need the cooperative pool, which those tests hold while
+    /// their subprocesses run, and could then wait past a subprocess's time limit.
+    public static func nameplatesInUse(relay: String, appID: String) throws -> [String] {
+        let script = Repository.root.appendingPathComponent("Scripts/lib/list_nameplates.py").path
+        let result = try Subprocess.run(python, [script, relay, appID])
+        guard result.status == 0,
+            let list = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String]
+        else { throw Failure("listing the nameplates failed (\(result.status)): \(result.stderrText)") }
+        return list
+    }
+
     nonisolated(unsafe) private static var registeredExit = false
     private static let sharedServer = Locked<MailboxServer?>(nil)
     private static let sharedPID = Locked<Int32>(0)
