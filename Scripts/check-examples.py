@@ -14,6 +14,7 @@
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -43,9 +44,14 @@ def build(example, environment=None):
     print(f"==> swift build --package-path Examples/{example}", file=sys.stderr)
     started = time.monotonic()
     result = subprocess.run(["swift", "build", "--package-path", str(EXAMPLES / example)], env=environment,
-                            stdout=sys.stderr, stderr=sys.stderr)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sys.stderr.write(result.stdout)
     if result.returncode != 0:
         fail(f"Examples/{example} does not build")
+    # Swift 6 language mode, as the package's own targets: the examples' code builds without warnings too.
+    own = re.compile(rf"^{re.escape(str(EXAMPLES / example / 'Sources'))}/[^:]+:[0-9]+:[0-9]+: warning:", re.MULTILINE)
+    if own.search(result.stdout):
+        fail(f"Examples/{example} builds with warnings (above)")
     print(f"    built in {time.monotonic() - started:.0f} s", file=sys.stderr)
     binary = EXAMPLES / example / ".build" / "debug" / example
     if not binary.is_file():

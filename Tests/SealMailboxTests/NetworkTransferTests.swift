@@ -196,6 +196,36 @@ struct AsyncKeyTransferTests {
         }
     }
 
+    /// Cancelling the receiving Task while the app decides (the keys have arrived, the sender waits for
+    /// the answer) still answers: the sender hears "cancelled" at once instead of waiting out its timeout,
+    /// though swift-nio refuses writes from a cancelled task.
+    @Test func cancellingWhileTheAppDecidesTellsTheSenderItWasCancelled() async throws {
+        try await MailboxServer.sharedAsync { relayText in
+            let relay = try RelayURL(relayText)
+            let (events, continuation) = Self.stream()
+            let (deciding, decidingContinuation) = AsyncStream<Void>.makeStream()
+            let receiving = Task {
+                try await AsyncKeyTransfer.receive(relay: relay, timeout: 60, events: continuation) { _ in
+                    decidingContinuation.yield()
+                    try await Task.sleep(for: .seconds(600))  // the person has not answered yet
+                }
+            }
+            var iterator = events.makeAsyncIterator()
+            guard case .codeAllocated(let code)? = await iterator.next() else {
+                Issue.record("no code")
+                return
+            }
+            let started = ContinuousClock.now
+            let sent = Task { try await AsyncKeyTransfer.send([try history("carol")], code: try WormholeCode(parsing: code), relay: relay, timeout: 60) }
+            var decidingIterator = deciding.makeAsyncIterator()
+            _ = await decidingIterator.next()
+            receiving.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await receiving.value }
+            await #expect(throws: ReceiverRefusedError(reason: .cancelled)) { try await sent.value }
+            #expect(ContinuousClock.now - started < .seconds(60), "the sender waited out its timeout")
+        }
+    }
+
     /// Cancelling the receiving Task ends it at once, and the nameplate is free: it is no longer
     /// listed, and two other clients can claim it and meet in a mailbox (a nameplate still held
     /// would turn the second away as crowded).
