@@ -196,6 +196,28 @@ struct AsyncKeyTransferTests {
         }
     }
 
+    /// The sending side as well: cancelling its Task while it waits for the receiver ends it with
+    /// `.interrupted` and frees the nameplate it claimed.
+    @Test func cancellingASendReleasesTheNameplateItClaimed() async throws {
+        try await MailboxServer.withAsync { relayText in
+            let relay = try RelayURL(relayText)
+            let code = try WormholeCode(parsing: "9877-adroitness-aardvark")
+            let sending = Task { try await AsyncKeyTransfer.send([try history("dave")], code: code, relay: relay, timeout: 600) }
+            func listed() async throws -> Bool {
+                try await Wormhole.nameplatesInUse(relay: relay, appID: TransferOffer.appID, timeout: 10).contains("9877")
+            }
+            var waited = 0
+            while try await !listed(), waited < 200 {
+                try await Task.sleep(for: .milliseconds(100))
+                waited += 1
+            }
+            #expect(try await listed(), "the sender never claimed its nameplate")
+            sending.cancel()
+            await #expect(throws: MailboxError.interrupted) { try await sending.value }
+            #expect(try await !listed())
+        }
+    }
+
     /// Cancelling the receiving Task while the app decides (the keys have arrived, the sender waits for
     /// the answer) still answers: the sender hears "cancelled" at once instead of waiting out its timeout,
     /// though swift-nio refuses writes from a cancelled task.
