@@ -247,6 +247,11 @@ public enum BoundCipher {
         body.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self) }
     }
 
+    /// The key tag of the key with this fingerprint: its 8 bytes, as a header holds them.
+    static func keyTag(of fingerprint: KeyFingerprint) -> UInt64 {
+        fingerprint.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
+
     /// Opens a parsed body with one candidate key for the place `sealing` stands for.
     /// - Returns: the plaintext, or nil when the place tag differs; throws when the place tag
     ///   matches and the AEAD does not (tampering) or the plaintext is not UTF-8.
@@ -316,7 +321,7 @@ final class BoundKeyCache: @unchecked Sendable {
         if let known = keyTags[index] {
             keyTag = known
         } else {
-            keyTag = key.fingerprint.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            keyTag = BoundCipher.keyTag(of: key.fingerprint)
             keyTags[index] = keyTag
         }
         let placeKey = PlaceKey(index: index, place: place)
@@ -337,8 +342,7 @@ final class BoundKeyCache: @unchecked Sendable {
             if indicesByTag == nil {
                 var map: [UInt64: [Int]] = [:]
                 for index in 0...ring.retired.count {
-                    let key = index == 0 ? ring.current : ring.retired[index - 1]
-                    map[key.fingerprint.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }, default: []].append(index)
+                    map[BoundCipher.keyTag(of: ring.key(at: index).fingerprint), default: []].append(index)
                 }
                 indicesByTag = map
             }

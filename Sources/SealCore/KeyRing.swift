@@ -122,12 +122,12 @@ public struct KeyRing: Sendable {
     }
 
     /// The key at `index` of `all`, without building `all`.
-    private func key(at index: Int) -> SymmetricKey { index == 0 ? current : retired[index - 1] }
+    func key(at index: Int) -> SymmetricKey { index == 0 ? current : retired[index - 1] }
 
     /// Whether one of these keys has the fingerprint `tag`: a v2 value with that key tag is this ring's.
     public func holdsKey(tagged tag: KeyFingerprint) -> Bool {
         guard tag.bytes.count == BoundCipher.tagByteCount else { return false }
-        return !bound.indices(of: tag.bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }, in: self).isEmpty
+        return !bound.indices(of: BoundCipher.keyTag(of: tag), in: self).isEmpty
     }
 }
 

@@ -20,8 +20,6 @@ public enum ServerMessage: Equatable, Sendable {
     case closed
     /// A message added to the open mailbox, by either side (ours come back too).
     case message(side: String, phase: String, body: [UInt8])
-    /// Nameplates in use for this app id (the answer to `list`).
-    case nameplates([String])
     /// The server refused a request.
     case error(String)
     /// The answer to `ping`.
@@ -80,11 +78,6 @@ public enum ServerMessage: Equatable, Sendable {
                 throw .protocolViolation("a mailbox message's body is not hex")
             }
             self = .message(side: side, phase: phase, body: body)
-        case "nameplates":
-            guard let list = value["nameplates"]?.arrayValue else {
-                throw .protocolViolation("the relay's 'nameplates' message lacks its list")
-            }
-            self = .nameplates(list.compactMap { $0["id"]?.stringValue })
         case "error": self = .error(printable(value["error"]?.stringValue ?? "unknown error"))
         case "pong": self = .pong
         default: self = .unknown(printable(type))
@@ -106,7 +99,6 @@ enum ClientMessage: Equatable {
     case add(phase: String, body: [UInt8])
     case release(nameplate: String)
     case close(mailbox: String, mood: String)
-    case list
 
     /// The JSON text to send; `id` is 2 random bytes as hex, as magic-wormhole's client sends.
     func text(id: String) -> String {
@@ -121,7 +113,6 @@ enum ClientMessage: Equatable {
         case .add(let phase, let body): members = [("type", "add"), ("phase", .string(phase)), ("body", .string(Hex.encode(body)))]
         case .release(let nameplate): members = [("type", "release"), ("nameplate", .string(nameplate))]
         case .close(let mailbox, let mood): members = [("type", "close"), ("mailbox", .string(mailbox)), ("mood", .string(mood))]
-        case .list: members = [("type", "list")]
         }
         members.append((key: "id", value: .string(id)))
         return JSONValue.object(members).serialized()

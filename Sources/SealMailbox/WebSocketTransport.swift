@@ -274,8 +274,21 @@ final class WebSocketTransport: Sendable {
     /// cancelled task, so the write runs in a task of its own.
     @discardableResult
     func send(_ text: String) async -> Bool {
-        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text))
-        return await Task { [outbound] in
+        await write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))
+    }
+
+    /// Says goodbye with a close frame and closes the connection, waiting until it is closed.
+    func close() async {
+        await write(Self.closeFrame())
+        outbound.finish()
+        connection.cancel()
+        await connection.value
+    }
+
+    /// Hands `frame` to swift-nio from a task of its own, so that a cancelled caller's write still goes out.
+    @discardableResult
+    private func write(_ frame: WebSocketFrame) async -> Bool {
+        await Task { [outbound] in
             do {
                 try await outbound.write(frame)
                 return true
@@ -285,23 +298,12 @@ final class WebSocketTransport: Sendable {
         }.value
     }
 
-    /// Says goodbye with a close frame and closes the connection, waiting until it is closed.
-    func close() async {
-        _ = await Task { [outbound] in try? await outbound.write(Self.closeFrame()) }.value
-        outbound.finish()
-        connection.cancel()
-        await connection.value
-    }
-
     private static func describe(_ error: Error) -> String {
         if let connect = error as? NIOConnectionError {
             if connect.dnsAAAAError != nil || connect.dnsAError != nil, connect.connectionErrors.isEmpty {
                 return "its host name does not resolve"
             }
-            if let first = connect.connectionErrors.first {
-                if let io = first.error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
-                return printable(String(describing: first.error))
-            }
+            if let first = connect.connectionErrors.first { return describe(first.error) }
         }
         if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
         if let channel = error as? ChannelError {

@@ -179,27 +179,6 @@ public actor Wormhole {
         if let close = mailbox.close(mood: mood) { await transmit(close) }
     }
 
-    /// The nameplates the relay has in use for `appID` (magic-wormhole's `list`), as a second
-    /// client sees them: tests use it to check that a nameplate was released.
-    public static func nameplatesInUse(relay: RelayURL, appID: String, timeout: Int) async throws(MailboxError) -> [String] {
-        let wormhole = try await Wormhole(relay: relay, appID: appID, appVersions: [:], timeout: timeout)
-        do {
-            let found = try await wormhole.listNameplates()
-            await wormhole.transport.close()
-            return found
-        } catch {
-            await wormhole.transport.close()
-            throw error
-        }
-    }
-
-    private func listNameplates() async throws(MailboxError) -> [String] {
-        await transmit(.list)
-        var found: [String]?
-        try await pump(until: { _ in found != nil }, onNameplates: { found = $0 })
-        return found ?? []
-    }
-
     // MARK: - The loop
 
     private func transmit(_ message: ClientMessage) async {
@@ -210,7 +189,7 @@ public actor Wormhole {
 
     /// Handles server messages until `done` holds, each wait bounded by the timeout.
     private func pump(
-        until done: (isolated Wormhole) -> Bool, connecting: Bool = false, onNameplates: (([String]) -> Void)? = nil
+        until done: (isolated Wormhole) -> Bool, connecting: Bool = false
     ) async throws(MailboxError) {
         // One deadline for the whole wait: the relay's acks and echoes do not extend it.
         let deadline = ContinuousClock.now + .seconds(timeout)
@@ -221,9 +200,7 @@ public actor Wormhole {
             }
             switch event {
             case .text(let bytes):
-                let message = try ServerMessage(parsing: bytes)
-                if case .nameplates(let list) = message { onNameplates?(list) }
-                try await handle(message)
+                try await handle(try ServerMessage(parsing: bytes))
             case .closed(let reason):
                 if connecting { throw .unreachable(relay, reason: reason) }
                 throw .connectionLost(relay)
@@ -242,7 +219,7 @@ public actor Wormhole {
             if let error { throw .unwelcome(relay, message: printable(error)) }
             welcomed = true
             messageOfTheDay = motd.map(printable)
-        case .ack, .pong, .unknown, .nameplates: break
+        case .ack, .pong, .unknown: break
         case .allocated(let nameplate):
             if allocated == nil { allocated = nameplate }
         case .claimed(let mailboxID):

@@ -64,10 +64,11 @@ public final class MailboxServer: @unchecked Sendable {
         return try await body(server.relay)
     }
 
-    /// The nameplates `relay` has in use for `appID` (the server's `list`), asked by magic-wormhole's
-    /// own WebSocket client library in a subprocess (`Scripts/lib/list_nameplates.py`). Synchronous tests
-    /// use it: SealKit's async client would need the cooperative pool, which those tests hold while
-    /// their subprocesses run, and could then wait past a subprocess's time limit.
+    /// The nameplates `relay` has in use for `appID` (the server's `list`), as a second client sees them:
+    /// how tests check that a nameplate was released. Asked by magic-wormhole's own WebSocket client
+    /// library in a subprocess (`Scripts/lib/list_nameplates.py`), so that it needs nothing of this
+    /// process's cooperative pool, which synchronous tests hold while their subprocesses run. (SealKit
+    /// itself never lists nameplates.)
     public static func nameplatesInUse(relay: String, appID: String) throws -> [String] {
         let script = Repository.root.appendingPathComponent("Scripts/lib/list_nameplates.py").path
         let result = try Subprocess.run(python, [script, relay, appID])
