@@ -22,6 +22,10 @@ public enum SLIP39 {
     static let secretIndex: UInt8 = 255
     static let digestIndex: UInt8 = 254
     static let baseIterationCount = 10_000
+    /// The highest iteration exponent a share may carry: SealKit writes 1, SLIP-39's official
+    /// vectors use up to 3, and each step doubles the PBKDF2 work that recovery runs before any
+    /// check can fail, so a crafted share with 15 (about three minutes here) is refused first.
+    public static let maximumIterationExponent = 5
     static let roundCount = 4
 
     /// One share, parsed and checked on its own (length, words, checksum, padding, thresholds).
@@ -56,40 +60,44 @@ public enum SLIP39 {
     // MARK: Words
 
     /// Parses one share from its words (case and extra blanks ignored).
+    ///
+    /// Errors name the problem by word position only, never a word: a line that is not a share
+    /// may hold anything (a passphrase pasted onto it, say).
     /// - Throws: `SLIP39Error` naming the problem: an unknown word (by position), the length, the
-    ///   checksum (and the word to fix when exactly one word explains it), the padding, the thresholds.
+    ///   checksum (and the word to fix when exactly one word explains it), the padding, the thresholds,
+    ///   an iteration exponent above `maximumIterationExponent`.
     public static func parse(_ text: String) throws(SLIP39Error) -> Share {
         let words = text.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" })
-        let prefix = words.prefix(4).joined(separator: " ")
         var indices: [Int] = []
         indices.reserveCapacity(words.count)
         for (position, word) in words.enumerated() {
-            guard let index = SLIP39Words.index[String(word)] else { throw .unknownWord(position: position + 1, prefix: prefix) }
+            guard let index = SLIP39Words.index[String(word)] else { throw .unknownWord(position: position + 1) }
             indices.append(index)
         }
-        guard indices.count >= minimumWordCount else { throw .tooShort(wordCount: indices.count, prefix: prefix) }
+        guard indices.count >= minimumWordCount else { throw .tooShort(wordCount: indices.count) }
         let paddingBits = (radixBits * (indices.count - metadataWords)) % 16
-        guard paddingBits <= 8 else { throw .badLength(wordCount: indices.count, prefix: prefix) }
+        guard paddingBits <= 8 else { throw .badLength(wordCount: indices.count) }
 
         let idExp = indices[0] << radixBits | indices[1]
         let identifier = idExp >> 5
         let extendable = (idExp >> 4) & 1 == 1
         let iterationExponent = idExp & 0xF
         guard RS1024.verify(indices, customization: customization(extendable)) else {
-            throw .badChecksum(prefix: prefix, suspectWord: RS1024.singleWordFix(indices))
+            throw .badChecksum(suspectWord: RS1024.singleWordFix(indices))
         }
+        guard iterationExponent <= maximumIterationExponent else { throw .iterationExponentTooHigh(iterationExponent) }
         let parameters = indices[2] << radixBits | indices[3]
         let groupIndex = parameters >> 16 & 0xF
         let groupThreshold = (parameters >> 12 & 0xF) + 1
         let groupCount = (parameters >> 8 & 0xF) + 1
         let memberIndex = parameters >> 4 & 0xF
         let memberThreshold = (parameters & 0xF) + 1
-        guard groupThreshold <= groupCount else { throw .groupThresholdExceedsCount(prefix: prefix) }
+        guard groupThreshold <= groupCount else { throw .groupThresholdExceedsCount }
 
         // The value: big-endian bits of its words, the first `paddingBits` of which must be zero.
         let valueWords = indices[(idExpWords + 2)..<(indices.count - checksumWords)]
         let valueBitCount = radixBits * valueWords.count - paddingBits
-        guard valueBitCount % 8 == 0 else { throw .badLength(wordCount: indices.count, prefix: prefix) }
+        guard valueBitCount % 8 == 0 else { throw .badLength(wordCount: indices.count) }
         var value = [UInt8](repeating: 0, count: valueBitCount / 8)
         var accumulator = 0
         var bits = 0
@@ -102,7 +110,7 @@ public enum SLIP39 {
             if skipped < paddingBits {
                 let drop = min(paddingBits - skipped, bits)
                 guard accumulator >> (bits - drop) & ((1 << drop) - 1) == 0 else {
-                    throw .badPadding(prefix: prefix)
+                    throw .badPadding
                 }
                 bits -= drop
                 skipped += drop
@@ -116,6 +124,7 @@ public enum SLIP39 {
             }
         }
         accumulator = 0
+        let prefix = words.prefix(4).joined(separator: " ")
         return Share(
             identifier: identifier, extendable: extendable, iterationExponent: iterationExponent, groupIndex: groupIndex,
             groupThreshold: groupThreshold, groupCount: groupCount, memberIndex: memberIndex, memberThreshold: memberThreshold,
@@ -175,7 +184,9 @@ public enum SLIP39 {
                 throw .invalidParameters("a group of several shares with threshold 1 is not allowed: use 1 of 1")
             }
         }
-        guard (0...15).contains(iterationExponent) else { throw .invalidParameters("the iteration exponent must be 0 to 15") }
+        guard (0...maximumIterationExponent).contains(iterationExponent) else {
+            throw .invalidParameters("the iteration exponent must be 0 to \(maximumIterationExponent)")
+        }
         let identifier = Int(SecureRandom.uniform(below: 1 << 15))
         let encrypted = Feistel.encrypt(secret, passphrase: passphrase, exponent: iterationExponent, identifier: identifier, extendable: true)
         let groupShares = Shamir.split(threshold: groupThreshold, count: groups.count, secret: encrypted)
@@ -264,22 +275,26 @@ public enum SLIP39 {
     }
 }
 
-/// What is wrong with shares. Names shares by their first four words (which hold the backup's
-/// identifier and the share's group and member numbers, not its value), never a whole share.
+/// What is wrong with shares. A share that does not parse is named by nothing it holds (the
+/// caller names its line), and a problem in it by word position only; shares that parsed are
+/// named by their first four words (which hold the backup's identifier and the share's group and
+/// member numbers, not its value), never a whole share.
 public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// A word is not in the SLIP-39 word list.
-    case unknownWord(position: Int, prefix: String)
+    case unknownWord(position: Int)
     /// Fewer words than any share has.
-    case tooShort(wordCount: Int, prefix: String)
+    case tooShort(wordCount: Int)
     /// A word count no share has.
-    case badLength(wordCount: Int, prefix: String)
+    case badLength(wordCount: Int)
     /// `suspectWord` is the 1-based position of the one word whose change makes the checksum
     /// right, when exactly one position can.
-    case badChecksum(prefix: String, suspectWord: Int?)
+    case badChecksum(suspectWord: Int?)
     /// The share's padding bits are not zero.
-    case badPadding(prefix: String)
+    case badPadding
     /// The share asks for more groups than there are.
-    case groupThresholdExceedsCount(prefix: String)
+    case groupThresholdExceedsCount
+    /// The share asks for more PBKDF2 work than `SLIP39.maximumIterationExponent` allows.
+    case iterationExponentTooHigh(Int)
     /// Two shares come from different backups.
     case mixedBackups(String, String)
     /// Two shares claim the same place with different values.
@@ -296,20 +311,23 @@ public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unknownWord(let position, let prefix):
-            return "the share \"\(prefix) ...\" has a word that is not in the SLIP-39 word list (word \(position))"
-        case .tooShort(let count, let prefix):
-            return "the share \"\(prefix) ...\" has \(count) words; a share has at least \(SLIP39.minimumWordCount) (33 for SealKit's)"
-        case .badLength(let count, let prefix):
-            return "the share \"\(prefix) ...\" has \(count) words, a length no share has: a word is missing or extra"
-        case .badChecksum(let prefix, let word?):
-            return "the share \"\(prefix) ...\" fails its checksum: word \(word) is most likely mistyped"
-        case .badChecksum(let prefix, nil):
-            return "the share \"\(prefix) ...\" fails its checksum: it is mistyped in more than one word, or damaged"
-        case .badPadding(let prefix):
-            return "the share \"\(prefix) ...\" is damaged (its padding bits are not zero)"
-        case .groupThresholdExceedsCount(let prefix):
-            return "the share \"\(prefix) ...\" is damaged (its group threshold exceeds its group count)"
+        case .unknownWord(let position):
+            return "the share has a word that is not in the SLIP-39 word list (word \(position))"
+        case .tooShort(let count):
+            return "the share has \(count) words; a share has at least \(SLIP39.minimumWordCount) (33 for SealKit's)"
+        case .badLength(let count):
+            return "the share has \(count) words, a length no share has: a word is missing or extra"
+        case .badChecksum(let word?):
+            return "the share fails its checksum: word \(word) is most likely mistyped"
+        case .badChecksum(nil):
+            return "the share fails its checksum: it is mistyped in more than one word, or damaged"
+        case .badPadding:
+            return "the share is damaged (its padding bits are not zero)"
+        case .groupThresholdExceedsCount:
+            return "the share is damaged (its group threshold exceeds its group count)"
+        case .iterationExponentTooHigh(let exponent):
+            return "the share asks for PBKDF2 iteration exponent \(exponent); SealKit reads at most "
+                + "\(SLIP39.maximumIterationExponent) (it writes 1), so it was not made by SealKit or a common wallet"
         case .mixedBackups(let a, let b):
             return "the shares \"\(a) ...\" and \"\(b) ...\" belong to different backups"
         case .conflictingShares(let a, let b):

@@ -157,7 +157,7 @@ struct SLIP39Tests {
             do {
                 _ = try SLIP39.parse(typo.joined(separator: " "))
                 Issue.record("a typo in word \(position + 1) went unnoticed")
-            } catch .badChecksum(_, let suspect) {
+            } catch .badChecksum(let suspect) {
                 #expect(suspect == position + 1, "typo in word \(position + 1), named \(String(describing: suspect))")
             } catch {
                 // The typo can break the checksum's customization first only by changing word 2's
@@ -179,5 +179,26 @@ struct SLIP39Tests {
         #expect(throws: SLIP39Error.self) { try SLIP39.parse(String(repeating: "academic acid ", count: 2_500) + "academic") }
         #expect(ContinuousClock.now - started < .seconds(2))
         #expect(throws: SLIP39Error.self) { try SLIP39.recover([]) }
+    }
+
+    /// The exponent is checked when a share is parsed, before recovery could run any PBKDF2; the
+    /// bound admits every official vector (up to 3) and what SealKit writes (1).
+    @Test func iterationExponentsAboveTheBoundAreRefusedBeforeAnyWork() throws {
+        func share(exponent: Int) -> String {
+            SLIP39.words(
+                identifier: 7, extendable: true, iterationExponent: exponent, groupIndex: 0, groupThreshold: 1, groupCount: 1,
+                memberIndex: 0, memberThreshold: 1, value: [UInt8](repeating: 9, count: 32))
+        }
+        for exponent in 0...SLIP39.maximumIterationExponent {
+            #expect(try SLIP39.parse(share(exponent: exponent)).iterationExponent == exponent)
+        }
+        for exponent in (SLIP39.maximumIterationExponent + 1)...15 {
+            #expect(throws: SLIP39Error.iterationExponentTooHigh(exponent)) { try SLIP39.parse(share(exponent: exponent)) }
+        }
+        #expect(throws: SLIP39Error.self) {
+            try SLIP39.split(
+                secret: SecureBytes(copying: [UInt8](repeating: 1, count: 32)), groupThreshold: 1, groups: [(1, 1)], passphrase: [],
+                iterationExponent: SLIP39.maximumIterationExponent + 1)
+        }
     }
 }
