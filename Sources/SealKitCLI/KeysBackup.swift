@@ -187,12 +187,9 @@ extension KeysCommand {
             // The passphrase given here is the backup's. It protects the restored keys at rest
             // only with --protect, so a restore yields usable keys rather than quietly locking
             // them; an existing protected id still needs unlocking to compare.
-            let storing: Passphrase?
-            if let protectedID = try chosen.first(where: { try keystore.entry(for: $0.id)?.isProtected == true })?.id {
-                storing = try options.passphrase(toUnlock: protectedID, in: keystore)
-            } else {
-                storing = protect ? try options.passphrase(toProtect: true) : nil
-            }
+            let ids = chosen.map(\.id)
+            let storing = try protect || ids.contains(where: { try keystore.entry(for: $0)?.isProtected == true })
+                ? options.passphrase(forStoring: ids, protect: protect, in: keystore) : nil
             let outcomes = try keystore.storeAll(chosen, passphrase: storing)
             if outcomes.contains(.stored) && storing == nil {
                 StandardError.write("the keys are stored without passphrase protection; restore with --protect to protect them at rest\n")

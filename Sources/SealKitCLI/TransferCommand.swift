@@ -110,9 +110,14 @@ extension KeystoreOptions {
         return try ids.map { try keystore.history(for: $0, passphrase: passphrase) }
     }
 
-    /// One passphrase for storing received keys: it unlocks ids already stored and
-    /// protected, and protects new ids (as `keys import` does).
+    /// One passphrase for storing received or restored keys: it unlocks ids already stored and
+    /// protected, and protects new ids (as `keys import` does). With `protect`, an id already
+    /// stored without a passphrase is refused before anything is stored, as `keys restore ID
+    /// --protect` refuses it: --protect never leaves keys unprotected while saying otherwise.
     func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: some Keystore) throws -> Passphrase? {
+        if protect, let unprotected = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == false }) {
+            throw protectExisting(unprotected)
+        }
         if let locked = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == true }) {
             return try passphrase(toUnlock: locked, in: keystore)
         }

@@ -92,6 +92,47 @@ struct KeyLifecycleCLITests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: try keyFile(cli, containing: "u"))) == before)
         // Without --protect a restore onto the identical key is still fine.
         #expect(try cli.run(["keys", "restore", "u"], stdin: backup.stdout, environment: secret).output.hasSuffix("unchanged"))
+
+        // Issue 28, finding 6: --all --protect once said "unchanged", exit 0, and left u unprotected.
+        // Paper and share backups alike refuse, before storing any id of the backup.
+        #expect(try cli.run(["keys", "generate", "v"]).status == 0)
+        let both = try cli.run(["keys", "backup", "u", "v", "--format", "text"], environment: secret)
+        let shares = try cli.run(["keys", "backup", "u", "v", "--shares", "2", "--threshold", "2", "--format", "text"], environment: secret)
+        #expect(both.status == 0 && shares.status == 0)
+        let fresh = try CLI()
+        #expect(try fresh.run(["keys", "import", "u"], stdin: KeysCLITests.rowndKey).status == 0)
+        let freshBefore = try Data(contentsOf: URL(fileURLWithPath: try keyFile(fresh, containing: "u")))
+        for (input, extra) in [(both.stdout, [String]()), (shares.stdout, ["--shares"])] {
+            let all = try fresh.run(["keys", "restore", "--all", "--protect"] + extra, stdin: input, environment: secret)
+            #expect(all.status == 64, "\(all.stdout) \(all.stderr)")
+            expectCleanFailure(all, containing: "sealkit keys passwd u")
+            #expect(try TransferCLITests.ids(fresh) == ["u"], "v was not stored either")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: try keyFile(fresh, containing: "u"))) == freshBefore)
+        }
+        // On a keystore without u, --all --protect protects both.
+        let empty = try CLI()
+        let protected = try empty.run(["keys", "restore", "--all", "--protect"], stdin: both.stdout, environment: secret)
+        #expect(protected.status == 0, "\(protected.stderr)")
+        #expect(try empty.run(["keys", "list"]).output.split(separator: "\n").allSatisfy { $0.hasSuffix("protected") })
+    }
+
+    /// Issue 28, finding 6: `transfer receive --protect` refuses an id stored without a passphrase,
+    /// as `keys restore ID --protect` does, and stores nothing.
+    @Test func receiveWithProtectRefusesAnExistingUnprotectedID() throws {
+        let sender = try CLI(), receiving = try CLI()
+        #expect(try sender.run(["keys", "import", "u"], stdin: KeysCLITests.rowndKey).status == 0)
+        #expect(try receiving.run(["keys", "import", "u"], stdin: KeysCLITests.rowndKey).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: try keyFile(receiving, containing: "u")))
+        let passphraseFile = try file(Self.passphrase + "\n", in: receiving)
+        let (_, _, received) = try TransferCLITests.receive(
+            in: receiving, arguments: ["--protect", "--yes", "--passphrase-file", passphraseFile]
+        ) { offer, code in
+            try TransferCLITests.send(sender, ["u"], to: offer, code: code)
+        }
+        #expect(received.status == 64, "\(received.stderr)")
+        #expect(received.stderr.contains("sealkit keys passwd u"), "\(received.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try keyFile(receiving, containing: "u"))) == before)
+        #expect(!(try receiving.run(["keys", "list"]).output.contains("protected")))
     }
 
     // MARK: keys delete
