@@ -26,7 +26,8 @@ import sealkit_v2  # noqa: E402  (v2 ciphertexts, from docs/format.md)
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "audit")
 rng = random.Random(20261123)
 KIND_ORDER = ["plaintext-field", "malformed-ciphertext", "nonce-reuse", "duplicate-ciphertext",
-              "undecryptable", "retired-key", "identifier-encrypted", "unreadable-file", "mixed-keys", "unknown-key"]
+              "undecryptable", "retired-key", "identifier-encrypted", "unreadable-file", "mixed-keys", "unknown-key",
+              "v1-in-bound-field", "field-beside-data"]
 KEY_ID = "audit-user"  # the id the audit tests give --key; v2 values are sealed for it
 SEVERITY = {kind: "error" for kind in KIND_ORDER}
 SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning"})
@@ -59,6 +60,8 @@ def schema(email_encrypted):
         definition = {k: v for k, v in definition.items() if v is not None}
         if encrypted is not None:
             definition["encryption"] = {"state": "enabled" if encrypted else "disabled"}
+            if extra.get("v2"):
+                definition["encryption"]["sealkit"] = {"format": 2}
         return definition
     fields = {
         "user_id": field("string", False),
@@ -70,11 +73,12 @@ def schema(email_encrypted):
         "credit_score": field("number", True),
         "notes": field("string", True),
         "tax~id/last4": field("string", True),
+        "passport": field("string", True, v2=True),
     }
     return {"app": {"id": "app_audit_fixtures", "name": "SealKit audit fixtures", "schema": fields}}
 
 
-ENCRYPTED = {"ssn", "date_of_birth", "credit_score", "notes", "tax~id/last4"}
+ENCRYPTED = {"ssn", "date_of_birth", "credit_score", "notes", "tax~id/last4", "passport"}
 
 # ---------------------------------------------------------------- planted values
 # A value is plain JSON, or a (tag, ciphertext) pair naming what was planted.
@@ -119,6 +123,10 @@ jsonl_lines = [
     [("user_id", "user-11"), ("ssn", ("v2", sealkit_v2.seal(CURRENT, KEY_ID, "field", "ssn", b"444-55-6666", bytes(24)))),
      ("notes", ("unknown-key", sealkit_v2.seal(FOREIGN, KEY_ID, "field", "notes", b"other device", bytes([1] * 24)))),
      MIXED],
+    # A v1 value in a field the schema makes v2, and a flagged name beside `data` (which then holds
+    # the fields). Fixed nonces again, for the same reason.
+    [("user_id", "user-12"), ("passport", ("v1-in-bound-field", seal(CURRENT, "X1234567", bytes([2] * 24))))],
+    [("user_id", "user-13"), ("ssn", ("field-beside-data", "123-45-6789")), ("data", {})],
 ]
 
 
@@ -220,7 +228,7 @@ def expected_run(with_schema, with_key):
                 continue
             if tag == "unknown-key" and with_key:
                 add(tag, [place(v)])
-            if tag in (P, "malformed-ciphertext") and with_schema:
+            if tag in (P, "malformed-ciphertext", "v1-in-bound-field", "field-beside-data") and with_schema:
                 add(tag, [place(v)])
             if tag in ("undecryptable", "retired-key") and with_key:
                 add(tag, [place(v)])

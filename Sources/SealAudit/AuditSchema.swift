@@ -17,6 +17,8 @@ public struct AuditSchema: Sendable {
     public let path: String
     /// The fields flagged `encryption.state == "enabled"`, apart from identifying ones.
     public let encryptedFields: Set<String>
+    /// The encrypted fields written as v2, which open only v2 values.
+    public let boundFields: Set<String>
     /// Whether the schema defines a field called `data`, in which case no profile is taken
     /// for Rownd's user-state shape.
     let definesDataField: Bool
@@ -34,6 +36,7 @@ public struct AuditSchema: Sendable {
     private init(_ schema: ProfileSchema, path: String, findings: [Finding]) {
         self.path = path
         encryptedFields = Set(schema.encryptedFields.map(\.name))
+        boundFields = Set(schema.encryptedFields.filter { $0.format == .v2 }.map(\.name))
         definesDataField = schema.field(named: "data") != nil
         self.findings = findings
     }

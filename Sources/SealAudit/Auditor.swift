@@ -225,6 +225,17 @@ final class AuditRun {
         if schema?.definesDataField != true, let data = members.first(where: { $0.key == "data" }),
             case .object(let dataMembers) = data.value
         {
+            if let schema {
+                for (key, _) in members where schema.encryptedFields.contains(key) {
+                    order += 1
+                    summary.valueCount += 1
+                    path.append(.key(key))
+                    report(.fieldBesideData, field: key,
+                        "\(key) is flagged encrypted but stands beside \"data\", which holds the profile's fields: "
+                            + "nothing reads or encrypts it there")
+                    path.removeLast()
+                }
+            }
             fields = dataMembers
             path.append(.key("data"))
         }
@@ -332,6 +343,11 @@ final class AuditRun {
                 report(.malformedCiphertext, field: field,
                     "\(field) holds base64 of \(count) bytes, too short for a ciphertext (at least \(FieldCipher.minimumByteCount): nonce and tag)")
             case .sealed(let count):
+                if schema?.boundFields.contains(field) == true {
+                    report(.v1InBoundField, field: field,
+                        "\(field) holds a v1 ciphertext, which names no field, but the schema makes it v2: "
+                            + "it may have been moved from another field, and SealKit does not open it there")
+                }
                 inspectSealed(byteCount: count, field: field)
             case .bound(let tag):
                 inspectBound(text, tag: tag, field: field, bindsField: true)

@@ -21,6 +21,12 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     case mixedKeys = "mixed-keys"
     /// A v2 value whose key (named in its header) none of the given keys is.
     case unknownKey = "unknown-key"
+    /// A v1 value in a field the schema makes v2: v1 names no field, so it may have been moved
+    /// from another one, and SealKit refuses to open it there.
+    case v1InBoundField = "v1-in-bound-field"
+    /// A top-level member named like a flagged field beside the `data` object that holds the
+    /// profile's fields: nothing reads or encrypts it there.
+    case fieldBesideData = "field-beside-data"
 
     /// How serious the kind is.
     public var severity: Severity {
@@ -53,6 +59,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "One profile holds ciphertexts from more than one key history: a user's key was forked."
         case .unknownKey:
             return "A v2 ciphertext sealed under a key that none of the given keys is."
+        case .v1InBoundField:
+            return "A v1 ciphertext, which names no field, in a field the schema makes v2."
+        case .fieldBesideData:
+            return "A flagged field's name beside the data object that holds the profile's fields."
         }
     }
 
@@ -79,6 +89,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "Give the device that made the other key the user's key (sealkit transfer), then re-encrypt its values."
         case .unknownKey:
             return "Give the key id that holds the key (--key), or receive the key from the device that made it."
+        case .v1InBoundField:
+            return "Migrate data you trust (sealkit profile rotate --from-v1), then rotate the key; otherwise restore the field."
+        case .fieldBesideData:
+            return "Move the member into data, or drop data if the profile's own members are its fields."
         }
     }
 

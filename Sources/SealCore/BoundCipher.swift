@@ -294,9 +294,12 @@ public enum BoundCipher {
 ///
 /// `@unchecked Sendable`: every stored property is read and written only under `lock`.
 final class BoundKeyCache: @unchecked Sendable {
+    /// A key's index and a place by its exact bytes: `String`'s equality holds NFC and NFD
+    /// spellings equal, but the place encoding, and so the binding, is the bytes.
     private struct PlaceKey: Hashable {
         let index: Int
-        let place: CiphertextPlace
+        let kind: UInt8
+        let name: [UInt8]
     }
     private let lock = Lock()
     private var subkeys: [Int: SecureBytes] = [:]
@@ -324,7 +327,7 @@ final class BoundKeyCache: @unchecked Sendable {
             keyTag = BoundCipher.keyTag(of: key.fingerprint)
             keyTags[index] = keyTag
         }
-        let placeKey = PlaceKey(index: index, place: place)
+        let placeKey = PlaceKey(index: index, kind: place.kind, name: Array(place.name.utf8))
         if let known = places[placeKey] {
             return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: known.tag, encoding: known.encoding)
         }

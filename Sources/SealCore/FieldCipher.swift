@@ -251,6 +251,9 @@ public enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible
     /// The body of a v2 ciphertext under one of the given keys with its `sk2:` prefix removed; it
     /// never opens as v1.
     case headerStripped
+    /// A well-formed v1 value where only v2 opens (a field the schema makes v2, a caller's
+    /// context): v1 names no place, so it could have been copied from any field.
+    case notBound
 
     public var description: String {
         switch self {
@@ -272,6 +275,8 @@ public enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible
             return "sealed for another field or user: the ciphertext was moved"
         case .headerStripped:
             return "a v2 ciphertext stripped of its 'sk2:' header, which does not open as v1"
+        case .notBound:
+            return "not bound to this place: a v1 value names no field or context, and only v2 opens here"
         }
     }
 }

@@ -64,25 +64,35 @@ public struct KeyRing: Sendable {
 
     /// Decrypts a v1 or v2 ciphertext. A v1 value is tried with the current key, then the retired
     /// ones; a v2 value opens with the one key its header names, for this ring's id and `place` only.
+    ///
+    /// A v1 value names no place, so wherever the place matters (a field the schema makes v2, a
+    /// caller's context) pass `acceptsV1: false`: otherwise a v1 value copied from any field or
+    /// context would open there, and the v2 binding would have a back door.
     /// - Parameters:
     ///   - ciphertext: a v1 (Rownd) or v2 (`sk2:`) ciphertext.
     ///   - place: where a v2 value must have been sealed; the empty context by default.
+    ///   - acceptsV1: whether a v1 value may open here; `false` refuses one with `.notBound`.
     /// - Returns: the plaintext, and whether only a retired key opened it (so it should be re-encrypted).
     /// - Throws: `CiphertextError` when no key opens it or it is malformed: for v2, `.unknownKey`,
-    ///   `.sealedForAnotherPlace` and `.authenticationFailed` (tampering) apart.
+    ///   `.sealedForAnotherPlace` and `.authenticationFailed` (tampering) apart; `.notBound` for a
+    ///   well-formed v1 value where only v2 is accepted.
     public func decrypt(
-        _ ciphertext: String, place: CiphertextPlace = .context("")
+        _ ciphertext: String, place: CiphertextPlace = .context(""), acceptsV1: Bool = true
     ) throws(CiphertextError) -> (plaintext: String, needsRotation: Bool) {
         var ciphertext = ciphertext
         // `withUTF8` rethrows untyped errors, so the typed one travels in a Result.
         let (plaintext, index) = try ciphertext.withUTF8 { text in
-            Result { () throws(CiphertextError) in try open(utf8: UnsafeRawBufferPointer(text), place: place) }
+            Result { () throws(CiphertextError) in
+                try open(utf8: UnsafeRawBufferPointer(text), place: place, acceptsV1: acceptsV1)
+            }
         }.get()
         return (plaintext, index > 0)
     }
 
     /// Opens a ciphertext's UTF-8 text; returns the plaintext and the index in `all` of the key that opened it.
-    package func open(utf8 text: UnsafeRawBufferPointer, place: CiphertextPlace) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
+    package func open(
+        utf8 text: UnsafeRawBufferPointer, place: CiphertextPlace, acceptsV1: Bool = true
+    ) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
         switch BoundCipher.parse(text) {
         case .failed(let error):
             throw error
@@ -102,6 +112,10 @@ public struct KeyRing: Sendable {
             }
             throw .sealedForAnotherPlace
         case .notPrefixed:
+            // Anything that is not a well-formed v1 value fails below as it always did.
+            if !acceptsV1, CiphertextShape.classify(text) == .v1 {
+                throw isStrippedBoundBody(text) ? .headerStripped : .notBound
+            }
             do {
                 return retired.isEmpty
                     ? try FieldCipher.decrypt(utf8: text, usingAnyOf: CollectionOfOne(current))

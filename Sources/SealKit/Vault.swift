@@ -70,7 +70,8 @@ public final class Vault: @unchecked Sendable {
     /// - Parameters:
     ///   - plaintext: the text to protect.
     ///   - context: what the value is for (`"billing-note"`); empty is allowed. Bound by v2 only.
-    ///   - format: v2 by default here; v1 is Rownd's format, which binds nothing.
+    ///   - format: v2 by default here; v1 is Rownd's format, which binds nothing, so
+    ///     `decrypt(ciphertext:context:)` refuses it: open it with `decrypt(ciphertext:)`.
     /// - Returns: the ciphertext's text: `sk2:...` for v2.
     /// - Throws: `VaultError` when no user is set or the key is missing or locked.
     public func encrypt(plaintext: String, context: String, format: CiphertextFormat = .v2) throws(VaultError) -> String {
@@ -88,16 +89,17 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Decrypts a v1 or v2 ciphertext; a v2 value opens only for the user's id and the `context`
-    /// it was sealed with.
-    /// - Throws: `VaultError.ciphertext` naming the problem, v2's wrong place, unknown key and
-    ///   tampering apart.
+    /// Decrypts a v2 ciphertext, which opens only for the user's id and the `context` it was
+    /// sealed with. A v1 value names no context, so it is refused here (`CiphertextError.notBound`);
+    /// open v1 values with `decrypt(ciphertext:)`.
+    /// - Throws: `VaultError.ciphertext` naming the problem, v2's wrong place, unknown key,
+    ///   tampering and a v1 value apart.
     public func decrypt(ciphertext: String, context: String) throws(VaultError) -> String {
         let id = try requireUser()
         do throws(VaultError) {
             let ring = try ring(for: id)
             do {
-                return try ring.decrypt(ciphertext, place: .context(context)).plaintext
+                return try ring.decrypt(ciphertext, place: .context(context), acceptsV1: false).plaintext
             } catch {
                 throw VaultError.ciphertext(id, error)
             }
@@ -321,14 +323,22 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Re-encrypts fields that only a retired key opens under the current key.
+    ///
+    /// A field written as v2 opens only v2 values; `migratingFromV1` reads its v1 values on
+    /// purpose and rewrites them as v2 (`ProfileEncryptor.rotate(_:with:migratingFromV1:)`).
+    /// - Parameters:
+    ///   - profile: an encrypted profile, as fields or in Rownd's user-state shape.
+    ///   - schema: the app schema saying which fields are encrypted, and in which format.
+    ///   - format: the format of every new ciphertext; nil follows each field's schema.
+    ///   - migratingFromV1: read v1 values in fields written as v2, and rewrite them as v2.
     /// - Returns: the profile, and the fields that were re-encrypted.
     public func rotateProfile(
-        _ profile: JSONValue, schema: ProfileSchema, format: CiphertextFormat? = nil
+        _ profile: JSONValue, schema: ProfileSchema, format: CiphertextFormat? = nil, migratingFromV1: Bool = false
     ) throws(VaultError) -> RotatedProfile {
         let id = try requireUser()
         let keys = try ring(for: id)
         do {
-            return try ProfileEncryptor(schema: schema, format: format).rotate(profile, with: keys)
+            return try ProfileEncryptor(schema: schema, format: format).rotate(profile, with: keys, migratingFromV1: migratingFromV1)
         } catch {
             throw .profile(error)
         }

@@ -17,9 +17,9 @@ struct CipherOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read the input from this file instead of stdin ('-' is stdin).", valueName: "file"), completion: .file())
     var input: String?
     @Option(help: ArgumentHelp(
-        "What the value is for; a v2 ciphertext opens only with the context it was made with (default: empty).",
+        "What the value is for: encrypt writes v2 bound to it, and decrypt opens only a v2 value made with it (a v1 value names no context, so it is refused). Without it, v2 values use the empty context.",
         valueName: "text"))
-    var context = ""
+    var context: String?
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     /// The key id's unlocked keys.
@@ -40,6 +40,9 @@ struct CipherOptions: ParsableArguments {
         }
     }
 
+    /// The place a v2 value is bound to: the context given, else the empty one.
+    var place: CiphertextPlace { .context(context ?? "") }
+
     /// Where the input comes from: `--input FILE`, else stdin (also for `-`).
     func openInput() throws -> Int32 { try StandardInput.fileDescriptor(input, what: "input file") }
 }
@@ -57,14 +60,20 @@ struct EncryptCommand: ParsableCommand {
 
     @OptionGroup var options: CipherOptions
     @Option(help: ArgumentHelp(
-        "v1: Rownd's format (default). v2: names its key, and opens only for this id and --context.",
+        "v1: Rownd's format (the default without --context). v2: names its key, and opens only for this id and --context (the default with --context).",
         valueName: "v1|v2"))
-    var format: CiphertextFormat = .v1
+    var format: CiphertextFormat?
     @Argument(help: ArgumentHelp("Only '-' (stdin); plaintext as an argument is refused.", valueName: "-")) var text: String?
 
-    func validate() throws { try options.validate(text: text) }
+    func validate() throws {
+        try options.validate(text: text)
+        if format == .v1 && options.context != nil {
+            throw ValidationError("a v1 value names no context: --context goes with --format v2 (its default)")
+        }
+    }
 
     func run() throws {
+        let format = format ?? (options.context == nil ? .v1 : .v2)
         if let text, text != "-" {
             _ = try keyID(options.key)  // an invalid id is refused as such, never echoed below
             // Never echo it: the refusal must not copy the secret into logs too.
@@ -77,7 +86,7 @@ struct EncryptCommand: ParsableCommand {
         defer { if fd != 0 { close(fd) } }
         let ring = try options.keyRing()
         let output = StandardOutput()
-        let place = CiphertextPlace.context(options.context)
+        let place = options.place
         if options.lines && format == .v2 {
             let reader = LineReader(
                 fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
@@ -143,7 +152,7 @@ struct DecryptCommand: ParsableCommand {
                 let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
                 let plaintext: String
                 do {
-                    plaintext = try ring.decrypt(text, place: .context(options.context)).plaintext
+                    plaintext = try ring.decrypt(text, place: options.place, acceptsV1: options.context == nil).plaintext
                 } catch {
                     throw CLIFailure("line \(reader.lineNumber): \(error)", status: .dataError)
                 }
@@ -158,13 +167,25 @@ struct DecryptCommand: ParsableCommand {
         } else {
             let given = ciphertext == "-" ? nil : ciphertext
             let input = try given ?? StandardInput.readText(fd: fd, what: "ciphertext", limit: InputLimits.ciphertext)
-            // Ciphertexts are base64, so spaces, tabs and a CR around one (a CRLF file, a paste)
-            // are no part of it; blanks alone are refused for what they are (not base64).
-            let trimmed = input.trimmingBlanks()
-            try output.write(ring.decrypt(trimmed.isEmpty ? input : trimmed, place: .context(options.context)).plaintext + "\n")
+            // The format allows no whitespace in or around a ciphertext (docs/format.md); stdin's one
+            // trailing newline, dropped by readText, is the only exception. Blanks around one get
+            // their own words, as "not base64" would puzzle whoever pasted it.
+            let scalars = input.unicodeScalars
+            if scalars.contains(where: { !Self.isWhitespace($0) }),
+                scalars.first.map(Self.isWhitespace) == true || scalars.last.map(Self.isWhitespace) == true
+            {
+                throw CLIFailure(
+                    "the ciphertext has whitespace around it (a space, tab, CR or extra newline): a ciphertext is exactly "
+                        + "its text, and only stdin's one trailing newline is dropped", status: .dataError)
+            }
+            try output.write(ring.decrypt(input, place: options.place, acceptsV1: options.context == nil).plaintext + "\n")
         }
         try output.flush()
     }
+}
+
+extension DecryptCommand {
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace }
 }
 
 struct StatusCommand: ParsableCommand {

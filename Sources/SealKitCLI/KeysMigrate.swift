@@ -20,6 +20,11 @@ extension KeysCommand {
             discussion: "Asks on a terminal; --yes gives consent in scripts."))
         var normalize = false
         @Flag(help: "With --normalize: go ahead without asking.") var yes = false
+        @Flag(name: .customLong("v1-only"), help: ArgumentHelp(
+            "With --normalize: confirm that no v2 value was sealed for these ids under their old spelling.",
+            discussion: "v2 binds an id's exact bytes, so such values would open under neither spelling afterwards; "
+                + "--normalize refuses without this. v1 values are not affected."))
+        var v1Only = false
         @Flag(help: "Move every id in the namespace.") var all = false
         @Argument(help: "The key ids to move.") var ids: [String] = []
         @OptionGroup var keystoreOptions: KeystoreOptions
@@ -72,12 +77,23 @@ extension KeysCommand {
                 StandardError.write("no key id is stored under another Unicode form: nothing to do\n")
                 return
             }
+            if !yes && !(StandardInput.isTerminal && StandardError.isTerminal) {
+                throw CLIFailure(
+                    "give --yes to move \(files.map { "'\($0.id)'" }.joined(separator: ", ")) to the NFC form of each id (no terminal to ask on)",
+                    status: .usage)
+            }
+            // A v2 value binds the id's bytes. One an earlier SealKit sealed for the old spelling would
+            // open under neither spelling once the old file is gone, and only the user knows whether
+            // one exists: the move waits for them to say so.
+            guard v1Only else {
+                throw CLIFailure(
+                    "\(files.map { "'\($0.id)'" }.joined(separator: ", ")) \(files.count == 1 ? "is" : "are") stored under another Unicode "
+                        + "form; v2 values sealed for \(files.count == 1 ? "it" : "them") under that spelling would no longer open after "
+                        + "normalizing, so nothing was changed: decrypt such values first (with the SealKit that sealed them), or give "
+                        + "--v1-only if none exist",
+                    status: .usage)
+            }
             if !yes {
-                guard StandardInput.isTerminal, StandardError.isTerminal else {
-                    throw CLIFailure(
-                        "give --yes to move \(files.map { "'\($0.id)'" }.joined(separator: ", ")) to the NFC form of each id (no terminal to ask on)",
-                        status: .usage)
-                }
                 for file in files {
                     StandardError.write("'\(file.id)' is stored under another Unicode form of its id: its keys move to the NFC id '\(file.id)'"
                         + (try keystore.entry(for: file.id) != nil ? ", which holds keys too (the same key merges; a different one is refused)" : "") + "\n")

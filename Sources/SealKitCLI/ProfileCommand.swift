@@ -97,8 +97,11 @@ struct ProfileCommand: ParsableCommand {
             commandName: "rotate",
             abstract: "Re-encrypt under the current key the fields that only a retired key opens.",
             discussion: """
-                Fields already under the current key keep their ciphertexts, except that v1 values of a field \
-                written as v2 (--format v2, or the schema's setting) are rewritten as v2.
+                Fields already under the current key keep their ciphertexts. A field written as v2 (--format v2, \
+                or the schema's setting) opens only v2 values: a v1 value there names no field, so it may have been \
+                moved from another, and is refused. --from-v1 migrates once, on purpose: it reads v1 values in such \
+                fields and rewrites them as v2 bound to the field they stand in. Migrate data you trust, then rotate \
+                the key (sealkit keys rotate) and the profiles again, so no earlier v1 value opens under the new key.
                 """)
 
         @OptionGroup var options: ProfileOptions
@@ -106,8 +109,15 @@ struct ProfileCommand: ParsableCommand {
             "The format of new ciphertexts: v1 (Rownd's) or v2 (bound to the id and field); overrides the schema's per-field setting.",
             valueName: "v1|v2"))
         var format: CiphertextFormat?
+        @Flag(name: .customLong("from-v1"), help: "Migrate: read v1 values in fields written as v2, and rewrite them as v2.")
+        var fromV1 = false
 
-        func validate() throws { try options.validate(format: format) }
+        func validate() throws {
+            try options.validate(format: format)
+            if fromV1 && options.rownd {
+                throw ValidationError("--rownd writes v1 only, so there is nothing to migrate: --from-v1 cannot go with it")
+            }
+        }
 
         func run() throws {
             let (encryptor, keys) = try options.prepare(format: format)
@@ -119,7 +129,7 @@ struct ProfileCommand: ParsableCommand {
                         return ProfileReport(profile: rotated.profile, notes: rotated.notes.map(\.description))
                     })
             }
-            try options.process(ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in ProfileReport(profile: try encryptor.rotate(profile, with: keys).profile) })
+            try options.process(ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in ProfileReport(profile: try encryptor.rotate(profile, with: keys, migratingFromV1: fromV1).profile) })
         }
     }
 }

@@ -205,6 +205,10 @@ enum FuzzTarget: String, CaseIterable {
         let shape = CiphertextShape(of: text)
         if case .v2 = shape { check(text.hasPrefix(BoundCipher.prefix), "v2 without its prefix") }
         for place in [CiphertextPlace.field("ssn"), .context(""), .context("billing")] {
+            // Where only v2 opens, nothing without SealKit's prefix does (issue 28).
+            if (try? boundRing.decrypt(text, place: place, acceptsV1: false)) != nil {
+                check(text.hasPrefix(BoundCipher.prefix), "a value without the v2 prefix opened where only v2 opens")
+            }
             guard let (plaintext, _) = try? boundRing.decrypt(text, place: place) else { continue }
             check(shape != nil, "opened text that has no ciphertext shape")
             if case .v2 = shape {
@@ -319,6 +323,10 @@ enum FuzzTarget: String, CaseIterable {
         if let sealed = try? encryptor.encrypt(value, with: ring) {
             // What encrypts must decrypt with the same ring.
             check((try? encryptor.decrypt(sealed, with: ring)) != nil, "an encrypted profile does not decrypt")
+            // Strict encryption leaves no flagged top-level member beside `data` (issue 28).
+            if case .object(let members) = sealed {
+                check(schema.encryptedFieldsBesideData(in: members).isEmpty, "a flagged field beside data was left as it was")
+            }
         }
         // --rownd fails only on a profile that is not an object, and encrypting first changes nothing
         // that decrypting shows: a string is sealed, or already opened, either way.

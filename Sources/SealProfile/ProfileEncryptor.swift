@@ -72,7 +72,7 @@ public struct ProfileEncryptor: Sendable {
                 return .value(value)
             case .string(let text):
                 if let shape = CiphertextShape(of: text) {
-                    switch Self.open(value, field: field, keys: keys) {
+                    switch Self.open(value, field: field, keys: keys, acceptsV1: format(of: field) == .v1) {
                     case .opened, .null: return .value(value)
                     case .failed(.undecryptable(.unknownKey(let tag))): return .failed(.sealedUnderUnknownKey(tag))
                     case .failed(.undecryptable(.authenticationFailed)) where shape == .v1:
@@ -165,6 +165,10 @@ public struct ProfileEncryptor: Sendable {
                 text[members[data].value.lowerBound] == UInt8(ascii: "{")
             {
                 fieldLevel = data
+                // A flagged name beside `data` makes the profile ambiguous: the tree refuses it.
+                for member in members where member.parent == nil && fieldNames.field(named: UnsafeBufferPointer(rebasing: text[member.key])) != nil {
+                    return false
+                }
             }
 
             // Each edit: the value's place in the text, and the bytes to encrypt (in the text too).
@@ -255,7 +259,7 @@ public struct ProfileEncryptor: Sendable {
         var openedCount = 0
         do {
             let (plain, retired) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
-                switch Self.open(value, field: field, keys: keys) {
+                switch Self.open(value, field: field, keys: keys, acceptsV1: format(of: field) == .v1) {
                 case .failed(let reason): return .failed(reason)
                 case .null: return .value(value)
                 case .opened(_, let restored, let needsRotation):
@@ -292,20 +296,27 @@ public struct ProfileEncryptor: Sendable {
         }
     }
 
-    /// Re-encrypts under the current key every field that only a retired key opens, and rewrites
-    /// as v2 every v1 value of a field written as v2 (`format`, or the field's schema), so an app
-    /// can migrate. A v2 value stays v2.
+    /// Re-encrypts under the current key every field that only a retired key opens. A v2 value
+    /// stays v2.
+    ///
+    /// A field written as v2 (`format`, or the field's schema) opens only v2 values: a v1 value
+    /// there names no field, so it may have been moved from another one, and fails with
+    /// `CiphertextError.notBound`. Migrating from v1 is one explicit step, `migratingFromV1`, which
+    /// reads such values on purpose and rewrites them as v2 bound to the field they stand in; run
+    /// it once, on data from before anyone could move values, then rotate the key so that no
+    /// earlier v1 value opens as the current key's.
     ///
     /// Other fields are left untouched, so their ciphertexts do not change.
     /// - Parameters:
     ///   - profile: an encrypted profile, as fields or in Rownd's user-state shape.
     ///   - keys: the user's current key, which encrypts, and retired keys, which only decrypt.
+    ///   - migratingFromV1: read v1 values in fields written as v2, and rewrite them as v2.
     /// - Returns: the profile, and the fields that were re-encrypted.
     /// - Throws: the same errors as `decrypt`, listing every failing field. Nothing is returned
     ///   when any field fails.
-    public func rotate(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RotatedProfile {
+    public func rotate(_ profile: JSONValue, with keys: KeyRing, migratingFromV1: Bool = false) throws(ProfileError) -> RotatedProfile {
         let (rotated, fields) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
-            switch Self.open(value, field: field, keys: keys) {
+            switch Self.open(value, field: field, keys: keys, acceptsV1: migratingFromV1 || format(of: field) == .v1) {
             case .failed(let reason): return .failed(reason)
             case .opened(let plaintext, _, let needsRotation):
                 let wasV2: Bool
@@ -333,7 +344,8 @@ public struct ProfileEncryptor: Sendable {
     }
 
     /// Opens one stored field value with any of the user's keys and restores it to the field's type.
-    private static func open(_ value: JSONValue, field: ProfileSchema.Field, keys: KeyRing) -> OpenedField {
+    /// A v1 value opens only where `acceptsV1`: in a field written as v1, or when migrating.
+    private static func open(_ value: JSONValue, field: ProfileSchema.Field, keys: KeyRing, acceptsV1: Bool) -> OpenedField {
         switch value {
         case .null:
             return .null
@@ -341,7 +353,7 @@ public struct ProfileEncryptor: Sendable {
             let plaintext: String
             let needsRotation: Bool
             do {
-                (plaintext, needsRotation) = try keys.decrypt(ciphertext, place: .field(field.name))
+                (plaintext, needsRotation) = try keys.decrypt(ciphertext, place: .field(field.name), acceptsV1: acceptsV1)
             } catch {
                 return .failed(.undecryptable(error))
             }
@@ -376,6 +388,8 @@ public struct ProfileEncryptor: Sendable {
         _ transform: (ProfileSchema.Field, JSONValue) -> FieldOutcome
     ) throws(ProfileError) -> (profile: JSONValue, noted: [String]) {
         guard case .object(var members) = profile else { throw .notAnObject(found: profile.kindName) }
+        let beside = schema.encryptedFieldsBesideData(in: members)
+        guard beside.isEmpty else { throw .fieldsBesideData(beside) }
         if let dataIndex = schema.dataIndex(in: members), case .object(let data) = members[dataIndex].value {
             let (fields, noted) = try mapFields(data, transform)
             members[dataIndex].value = .object(fields)

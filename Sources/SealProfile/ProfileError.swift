@@ -9,6 +9,10 @@ public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAnObject(found: String)
     /// These fields failed, every one of them, in profile order.
     case fieldsFailed([FieldFailure])
+    /// The profile has a `data` object, which holds its fields in Rownd's user-state shape, and
+    /// also top-level members named like these flagged fields: which holds the user's values
+    /// cannot be told, so nothing is encrypted, decrypted or rotated.
+    case fieldsBesideData([String])
 
     public var description: String {
         switch self {
@@ -29,6 +33,10 @@ public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
                 }
             }
             return count + ": " + groups.map { $0.fields.joined(separator: ", ") + " " + $0.reason }.joined(separator: "; ")
+        case .fieldsBesideData(let fields):
+            return "the profile has a \"data\" object, which holds its fields, and also top-level members named like "
+                + "flagged fields (\(fields.joined(separator: ", "))), which would not be encrypted: move them into "
+                + "\"data\", or drop \"data\" if the profile's own members are its fields"
         }
     }
 }

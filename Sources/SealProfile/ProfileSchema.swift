@@ -120,6 +120,15 @@ public struct ProfileSchema: Sendable, Equatable {
         return index
     }
 
+    /// The top-level members named like encrypted fields of a profile whose fields are in its
+    /// `data` object (`dataIndex`): in Rownd's user-state shape nothing reads or encrypts them, so
+    /// a profile holding both is ambiguous, and a member added beside `data` would otherwise turn
+    /// every flagged field's encryption off without a word.
+    package func encryptedFieldsBesideData(in members: [(key: String, value: JSONValue)]) -> [String] {
+        guard dataIndex(in: members) != nil else { return [] }
+        return members.compactMap { field(named: $0.key)?.isEncrypted == true ? $0.key : nil }
+    }
+
     /// Encrypted field names packed for matching against bytes.
     struct EncryptedNames: Sendable, Equatable {
         /// Every name's UTF-8, one after another.

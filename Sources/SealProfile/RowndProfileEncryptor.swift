@@ -138,6 +138,10 @@ public struct RowndProfileEncryptor: Sendable {
             }
         }
 
+        // Rownd's SDKs read only `data`'s fields: a flagged name beside it is left, and said.
+        for name in schema.encryptedFieldsBesideData(in: members) {
+            notes.append(RowndFieldNote(path: name, reason: .besideData))
+        }
         // Rownd's user state: the fields are in `data`, and `meta` holds more of them.
         if let dataIndex = schema.dataIndex(in: members), case .object(var data) = members[dataIndex].value {
             mapFields(&data, under: "data")
@@ -186,6 +190,9 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         /// On encrypt: the value is already a ciphertext that no key of the user's opens, so it is
         /// left byte for byte rather than sealed a second time.
         case sealedUnderUnknownKey
+        /// A top-level member named like a flagged field in a profile whose fields are in `data`:
+        /// Rownd's SDKs read only `data`'s fields, so it is not touched.
+        case besideData
     }
 
     /// The field's path: `data.ssn`, `meta.ssn`, or `ssn` in a bare profile.
@@ -206,9 +213,13 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         case .notACiphertext(let found):
             return "\(path) left as it is: it holds \(found), not a ciphertext"
         case .sealedUnderUnknownKey:
-            return "\(path) left as it is: it already holds a ciphertext that none of the user's keys opens, "
-                + "sealed under a key this keystore does not have; receive that key ('sealkit transfer receive') "
+            return "\(path) left as it is: it already looks like a ciphertext (padded base64 of 40 bytes or more, or "
+                + "SealKit's prefix) that none of the user's keys opens, so it is not sealed twice; if it is one, it was "
+                + "sealed under a key this keystore does not have: receive that key ('sealkit transfer receive') "
                 + "instead of making a new one"
+        case .besideData:
+            return "\(path) left as it is: a top-level member beside \"data\", which holds the profile's fields, "
+                + "so Rownd's SDKs neither read nor encrypt it; move it into \"data\""
         case .undecryptable(.notUTF8):
             return "\(path) left as it is: it opens, but not to UTF-8 text (Rownd's SDKs would show replacement characters)"
         case .undecryptable(.notBase64), .undecryptable(.tooShort):

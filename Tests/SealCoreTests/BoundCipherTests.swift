@@ -124,6 +124,41 @@ struct BoundCipherTests {
         #expect(throws: CiphertextError.authenticationFailed) { try FieldCipher.decrypt(Base64.encode(Array(body[17...])), using: key) }
     }
 
+    /// Issue 28, finding 1: where only v2 opens, a v1 value is refused for what it is.
+    @Test func whereOnlyV2OpensAV1ValueIsNotBound() throws {
+        let key = SymmetricKey.generate()
+        let ring = KeyRing(current: key, retired: [SymmetricKey.generate()], id: "alice")
+        let v1 = ring.encrypt("secret")
+        #expect(try ring.decrypt(v1, place: .field("ssn")).plaintext == "secret")
+        for place in [CiphertextPlace.field("ssn"), .context(""), .context("billing")] {
+            #expect(throws: CiphertextError.notBound) { try ring.decrypt(v1, place: place, acceptsV1: false) }
+        }
+        // Whatever is not a well-formed v1 value keeps its own error; a v2 value opens as before.
+        #expect(throws: CiphertextError.notBase64) { try ring.decrypt(" " + v1, acceptsV1: false) }
+        #expect(throws: CiphertextError.tooShort(byteCount: 3)) { try ring.decrypt("AAAA", acceptsV1: false) }
+        let sealed = try ring.encrypt("secret", format: .v2, place: .field("ssn"))
+        #expect(try ring.decrypt(sealed, place: .field("ssn"), acceptsV1: false).plaintext == "secret")
+        let body = Base64.decode(String(sealed.dropFirst(4)))!
+        #expect(throws: CiphertextError.headerStripped) { try ring.decrypt(Base64.encode(body), place: .field("ssn"), acceptsV1: false) }
+    }
+
+    /// Issue 28, finding 8: the place cache once keyed on `String` equality, which holds NFC and
+    /// NFD equal, so a ring that sealed for one spelling sealed the other with the first's bytes.
+    @Test func thePlaceCacheKeysOnExactBytes() throws {
+        let key = SymmetricKey.generate()
+        let nfd = "cafe\u{301}", nfc = "caf\u{E9}"
+        #expect(nfd == nfc && Array(nfd.utf8) != Array(nfc.utf8))
+        let longLived = KeyRing(current: key, id: "alice")
+        _ = try longLived.encrypt("first", format: .v2, place: .context(nfd))
+        let sealed = try longLived.encrypt("second", format: .v2, place: .context(nfc))
+        // A fresh reader (another process) binds the bytes it is given.
+        let reader = KeyRing(current: key, id: "alice")
+        #expect(try reader.decrypt(sealed, place: .context(nfc)).plaintext == "second")
+        #expect(throws: CiphertextError.sealedForAnotherPlace) { try reader.decrypt(sealed, place: .context(nfd)) }
+        let keyText = String(decoding: key.base64EncodedBytes().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        #expect(try PythonV2.open(sealed, keys: [keyText], id: "alice", place: .context(nfc)).outcome == "ok")
+    }
+
     @Test func aRetiredKeyOpensWithOneLookupAndAsksForRotation() throws {
         let old = SymmetricKey.generate()
         let sealed = try KeyRing(current: old, id: "alice").encrypt("x", format: .v2, place: .context(""))

@@ -43,19 +43,25 @@ struct AcceptanceTests {
 
     // MARK: Odd but plausible input: CRLF and blanks around a ciphertext
 
-    /// A ciphertext saved by a Windows editor, or pasted with a space, is still the same base64:
-    /// decrypt reads it from stdin, `-`, `--input` and an argument, and `--lines` reads CRLF files.
-    @Test func decryptTakesCiphertextsWithCRLFAndBlanksAround() throws {
+    /// A ciphertext is exactly its text (docs/format.md): blanks around one are refused with words
+    /// that say so, from stdin, `-`, `--input` and an argument, and stdin's one trailing newline is
+    /// the only exception (issue 28 reversed the earlier leniency, which the format never allowed).
+    /// `--lines` reads CRLF files: CRLF ends a line there.
+    @Test func decryptRefusesBlanksAroundACiphertextAndLinesReadCRLF() throws {
         let cli = try Self.cliWithKey()
         let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "A+").output
-        for stdin in ["\(sealed)\r\n", "  \(sealed)\t \n", "\(sealed)\r"] {
-            for arguments in [["decrypt", "--key", "ada"], ["decrypt", "--key", "ada", "-"], ["decrypt", "--key", "ada", "--input", "-"]] {
-                let opened = try cli.run(arguments, stdin: stdin)
-                #expect(opened.status == 0 && opened.stdout == "A+\n", "\(arguments) \(stdin.debugDescription): \(opened.stderr)")
+        for arguments in [["decrypt", "--key", "ada"], ["decrypt", "--key", "ada", "-"], ["decrypt", "--key", "ada", "--input", "-"]] {
+            #expect(try cli.run(arguments, stdin: "\(sealed)\n").stdout == "A+\n")
+            for stdin in ["\(sealed)\r\n", "  \(sealed)\t \n", "\(sealed)\r", "\(sealed)\n\n"] {
+                let refused = try cli.run(arguments, stdin: stdin)
+                #expect(refused.status == 65, "\(arguments) \(stdin.debugDescription)")
+                expectCleanFailure(refused, containing: "whitespace around it")
             }
         }
-        let argument = try cli.run(["decrypt", "--key", "ada", "--", sealed + " "])
-        #expect(argument.status == 0 && argument.stdout == "A+\n", "\(argument.stderr)")
+        expectCleanFailure(try cli.run(["decrypt", "--key", "ada", "--", sealed + " "]), containing: "whitespace around it")
+        let bound = try cli.run(["encrypt", "--key", "ada", "--format", "v2"], stdin: "A+").output
+        #expect(try cli.run(["decrypt", "--key", "ada"], stdin: bound + "\n").stdout == "A+\n")
+        expectCleanFailure(try cli.run(["decrypt", "--key", "ada"], stdin: " " + bound), containing: "whitespace around it")
 
         let lines = try cli.run(["decrypt", "--key", "ada", "--lines"], stdin: "\(sealed)\r\n\(sealed)\r\n")
         #expect(lines.status == 0 && lines.stdout == "A+\nA+\n", "\(lines.stderr)")

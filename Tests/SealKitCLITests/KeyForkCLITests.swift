@@ -210,10 +210,15 @@ struct KeyForkCLITests {
         let rowndV2 = try cli.run(["profile", "encrypt", "--rownd", "--format", "v2", "--schema", mixed, "--key", "alice"], stdin: input)
         #expect(rowndV2.status == 64)
 
-        // rotate --format v2 rewrites v1 values as v2, which still decrypt to the same.
+        // rotate --format v2 refuses v1 values (they name no field); --from-v1 migrates them on
+        // purpose to v2, which still decrypts to the same.
         let schema = try Self.file(cli, "schema.json", Self.schema)
         let v1 = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "alice"], stdin: input).stdout
-        let rotated = try cli.run(["profile", "rotate", "--schema", schema, "--key", "alice", "--format", "v2"], stdin: v1)
+        let unasked = try cli.run(["profile", "rotate", "--schema", schema, "--key", "alice", "--format", "v2"], stdin: v1)
+        #expect(unasked.status == 65)
+        expectCleanFailure(unasked, containing: "not bound to this place")
+        let rotated = try cli.run(
+            ["profile", "rotate", "--schema", schema, "--key", "alice", "--format", "v2", "--from-v1"], stdin: v1)
         #expect(rotated.status == 0, "\(rotated.stderr)")
         let object = try Self.object(rotated.stdout)
         #expect((object["ssn"] as? String)?.hasPrefix("sk2:") == true && (object["notes"] as? String)?.hasPrefix("sk2:") == true)
@@ -222,6 +227,97 @@ struct KeyForkCLITests {
         // A v2 value is never rewritten as v1, and a second rotation changes nothing.
         let again = try cli.run(["profile", "rotate", "--schema", schema, "--key", "alice"], stdin: rotated.stdout)
         #expect(again.stdout == rotated.stdout)
+    }
+
+    /// Issue 28, finding 1: a v1 value kept from before the migration to v2, moved into another
+    /// field, opened there as that field, was rotated into a genuine v2 value bound to it, and the
+    /// audit found nothing. v2 now means v2 everywhere the place matters.
+    @Test func aV1ValueIsNoBackDoorIntoAV2FieldOrContext() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let v1Schema = try Self.file(cli, "schema.json", Self.schema)
+        let v2Schema = try Self.file(cli, "v2.json", #"""
+            {"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+                        "nickname": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}}}}
+            """#)
+        // Before the migration: v1 values, which the server keeps.
+        let before = try Self.object(try cli.run(
+            ["profile", "encrypt", "--schema", v1Schema, "--key", "alice"],
+            stdin: #"{"ssn":"078-05-1120","nickname":"Addie"}"#).stdout)
+        let oldSSN = try #require(before["ssn"] as? String)
+        // After: the app's fields are v2, and the server puts the old SSN into the nickname.
+        let migrated = try cli.run(
+            ["profile", "encrypt", "--schema", v2Schema, "--key", "alice"], stdin: #"{"ssn":"078-05-1120","nickname":"Addie"}"#)
+        var swapped = try Self.object(migrated.stdout)
+        swapped["nickname"] = oldSSN
+        let swappedText = String(decoding: try JSONSerialization.data(withJSONObject: swapped), as: UTF8.self)
+        for command in ["decrypt", "rotate"] {
+            let refused = try cli.run(["profile", command, "--schema", v2Schema, "--key", "alice"], stdin: swappedText)
+            #expect(refused.status == 65, "\(command): \(refused.stderr)")
+            expectCleanFailure(refused, containing: "nickname")
+            #expect(refused.stderr.contains("not bound to this place"), "\(command): \(refused.stderr)")
+            #expect(!refused.stderr.contains("078-05-1120"))
+        }
+        // Encrypting leaves no v1 value in a v2 field either.
+        let encrypt = try cli.run(["profile", "encrypt", "--schema", v2Schema, "--key", "alice"], stdin: swappedText)
+        expectCleanFailure(encrypt, containing: "not bound to this place")
+        // The audit names it, an error.
+        let path = try Self.file(cli, "swapped.json", swappedText)
+        let audit = try cli.run(["audit", "--schema", v2Schema, "--key", "alice", "--format", "json", path])
+        #expect(audit.status == 1, "\(audit.stdout) \(audit.stderr)")
+        let report = try Self.object(audit.stdout)
+        let findings = try #require(report["findings"] as? [[String: Any]])
+        #expect(findings.contains { $0["kind"] as? String == "v1-in-bound-field" && $0["severity"] as? String == "error" && $0["field"] as? String == "nickname" })
+        // Migration reads v1 on purpose, once.
+        let fromV1 = try cli.run(
+            ["profile", "rotate", "--schema", v2Schema, "--key", "alice", "--from-v1"],
+            stdin: String(decoding: try JSONSerialization.data(withJSONObject: before), as: UTF8.self))
+        #expect(fromV1.status == 0, "\(fromV1.stderr)")
+        let rotated = try Self.object(fromV1.stdout)
+        #expect((rotated["ssn"] as? String)?.hasPrefix("sk2:") == true && (rotated["nickname"] as? String)?.hasPrefix("sk2:") == true)
+        #expect(try cli.run(["profile", "rotate", "--rownd", "--from-v1", "--schema", v1Schema, "--key", "alice"], stdin: "{}").status == 64)
+
+        // A bare value: --context means v2, for encrypt and decrypt.
+        let contextual = try cli.run(["encrypt", "--key", "alice", "--context", "billing"], stdin: "IBAN DE89")
+        #expect(contextual.output.hasPrefix("sk2:"), "--context writes v2 without --format")
+        #expect(try cli.run(["decrypt", "--key", "alice", "--context", "billing"], stdin: contextual.stdout).stdout == "IBAN DE89\n")
+        let v1Value = try cli.run(["encrypt", "--key", "alice"], stdin: "IBAN DE89").stdout
+        for context in ["billing", ""] {
+            let refused = try cli.run(["decrypt", "--key", "alice", "--context", context], stdin: v1Value)
+            #expect(refused.status == 65)
+            expectCleanFailure(refused, containing: "not bound to this place")
+            let lines = try cli.run(["decrypt", "--key", "alice", "--lines", "--context", context], stdin: v1Value)
+            expectCleanFailure(lines, containing: "line 1: not bound to this place")
+        }
+        #expect(try cli.run(["decrypt", "--key", "alice"], stdin: v1Value).stdout == "IBAN DE89\n", "v1 still opens without a place")
+        let mixed = try cli.run(["encrypt", "--key", "alice", "--format", "v1", "--context", "billing"], stdin: "x")
+        #expect(mixed.status == 64)
+        expectCleanFailure(mixed, containing: "--context goes with --format v2")
+    }
+
+    /// Issue 28, finding 5: one `data` member turned a bare profile's encryption off.
+    @Test func aDataMemberBesideFlaggedFieldsIsRefusedNotIgnored() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let schema = try Self.file(cli, "schema.json", Self.schema)
+        for profile in [#"{"ssn":"123-45-6789","name":"Al","data":{}}"#, #"{"ssn":"123-45-6789","data":{"ssn":"987-65-4321"}}"#] {
+            for format in ["v1", "v2"] {
+                let strict = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "alice", "--format", format], stdin: profile)
+                #expect(strict.status == 65, "\(strict.stdout)")
+                expectCleanFailure(strict, containing: "ssn")
+                #expect(strict.stderr.contains("\"data\"") && !strict.stderr.contains("123-45-6789"))
+            }
+            let rownd = try cli.run(["profile", "encrypt", "--rownd", "--schema", schema, "--key", "alice"], stdin: profile)
+            #expect(rownd.stderr.contains("ssn left as it is: a top-level member beside \"data\""), "\(rownd.stderr)")
+            let path = try Self.file(cli, "beside.json", profile)
+            let audit = try cli.run(["audit", "--schema", schema, "--format", "json", path])
+            #expect(audit.status == 1, "\(audit.stdout) \(audit.stderr)")
+            let findings = try #require(try Self.object(audit.stdout)["findings"] as? [[String: Any]])
+            #expect(findings.contains { $0["kind"] as? String == "field-beside-data" && $0["field"] as? String == "ssn" })
+        }
+        // The user-state shape alone, and a bare profile alone, are as they were.
+        #expect(try cli.run(["profile", "encrypt", "--schema", schema, "--key", "alice"], stdin: #"{"name":"Al","data":{"ssn":"1"}}"#).status == 0)
+        #expect(try cli.run(["profile", "encrypt", "--schema", schema, "--key", "alice"], stdin: #"{"ssn":"1","name":"Al"}"#).status == 0)
     }
 
     @Test func statusNamesAV2KeyByItsFingerprintAndSchemaNeedsAProfile() throws {
@@ -324,7 +420,7 @@ struct NormalizedIDCLITests {
         let unasked = try cli.run(["keys", "migrate", "--normalize"])
         #expect(unasked.status == 64)
         expectCleanFailure(unasked, containing: "--yes")
-        let moved = try cli.run(["keys", "migrate", "--normalize", "--yes"])
+        let moved = try cli.run(["keys", "migrate", "--normalize", "--yes", "--v1-only"])
         #expect(moved.status == 0, "\(moved.stderr)")
         #expect(moved.stdout.hasPrefix(Self.composed + "\t") && moved.stdout.hasSuffix("\tnormalized\n"), "\(moved.stdout)")
         #expect(try cli.run(["keys", "list"]).status == 0)
@@ -343,9 +439,34 @@ struct NormalizedIDCLITests {
         // The legacy file keeps this key; a new, different key is made under the NFC id.
         let legacyName = try Self.storeAsLegacy(folder: folder, name: name)
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
-        let refused = try cli.run(["keys", "migrate", "--normalize", "--yes"])
+        let refused = try cli.run(["keys", "migrate", "--normalize", "--yes", "--v1-only"])
         #expect(refused.status == 73)
         expectCleanFailure(refused)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(legacyName).path), "the legacy file stays")
+    }
+
+    /// Issue 28, finding 7: `--normalize --yes` said "normalized" and stranded every v2 value an
+    /// earlier SealKit had bound to the old spelling. It now refuses unless told none exist.
+    @Test func normalizingRefusesWhileV2ValuesMayBindTheOldSpelling() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
+        let key = try #require(try TransferCLITests.keyMaterial(cli).first)
+        let folder = cli.home.appendingPathComponent("keys/default")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
+        let legacyName = try Self.storeAsLegacy(folder: folder, name: name)
+        // What an earlier SealKit sealed for the NFD spelling (PyNaCl, from docs/format.md).
+        let bound = try PythonV2.seal("078-05-1120", keys: [key], id: Self.decomposed, place: .field("ssn"))
+        let files = { try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".key") }.sorted() }
+        let before = try files()
+        let refused = try cli.run(["keys", "migrate", "--normalize", "--yes"])
+        #expect(refused.status == 64)
+        expectCleanFailure(refused, containing: "v2 values sealed for it under that spelling would no longer open")
+        #expect(refused.stderr.contains("--v1-only"))
+        #expect(try files() == before && before == [legacyName], "nothing was changed")
+        // Told so, it moves; the value bound to the old spelling then opens under neither, as the refusal said.
+        #expect(try cli.run(["keys", "migrate", "--normalize", "--yes", "--v1-only"]).status == 0)
+        let schema = try KeyForkCLITests.file(cli, "schema.json", KeyForkCLITests.schema)
+        let stranded = try cli.run(["profile", "decrypt", "--schema", schema, "--key", Self.composed], stdin: #"{"ssn":"\#(bound)"}"#)
+        expectCleanFailure(stranded, containing: "sealed for another field or user")
     }
 }

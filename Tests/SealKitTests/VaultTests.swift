@@ -239,6 +239,11 @@ struct VaultKeyForkTests {
         // Rownd's surface reads v2 too, as the empty context.
         let bare = try vault.encrypt(plaintext: "x", context: "")
         #expect(try vault.decrypt(ciphertext: bare) == "x")
-        #expect(try vault.decrypt(ciphertext: vault.encrypt(plaintext: "y"), context: "anything") == "y")
+        // A v1 value names no context, so a context does not open it (issue 28): it is no back door.
+        let v1 = try vault.encrypt(plaintext: "y")
+        for context in ["anything", ""] {
+            #expect(throws: VaultError.ciphertext(try KeyID("alice"), .notBound)) { try vault.decrypt(ciphertext: v1, context: context) }
+        }
+        #expect(try vault.decrypt(ciphertext: v1) == "y")
     }
 }

@@ -332,3 +332,47 @@ import Testing
         #expect(decrypted.profile.serialized(pretty: true) == profile.serialized(pretty: true))
     }
 }
+
+/// Issue 28, findings 1 and 5, in the library.
+@Suite struct ProfileBindingTests {
+    static let schema = try! ProfileSchema(
+        parsing: #"""
+            {"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+                        "notes": {"type": "string", "encryption": {"state": "enabled"}},
+                        "name": {"type": "string"}}}
+            """#)
+    let keys = KeyRing(current: .generate(), id: "alice")
+
+    @Test func aV2FieldOpensOnlyV2UnlessMigrating() throws {
+        let v1 = keys.encrypt("078-05-1120")
+        let profile: JSONValue = ["ssn": .string(v1), "notes": .string(keys.encrypt("allergic"))]
+        let encryptor = ProfileEncryptor(schema: Self.schema)
+        for operation in [{ _ = try encryptor.decrypt(profile, with: keys) }, { _ = try encryptor.rotate(profile, with: keys) },
+                          { _ = try encryptor.encrypt(profile, with: keys) }] {
+            #expect(profileError(operation) == .fieldsFailed([FieldFailure(field: "ssn", reason: .undecryptable(.notBound))]))
+        }
+        // The v1 field still reads v1; migration reads the v2 field's v1 value on purpose.
+        let migrated = try encryptor.rotate(profile, with: keys, migratingFromV1: true)
+        #expect(migrated.rotatedFields == ["ssn"])
+        let opened = try encryptor.decrypt(migrated.profile, with: keys).profile
+        #expect(opened == ["ssn": "078-05-1120", "notes": "allergic"])
+        // --format v1 for every field: the schema's v2 no longer applies, so v1 opens.
+        #expect(try ProfileEncryptor(schema: Self.schema, format: .v1).decrypt(profile, with: keys).profile == opened)
+    }
+
+    @Test func flaggedNamesBesideDataAreRefusedOnEveryPath() throws {
+        let v1Only = try ProfileSchema(parsing: #"{"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled"}}}}"#)
+        for schema in [v1Only, Self.schema] {
+            let encryptor = ProfileEncryptor(schema: schema)
+            for text in [#"{"ssn":"123-45-6789","name":"Al","data":{}}"#, #"{"data":{"ssn":"1"},"ssn":"2"}"#] {
+                let profile = try JSONValue.parse(Array(text.utf8))
+                #expect(profileError { _ = try encryptor.encrypt(profile, with: keys) } == .fieldsBesideData(["ssn"]))
+                // The JSON-text path (the fast path for v1 schemas) refuses too, rather than copying the text.
+                #expect(profileError { _ = try encryptor.encrypt(jsonText: Array(text.utf8), with: keys) } == .fieldsBesideData(["ssn"]))
+                #expect(profileError { _ = try encryptor.decrypt(profile, with: keys) } == .fieldsBesideData(["ssn"]))
+                let rownd = try RowndProfileEncryptor(schema: schema).encrypt(profile, with: keys)
+                #expect(rownd.notes.contains(RowndFieldNote(path: "ssn", reason: .besideData)))
+            }
+        }
+    }
+}
