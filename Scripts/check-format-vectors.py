@@ -65,7 +65,8 @@ def valid_id(name):
 
 
 def decimal(text):
-    return int(text) if re.fullmatch(r"[0-9]+", text) else None
+    """Decimal digits, no sign, no leading zero (but 0 itself)."""
+    return int(text) if re.fullmatch(r"0|[1-9][0-9]*", text) else None
 
 
 # MARK: Key files

@@ -160,6 +160,10 @@ def keyfile_vectors():
     two = history("two", 2)
     add("no current key listed first", unprotected("alice", [two[1], two[0]]), "malformed")
     add("two current keys", unprotected("alice", [two[0], dict(two[1], retired=None)]), "malformed")
+    add("a created time with a leading zero", good.replace(f" {CREATED} ", f" 0{CREATED} "), "malformed")
+    add("a created time with a plus sign", good.replace(f" {CREATED} ", f" +{CREATED} "), "malformed")
+    add("Argon2id limits with a leading zero", protected("alice", alice, b"correct horse battery staple", "p1").replace(
+        f"argon2id {OPS} {MEM} ", f"argon2id 0{OPS} {MEM} "), "malformed", passphrase="correct horse battery staple")
     add("a created time past 9999-12-31", unprotected("alice", [dict(alice[0], created=253402300800)]), "malformed")
     add("key base64 with stray bits", good.replace(b64(alice[0]["key"]), b64(alice[0]["key"])[:-2] + "B="), "malformed")
     other = fixed("another key", 32)
