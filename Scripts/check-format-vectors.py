@@ -246,6 +246,7 @@ def read_keys(data):
             name = take(take(1)[0]).decode()
         except UnicodeDecodeError:
             raise Outcome("malformed")
+        name = unicodedata.normalize("NFC", name)  # an id in another form is read as its NFC form
         if not valid_id(name) or name in seen:
             raise Outcome("malformed")
         seen.add(name)

@@ -294,6 +294,12 @@ def backup_vectors():
     twice = [("alice", history("b-alice", 1)), ("alice", history("b-other", 1))]
     add("an id twice", [code(backup_body(twice, phrase.encode(), "b1", inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(twice)))],
         phrase, "malformed")
+    nfd = [(unicodedata.normalize("NFD", "café"), history("b-cafe", 1))]
+    add("an id in NFD, read as its NFC form", [code(backup_body(nfd, phrase.encode(), "b1",
+        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(nfd)))], phrase, "ok", [("café", nfd[0][1])])
+    both = [("café", history("b-cafe", 1)), (unicodedata.normalize("NFD", "café"), history("b-other", 1))]
+    add("an id in NFC and in NFD: one id twice", [code(backup_body(both, phrase.encode(), "b1",
+        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(both)))], phrase, "malformed")
     wrong = bytearray(plain)
     wrong[-24] ^= 1  # the fingerprint's last byte
     add("a key that does not match its fingerprint", [code(backup_body(one, phrase.encode(), "b1", inner=bytes(wrong)))], phrase, "malformed")
