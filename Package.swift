@@ -136,7 +136,7 @@ let package = Package(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
-        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox"]),
+        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealShares"]),
         .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),

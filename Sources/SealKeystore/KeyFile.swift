@@ -115,7 +115,7 @@ package struct KeyFile: Sendable {
         case "protection" where protectionFields.count == 2 && protectionFields[1] == "none" && version == 1:
             protection = nil
         case "protection" where protectionFields.count == 5 && protectionFields[1] == "argon2id":
-            guard let ops = UInt64(protectionFields[2]), let mem = UInt64(protectionFields[3]),
+            guard let ops = decimal(protectionFields[2]), let mem = decimal(protectionFields[3]),
                 let salt = Base64.decode(protectionFields[4]), salt.count == PassphraseKDF.saltByteCount
             else { throw .init("bad protection line") }
             let kdf = PassphraseKDF(opsLimit: ops, memLimit: mem)
@@ -158,13 +158,13 @@ package struct KeyFile: Sendable {
                 separator: UInt8(ascii: " "), maxSplits: version == 1 ? 4 : 3, omittingEmptySubsequences: false)
             guard parts.count == (version == 1 ? 5 : 4), String(decoding: parts[0], as: UTF8.self) == "key",
                 let fingerprint = hexBytes(parts[1]), fingerprint.count == 8,
-                let created = Int64(String(decoding: parts[2], as: UTF8.self))
+                let created = decimal(String(decoding: parts[2], as: UTF8.self)).flatMap(Int64.init(exactly:))
             else { throw .init("bad key line") }
             let retiredText = String(decoding: parts[3], as: UTF8.self)
             let retired: Int64?
             if retiredText == "-" {
                 retired = nil
-            } else if let value = Int64(retiredText) {
+            } else if let value = decimal(retiredText).flatMap(Int64.init(exactly:)) {
                 retired = value
             } else {
                 throw .init("bad key line")
@@ -362,6 +362,16 @@ package struct KeyFile: Sendable {
 
     private static func fields(_ line: ArraySlice<UInt8>) -> [String] {
         line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A number as `encode` writes it: decimal digits, no sign, no leading zero (but `0` itself), so every
+    /// value has one text. `Int64("+7")` and `Int64("007")` would pass, and `-0` would be zero.
+    private static func decimal(_ text: String) -> UInt64? {
+        let digits = text.utf8
+        guard let first = digits.first, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            first != UInt8(ascii: "0") || digits.count == 1
+        else { return nil }
+        return UInt64(text)
     }
 
     /// Lower-case hex only, as `serialize` writes it: a fingerprint written any other way is damage.

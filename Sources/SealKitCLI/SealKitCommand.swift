@@ -159,7 +159,7 @@ enum ExitStatus: Int32 {
         switch error {
         case .wrongPassphrase: self = .noPermission
         case .notInBackup, .noInput: self = .noInput
-        case .badLifetime, .nothingToSend, .tooLarge: self = .usage
+        case .badLifetime, .nothingToSend, .tooLarge, .tooManyVersions, .tooManyKeys: self = .usage
         default: self = .dataError
         }
     }

@@ -23,6 +23,8 @@ enum KeyBundle {
     /// one id may hold. Each key read is one guarded allocation (a few memory mappings each, against
     /// the kernel's usual limit of 65,530), so this keeps a hostile peer far from making us crash.
     static let maximumKeyCount = 4096
+    /// The most keys of one id a bundle carries: its count is one byte. A key file holds more (4,096).
+    static let maximumVersionCount = 255
     static let versionByteCount = SymmetricKey.byteCount + 8 + 8 + 8
 
     /// The bytes `write` produces for `keys`.
@@ -33,11 +35,11 @@ enum KeyBundle {
     /// Checks what `write` cannot express.
     static func validate(_ keys: [KeyHistory]) throws(TransferError) {
         guard !keys.isEmpty else { throw .nothingToSend }
-        guard keys.count <= maximumIDCount else { throw .tooLarge(parts: TransferParts.maximumPartCount + 1) }
-        for history in keys where history.versions.count > 255 {
-            throw .tooLarge(parts: TransferParts.maximumPartCount + 1)
+        for history in keys where history.versions.count > maximumVersionCount {
+            throw .tooManyVersions(history.id, count: history.versions.count)
         }
-        guard keyCount(of: keys) <= maximumKeyCount else { throw .tooLarge(parts: TransferParts.maximumPartCount + 1) }
+        // Every id has at least one key, so this also bounds the id count (`maximumIDCount`).
+        guard keyCount(of: keys) <= maximumKeyCount else { throw .tooManyKeys(count: keyCount(of: keys)) }
     }
 
     /// Every key of every id: current and retired.

@@ -74,6 +74,11 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     case nothingToSend
     /// The payload needs more parts than a transfer allows.
     case tooLarge(parts: Int)
+    /// One id has more keys (current and retired) than a backup or transfer carries for one id (255,
+    /// a one-byte count), though a key file holds up to 4,096.
+    case tooManyVersions(KeyID, count: Int)
+    /// More keys in all than one backup or transfer carries (4,096).
+    case tooManyKeys(count: Int)
     /// Parts whose transfer ids differ.
     case partsFromTwoTransfers
     /// The same part number was given twice.
@@ -132,6 +137,13 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no keys to send: name key ids, or use --all"
         case .tooLarge(let parts):
             return "too many keys for one transfer (it would take \(parts) parts, the limit is \(TransferParts.maximumPartCount)): send fewer ids at a time"
+        case .tooManyVersions(let id, let count):
+            return "key id '\(id)' has \(count) keys (current and retired), more than the \(KeyBundle.maximumVersionCount) of one id "
+                + "that a backup or transfer carries: re-encrypt its values under the current key ('sealkit profile rotate') "
+                + "so the oldest retired keys are no longer needed, and delete them before backing it up or sending it"
+        case .tooManyKeys(let count):
+            return "\(count) keys in all, more than the \(KeyBundle.maximumKeyCount) one backup or transfer carries: "
+                + "back up or send fewer ids at a time"
         case .partsFromTwoTransfers:
             return "these parts come from two different transfers: give only the parts of one, all of them"
         case .duplicatePart(let index, let count):

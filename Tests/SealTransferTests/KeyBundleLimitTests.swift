@@ -39,6 +39,51 @@ struct KeyBundleLimitTests {
     }
 }
 
+/// Issue 28: a key file holds up to 4,096 keys of one id, a backup or transfer 255 (a one-byte count).
+/// An id over that was refused as "too many keys for one transfer (it would take 100 parts ...): send
+/// fewer ids at a time", which is wrong for one id that fits in about 19 parts.
+@Suite("Keys of one id a bundle carries")
+struct KeyBundleVersionLimitTests {
+    static func history(_ id: String, keys count: Int) throws -> KeyHistory {
+        let versions = (0..<count).map { version in
+            KeyHistory.Version(
+                key: SymmetricKey.generate(), created: Date(timeIntervalSince1970: TimeInterval(1_000 + count - version)),
+                retired: version == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(5_000 + count - version)))
+        }
+        return try KeyHistory(id: KeyID(id), versions: versions)
+    }
+
+    @Test func anIdOfMoreThan255KeysIsRefusedNamingTheIdAndTheBound() throws {
+        let alice = try Self.history("alice", keys: 256)
+        #expect(throws: TransferError.tooManyVersions(alice.id, count: 256)) { try KeyBundle.validate([alice]) }
+        let passphrase = try Passphrase("correct horse battery staple")
+        do {
+            _ = try PaperBackup.seal([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
+            Issue.record("a backup of 256 keys of one id was made")
+        } catch {
+            let message = error.description
+            #expect(message.contains("'alice' has 256 keys"), "\(message)")
+            #expect(message.contains("255"), "\(message)")
+            #expect(!message.contains("parts"), "\(message)")
+            #expect(!message.contains("fewer ids"), "\(message)")
+        }
+    }
+
+    @Test func anIdOf255KeysIsCarried() throws {
+        let alice = try Self.history("alice", keys: 255)
+        let passphrase = try Passphrase("correct horse battery staple")
+        let lines = try PaperBackup.seal([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
+        let opened = try PaperBackup.open(try TransferParts.join(lines), passphrase: passphrase)
+        #expect(opened.keys.first?.versions.count == 255)
+    }
+
+    @Test func moreThan4096KeysInAllAreRefusedAsSuch() throws {
+        let keys = try KeyBundleLimitTests.tooManyKeys()
+        let count = KeyBundle.keyCount(of: keys)
+        #expect(throws: TransferError.tooManyKeys(count: count)) { try KeyBundle.validate(keys) }
+    }
+}
+
 /// Issue 24: a key time no keystore or output can show (`Int64.max` crashed `transfer receive` in the
 /// middle of storing) is refused while the bundle is read, so no id of it is stored.
 @Suite("Key bundle times")
