@@ -139,8 +139,8 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             return "too many keys for one transfer (it would take \(parts) parts, the limit is \(TransferParts.maximumPartCount)): send fewer ids at a time"
         case .tooManyVersions(let id, let count):
             return "key id '\(id)' has \(count) keys (current and retired), more than the \(KeyBundle.maximumVersionCount) of one id "
-                + "that a backup or transfer carries: re-encrypt its values under the current key ('sealkit profile rotate') "
-                + "so the oldest retired keys are no longer needed, and delete them before backing it up or sending it"
+                + "that a backup or transfer carries, and SealKit has no command that drops retired keys: to keep or move "
+                + "this id, copy its key file as it is (0600, into the same namespace folder; docs/format.md names the file)"
         case .tooManyKeys(let count):
             return "\(count) keys in all, more than the \(KeyBundle.maximumKeyCount) one backup or transfer carries: "
                 + "back up or send fewer ids at a time"
