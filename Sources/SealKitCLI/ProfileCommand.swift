@@ -334,11 +334,16 @@ struct ProfileOptions: ParsableArguments {
         }
     }
 
-    /// What most likely explains a strict failure: a missing key says so in its own reason; anything
-    /// else may be a profile that a Rownd app wrote, which --rownd reads.
+    /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required,
+    /// says so in its own reason; anything else may be a profile that a Rownd app wrote, which --rownd reads.
     private static func hint(for failures: [FieldFailure]) -> String {
-        let missingKey = failures.contains { if case .sealedUnderUnknownKey = $0.reason { return true } else { return false } }
-        return missingKey ? "" : " (written by a Rownd app? try --rownd)"
+        let explained = failures.contains {
+            switch $0.reason {
+            case .sealedUnderUnknownKey, .undecryptable(.notBound): return true
+            default: return false
+            }
+        }
+        return explained ? "" : " (written by a Rownd app? try --rownd)"
     }
 
     /// Names the input in errors.

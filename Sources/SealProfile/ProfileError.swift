@@ -90,6 +90,10 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
                 + "restore it: add \"type\": \"\(found.rawValue)\" to the field in the schema"
         case .notEncrypted(let found):
             return "holds \(found), not a ciphertext"
+        case .undecryptable(.notBound):
+            return "holds a v1 value, which names no field, but the field is v2, so it is not bound to this place "
+                + "and may have been moved from another field: if the profile predates v2, migrate it once with "
+                + "'sealkit profile rotate --format v2 --from-v1'"
         case .undecryptable(let error):
             return "cannot be decrypted with the user's keys (\(error))"
         case .decryptedTypeMismatch(let expected):
