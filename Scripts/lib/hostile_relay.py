@@ -1,17 +1,48 @@
 """A hostile mailbox relay for SealKit's tests: it speaks WebSocket (autobahn, from .venv) but
 sends whatever its mode says. The mode is the URL path: ws://127.0.0.1:PORT/MODE.
 
-    hostile_relay.py PORT        prints "ready" once it listens
+    hostile_relay.py PORT [SECONDS]   prints "ready" once it listens; stops after SECONDS (300)
 """
 import json
+import socket
 import sys
 
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from twisted.internet import reactor
+from twisted.internet.interfaces import IPushProducer
+from zope.interface import implementer
 
 
 def send(proto, **message):
     proto.sendMessage(json.dumps(message).encode(), False)
+
+
+@implementer(IPushProducer)
+class Pinger:
+    """Pings as fast as the socket takes them, pausing while twisted's buffer is full, so the relay's
+    own memory stays bounded while the client's socket fills up."""
+
+    def __init__(self, proto):
+        self.proto, self.paused, self.stopped = proto, False, False
+        proto.transport.registerProducer(self, True)
+        self.ping()
+
+    def ping(self):
+        if self.stopped:
+            return
+        if not self.paused:
+            for _ in range(64):
+                self.proto.sendPing(b"p" * 125)
+        reactor.callLater(0.002, self.ping)
+
+    def pauseProducing(self):
+        self.paused = True
+
+    def resumeProducing(self):
+        self.paused = False
+
+    def stopProducing(self):
+        self.stopped = True
 
 
 class Hostile(WebSocketServerProtocol):
@@ -34,6 +65,10 @@ class Hostile(WebSocketServerProtocol):
             self.sendClose()
         elif mode == "silent":
             pass
+        elif mode == "deaf":
+            # Issue 28: pings for ever, the welcome among them, and never a byte read: the client's
+            # pongs fill its socket at once, and every write after them (its bind) stays there.
+            self.stopReading(welcome=True)
         else:
             send(self, type="welcome", welcome={})
 
@@ -49,6 +84,17 @@ class Hostile(WebSocketServerProtocol):
             send(self, type="claimed", mailbox="m1")
         elif kind == "open":
             self.misbehave(mode)
+
+    def stopReading(self, welcome=False):
+        """Reads nothing more, ever, and pings: a small receive buffer, so that the client's socket,
+        not ours, holds what it writes, and a burst of pings (the welcome behind it) to fill it."""
+        self.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.transport.pauseProducing()
+        for _ in range(3_000):
+            self.sendPing(b"p" * 125)
+        if welcome:
+            send(self, type="welcome", welcome={})
+        self.pinger = Pinger(self)
 
     def misbehave(self, mode):
         peer = "ff00ff00ff"
@@ -67,6 +113,10 @@ class Hostile(WebSocketServerProtocol):
             # Issue 24: a fake peer side, distinct phases, empty bodies, and never a pake.
             for index in range(100_000):
                 send(self, type="message", side=peer, phase="p%d" % index, body="")
+        elif mode == "deafafteropen":
+            # The nameplate is claimed and the mailbox open; from here on nothing is read, so
+            # neither the release nor the close reaches the relay.
+            self.stopReading()
         elif mode == "dropafteropen":
             self.dropConnection(abort=True)
 
@@ -75,5 +125,5 @@ factory = WebSocketServerFactory()
 factory.protocol = Hostile
 reactor.listenTCP(int(sys.argv[1]), factory, interface="127.0.0.1")
 reactor.callWhenRunning(lambda: print("ready", flush=True))
-reactor.callLater(300, reactor.stop)
+reactor.callLater(int(sys.argv[2]) if len(sys.argv) > 2 else 300, reactor.stop)
 reactor.run()

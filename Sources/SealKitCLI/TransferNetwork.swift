@@ -33,10 +33,7 @@ enum TransferNetwork {
         let keystore = try keystoreOptions.keystore()
         let interrupts = InterruptHandler()
         let receiver = try await NetworkKeyReceiver(relay: relay, timeout: timeout)
-        interrupts.arm {
-            await receiver.abandon()
-            return nil
-        }
+        interrupts.arm { await receiver.abandon() ? nil : TransferNetwork.unreleased }
         let code = receiver.code.revealedText
         switch format {
         case .text:
@@ -93,8 +90,10 @@ enum TransferNetwork {
         interrupts.arm {
             // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
             let sent = await sender.hasSentKeys
-            await sender.abandon()
-            return sent ? "interrupted: the keys were already sent, so the receiver may still store them; its code was released" : nil
+            let released = await sender.abandon()
+            guard sent else { return released ? nil : TransferNetwork.unreleased }
+            return "interrupted: the keys were already sent, so the receiver may still store them"
+                + (released ? "; its code was released" : "; the relay did not confirm the release of its code")
         }
         if StandardError.isTerminal { TransferDisplay.describe(histories, "Sending") }
         progress("Waiting for the receiver to confirm...\n")
@@ -103,6 +102,10 @@ enum TransferNetwork {
         let count = histories.count
         progress("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")
     }
+
+    /// What Ctrl-C says when the relay did not confirm the release: the claim is made only when it did.
+    static let unreleased =
+        "interrupted: the transfer was cancelled, but the relay did not confirm the release of its code (it frees the code itself later)"
 
     /// Progress for a person at a terminal; scripts see only the contract lines, and a failure
     /// stays one line on stderr.
@@ -121,8 +124,8 @@ enum TransferNetwork {
     }
 }
 
-/// Ctrl-C during a network transfer: release the nameplate, close the mailbox, exit 130,
-/// with nothing stored. Disarmed while the keystore is written, so a store is never cut short.
+/// Ctrl-C during a network transfer: release the nameplate, close the mailbox (within a few
+/// seconds, whatever the relay does), exit 130, with nothing stored. Disarmed while the keystore is written, so a store is never cut short.
 ///
 /// The main task may be blocked at a prompt (a synchronous read of the terminal), so the handler
 /// does not cancel it: it abandons the transfer from a task of its own and exits. A second Ctrl-C
@@ -146,7 +149,8 @@ final class InterruptHandler: @unchecked Sendable {
     }
 
     /// From now on an interrupt runs `abandon` before exiting, and says what it returns (when nil,
-    /// that the transfer was cancelled).
+    /// that the transfer was cancelled and its code released). Before the first `arm`, an interrupt
+    /// says only that the transfer was cancelled: nothing confirmed a release.
     func arm(_ abandon: @escaping @Sendable () async -> String?) {
         lock.withLock {
             self.abandon = abandon
@@ -190,7 +194,12 @@ final class InterruptHandler: @unchecked Sendable {
         case .exitNow: Glibc.exit(ExitStatus.interrupted.rawValue)
         case .abandon(let abandon):
             Task {
-                let text = await abandon?() ?? "\(MailboxError.interrupted)"
+                let text: String
+                if let abandon {
+                    text = await abandon() ?? "\(MailboxError.interrupted) and its code released"
+                } else {
+                    text = "\(MailboxError.interrupted)"
+                }
                 StandardError.write("sealkit: \(text)\n")
                 Glibc.exit(ExitStatus.interrupted.rawValue)
             }
@@ -202,7 +211,7 @@ extension ExitStatus {
     init(_ error: MailboxError) {
         switch error {
         case .badRelay, .badCode: self = .usage
-        case .unreachable, .unwelcome, .server, .connectionLost, .flooded: self = .unavailable
+        case .unreachable, .unwelcome, .server, .connectionLost, .flooded, .stalled: self = .unavailable
         case .timedOut: self = .temporaryFailure
         case .wrongCode: self = .noPermission
         case .notSealKit, .protocolViolation, .messageTooLarge: self = .protocolError

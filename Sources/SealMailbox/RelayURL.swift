@@ -21,10 +21,12 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a relay address.
     /// - Parameter text: such as `ws://relay.magic-wormhole.io:4000/v1` or `ws://127.0.0.1:4000/v1`.
-    /// - Throws: `MailboxError.badRelay` when it is not a `ws://` address with a host.
+    /// - Throws: `MailboxError.badRelay` when it is not a `ws://` address with a host, or holds
+    ///   anything but printable ASCII (a control byte such as ESC would reach the terminal in every
+    ///   message that names the relay).
     public init(_ text: String) throws(MailboxError) {
-        guard text.utf8.count <= 2048, text.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-            throw .badRelay("a relay address is a ws:// URL without spaces, such as ws://relay.example:4000/v1")
+        guard text.utf8.count <= 2048, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .badRelay("a relay address is a ws:// URL of printable ASCII without spaces, such as ws://relay.example:4000/v1")
         }
         let scheme = "ws://"
         guard text.lowercased().hasPrefix(scheme) else {

@@ -319,7 +319,7 @@ struct NetworkTransferCLITests {
             sender.send(signal: SIGINT)
             let result = sender.finish()
             #expect(result.status == 130, "\(result.stderrText)")
-            #expect(result.stdout.isEmpty && result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(result.stdout.isEmpty && result.stderrText == "sealkit: interrupted: the transfer was cancelled and its code released\n")
             #expect(try !Self.nameplates(server.relay).contains("9876"))
         }
     }
@@ -335,7 +335,7 @@ struct NetworkTransferCLITests {
             let result = receiver.finish()
             #expect(result.status == 130, "\(result.stderrText)")
             #expect(result.stdoutText.isEmpty)
-            #expect(result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(result.stderrText == "sealkit: interrupted: the transfer was cancelled and its code released\n")
             #expect(try !Self.nameplates(server.relay).contains(nameplate))
             #expect(try keysList(receiving).isEmpty)
         }
