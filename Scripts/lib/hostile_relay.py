@@ -45,6 +45,12 @@ class Pinger:
         self.stopped = True
 
 
+# "dropafterkeys": one mailbox, shared by whoever opens it, that forwards messages as a mailbox
+# server does until the sender's first keys message (phase "0"): that one reaches the receiver, then
+# the relay drops both connections, so the receiver's answer never reaches the sender.
+MAILBOX = {"members": [], "messages": []}
+
+
 class Hostile(WebSocketServerProtocol):
     def onConnect(self, request):
         self.mode = request.path.strip("/")
@@ -82,8 +88,32 @@ class Hostile(WebSocketServerProtocol):
             send(self, type="allocated", nameplate="12x" if mode == "badnameplate" else "5")
         elif kind == "claim":
             send(self, type="claimed", mailbox="m1")
+        elif mode == "dropafterkeys":
+            self.mailbox(message)
         elif kind == "open":
             self.misbehave(mode)
+
+    def mailbox(self, message):
+        kind = message["type"]
+        if kind == "bind":
+            self.side = message["side"]
+        elif kind == "open":
+            MAILBOX["members"].append(self)
+            for stored in MAILBOX["messages"]:
+                send(self, **stored)
+        elif kind == "add":
+            stored = dict(type="message", side=self.side, phase=message["phase"], body=message["body"], id=message.get("id"))
+            MAILBOX["messages"].append(stored)
+            for member in MAILBOX["members"]:
+                send(member, **stored)
+            if message["phase"] == "0":
+                for member in MAILBOX["members"]:
+                    member.dropConnection(abort=False)
+                MAILBOX["members"].clear()
+        elif kind == "release":
+            send(self, type="released")
+        elif kind == "close":
+            send(self, type="closed")
 
     def stopReading(self, welcome=False):
         """Reads nothing more, ever, and pings: a small receive buffer, so that the client's socket,

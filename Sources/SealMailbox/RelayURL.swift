@@ -66,6 +66,16 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
         self.init(host: String(host), port: port, path: path)
     }
 
+    /// Reads a relay address as people (and magic-wormhole's uri-scheme, whose `rendezvous` has no
+    /// endpoint path) write it: an address without a path, such as `ws://relay.example:4000`, is the
+    /// mailbox endpoint `/v1` on it; any other path is kept as given.
+    /// - Parameter text: such as `ws://127.0.0.1:4000` or `ws://127.0.0.1:4000/v1`.
+    /// - Throws: `MailboxError.badRelay`, as `init(_:)`.
+    public init(endpoint text: String) throws(MailboxError) {
+        let address = try RelayURL(text)
+        self = address.path == "/" ? RelayURL(host: address.host, port: address.port, path: "/v1") : address
+    }
+
     public var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "ws://\(shownHost)\(port == 80 ? "" : ":\(port)")\(path)"

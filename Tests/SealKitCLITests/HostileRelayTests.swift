@@ -123,6 +123,32 @@ struct HostileRelayTests {
         }
     }
 
+    /// Issue 29: the relay drops both connections right after the sender's keys reached the receiver,
+    /// so the receiver's answer never reaches the sender. Both tell the truth: the sender that the
+    /// receiver may have stored the keys (not "nothing was transferred"), the receiver, which stores
+    /// them, that the sender was not told. Exit codes stay (69 and 0).
+    @Test func aRelayThatDropsAfterTheKeysLeavesBothSidesTellingTheTruth() throws {
+        try Self.withRelay { relay, sending in
+            let receiving = try CLI()
+            let url = relay.url("dropafterkeys")
+            let receiver = try TimedProcess.start(
+                CLI.executable.path, ["transfer", "receive", "--format", "text", "--relay", url, "--timeout", "30"],
+                environment: receiving.environment)
+            let code = try #require(receiver.readLine(timeout: 30), "the receiver showed no code")
+            let sent = try TimedProcess.run(
+                CLI.executable.path, ["transfer", "send", "u", "--code", code, "--relay", url, "--timeout", "30"],
+                environment: sending.environment, timeout: 60)
+            let received = receiver.finish(stdin: [], timeout: 60)
+            #expect(sent.status == 69, "\(sent.stderrText)")
+            #expect(sent.stderrText.contains("the receiver may have stored the keys: check on the receiving device"), "\(sent.stderrText)")
+            #expect(!sent.stderrText.contains("nothing was transferred"), "\(sent.stderrText)")
+            #expect(received.status == 0, "\(received.stderrText)")
+            #expect(received.stderrText.contains("the sender was not told"), "\(received.stderrText)")
+            #expect(received.stdoutText.contains("\nu\t"), "\(received.stdoutText)")
+            #expect(try receiving.run(["keys", "list"]).stdout.hasPrefix("u"))
+        }
+    }
+
     /// Ctrl-C against a relay that stopped reading once the mailbox was open ends within a few
     /// seconds, and says the code was released only when the relay confirmed it: here it could not, so
     /// it says so (exit 130 still).
