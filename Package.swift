@@ -123,6 +123,8 @@ let package = Package(
 
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
+        // The async transfer API in a process of its own, for tests that time it (SealKitCLITests).
+        .executableTarget(name: "SealTransferProbe", dependencies: ["SealKitTransfer"], path: "Tests/SealTransferProbe"),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
         // The Keystore contract as checks every backend runs unchanged.
@@ -145,7 +147,10 @@ let package = Package(
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(
             name: "SealKitCLITests",
-            dependencies: ["SealKitCLI", "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealTestSupport"]),
+            dependencies: [
+                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit",
+                "SealTestSupport",
+            ]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXingRead only).
     cxxLanguageStandard: .cxx17

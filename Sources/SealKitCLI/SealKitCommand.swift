@@ -182,22 +182,6 @@ enum ExitStatus: Int32 {
     }
 }
 
-/// Text from arguments or files made safe to print on one line of a terminal.
-enum TextSafety {
-    /// Control characters shown as `\u{…}`, so a crafted argument cannot rewrite the terminal.
-    static func printable(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars.prefix(64) {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                result += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-}
-
 /// An error the CLI itself raises, with its message and exit status.
 struct CLIFailure: Error {
     let message: String

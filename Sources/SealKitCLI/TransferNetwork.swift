@@ -16,9 +16,10 @@ enum TransferNetwork {
     /// Seconds a transfer waits for the other side by default.
     static let defaultTimeout = 600
 
-    /// `--relay`, else `SEALKIT_RELAY`, else the public magic-wormhole relay.
+    /// `--relay`, else `SEALKIT_RELAY`, else the public magic-wormhole relay; an address without a
+    /// path gets the mailbox endpoint `/v1`, as in a `sealkit-transfer:` URI.
     static func relay(_ option: String?) throws -> RelayURL {
-        if let option { return try RelayURL(option) }
+        if let option { return try RelayURL(endpoint: option) }
         var environment: [String: String] = [:]
         if let value = getenv("SEALKIT_RELAY") { environment["SEALKIT_RELAY"] = String(cString: value) }
         return try NetworkTransfer.defaultRelay(environment: environment)
@@ -33,18 +34,18 @@ enum TransferNetwork {
         let keystore = try keystoreOptions.keystore()
         let interrupts = InterruptHandler()
         let receiver = try await NetworkKeyReceiver(relay: relay, timeout: timeout)
-        interrupts.arm {
-            await receiver.abandon()
-            return nil
-        }
+        interrupts.arm { await receiver.abandon() ? nil : TransferNetwork.unreleased }
         let code = receiver.code.revealedText
+        // The whole command the sender types: with our relay, unless it is the one a sender uses by default.
+        let command = "sealkit transfer send ID (or --all)" + (relay == RelayURL.publicRelay ? "" : " --relay \(relay)")
         switch format {
         case .text:
             let output = StandardOutput()
             try output.write(code + "\n")
             try output.flush()
+            progress("On the sending device, run: \(command) and type the code above.\n")
         case .qr:
-            StandardError.write("On the sending device, run: sealkit transfer send ID (or --all) and type this code, or scan it (--code-qr):\n")
+            StandardError.write("On the sending device, run: \(command) and type this code, or scan it (--code-qr):\n")
             // The QR holds the code and the relay, in magic-wormhole's URI form under SealKit's scheme.
             TransferDisplay.showQR(TransferURI.make(code: code, relay: relay))
             StandardError.write(code + "\n")
@@ -74,7 +75,12 @@ enum TransferNetwork {
             await receiver.answer(.refused(.failed))
             throw error
         }
-        await receiver.answer(.stored)
+        if !(await receiver.answer(.stored)) {
+            // Stored all the same: the keys are good. The sender reports a failure, and must hear otherwise from here.
+            StandardError.write(
+                "sealkit: warning: the keys are stored, but the connection to the relay was lost, so the sender was not told: "
+                    + "its screen says the transfer failed; tell the person at the sending device\n")
+        }
         let output = StandardOutput()
         for (history, outcome) in zip(keys, outcomes) {
             try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
@@ -93,16 +99,46 @@ enum TransferNetwork {
         interrupts.arm {
             // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
             let sent = await sender.hasSentKeys
-            await sender.abandon()
-            return sent ? "interrupted: the keys were already sent, so the receiver may still store them; its code was released" : nil
+            let released = await sender.abandon()
+            guard sent else { return released ? nil : TransferNetwork.unreleased }
+            return "interrupted: the keys were already sent, so the receiver may still store them"
+                + (released ? "; its code was released" : "; the relay did not confirm the release of its code")
         }
         if StandardError.isTerminal { TransferDisplay.describe(histories, "Sending") }
-        progress("Waiting for the receiver to confirm...\n")
-        try await interrupts.guarding { try await sender.send(histories) }
+        progress("Waiting for the receiver to join...\n")
+        do {
+            try await interrupts.guarding {
+                try await sender.send(histories, onPeer: { progress("The receiver joined; waiting for it to confirm...\n") })
+            }
+        } catch let error as MailboxError {
+            // Once the keys went out, "nothing was transferred" would be untrue: say what is known. Exit codes stay.
+            guard await sender.hasSentKeys else { throw error }
+            switch error {
+            case .connectionLost, .stalled, .timedOut:
+                throw CLIFailure(
+                    "the keys were delivered, but no answer came from the receiver (\(Self.why(error))): "
+                        + "the receiver may have stored the keys: check on the receiving device", status: ExitStatus(error))
+            default: throw error
+            }
+        }
         await interrupts.disarm()
         let count = histories.count
         progress("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")
     }
+
+    /// Why no answer came, in a few words, for the sender's message after its keys went out.
+    private static func why(_ error: MailboxError) -> String {
+        switch error {
+        case .connectionLost(let relay): return "the connection to the mailbox relay \(relay) was lost"
+        case .stalled(let relay, _): return "the mailbox relay \(relay) stopped taking messages"
+        case .timedOut(let seconds): return "none within \(seconds) seconds"
+        default: return "\(error)"
+        }
+    }
+
+    /// What Ctrl-C says when the relay did not confirm the release: the claim is made only when it did.
+    static let unreleased =
+        "interrupted: the transfer was cancelled, but the relay did not confirm the release of its code (it frees the code itself later)"
 
     /// Progress for a person at a terminal; scripts see only the contract lines, and a failure
     /// stays one line on stderr.
@@ -121,8 +157,8 @@ enum TransferNetwork {
     }
 }
 
-/// Ctrl-C during a network transfer: release the nameplate, close the mailbox, exit 130,
-/// with nothing stored. Disarmed while the keystore is written, so a store is never cut short.
+/// Ctrl-C during a network transfer: release the nameplate, close the mailbox (within a few
+/// seconds, whatever the relay does), exit 130, with nothing stored. Disarmed while the keystore is written, so a store is never cut short.
 ///
 /// The main task may be blocked at a prompt (a synchronous read of the terminal), so the handler
 /// does not cancel it: it abandons the transfer from a task of its own and exits. A second Ctrl-C
@@ -146,7 +182,8 @@ final class InterruptHandler: @unchecked Sendable {
     }
 
     /// From now on an interrupt runs `abandon` before exiting, and says what it returns (when nil,
-    /// that the transfer was cancelled).
+    /// that the transfer was cancelled and its code released). Before the first `arm`, an interrupt
+    /// says only that the transfer was cancelled: nothing confirmed a release.
     func arm(_ abandon: @escaping @Sendable () async -> String?) {
         lock.withLock {
             self.abandon = abandon
@@ -190,7 +227,12 @@ final class InterruptHandler: @unchecked Sendable {
         case .exitNow: Glibc.exit(ExitStatus.interrupted.rawValue)
         case .abandon(let abandon):
             Task {
-                let text = await abandon?() ?? "\(MailboxError.interrupted)"
+                let text: String
+                if let abandon {
+                    text = await abandon() ?? "\(MailboxError.interrupted) and its code released"
+                } else {
+                    text = "\(MailboxError.interrupted)"
+                }
                 StandardError.write("sealkit: \(text)\n")
                 Glibc.exit(ExitStatus.interrupted.rawValue)
             }
@@ -202,7 +244,7 @@ extension ExitStatus {
     init(_ error: MailboxError) {
         switch error {
         case .badRelay, .badCode: self = .usage
-        case .unreachable, .unwelcome, .server, .connectionLost, .flooded: self = .unavailable
+        case .unreachable, .unwelcome, .server, .connectionLost, .flooded, .stalled: self = .unavailable
         case .timedOut: self = .temporaryFailure
         case .wrongCode: self = .noPermission
         case .notSealKit, .protocolViolation, .messageTooLarge: self = .protocolError

@@ -58,7 +58,9 @@ enum TransferOffline {
             try output.write(offer.text + "\n" + code + "\n")
             try output.flush()
         case .qr:
-            StandardError.write("On the sending side, scan this offer, then run: sealkit transfer send ID --to <offer> --code <code>\n")
+            StandardError.write(
+                "On the sending side, photograph this offer, then run: sealkit transfer send ID --to-qr PHOTO --code <code> "
+                    + "(or --to <offer> with its text)\n")
             TransferDisplay.showQR(offer.text)
             StandardError.write(offer.text + "\n")
             StandardError.write(
@@ -68,6 +70,7 @@ enum TransferOffline {
         let reader = LineReader(fd: 0, what: "the reply on stdin", maximumLineLength: maximumLineLength)
         let reply: TransferReply
         if !replyImages.isEmpty {
+            try awaitReplyImages(replyImages, reading: reader)
             reply = try receiver.accept(try assembleTransferCode(expecting: .reply, from: try ImageInput.lines(in: replyImages)))
         } else {
             reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
@@ -88,6 +91,41 @@ enum TransferOffline {
             try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
         }
         try output.flush()
+    }
+
+    /// The reply's photos cannot exist before the offer was shown: waits for each that does not yet.
+    /// At a terminal, asks the person to save it and press Enter; otherwise waits for the file to
+    /// appear (a phone or a camera syncing it), up to a reply's default lifetime, saying so on
+    /// stderr, and until its size holds still (a file still being written).
+    private static func awaitReplyImages(_ paths: [String], reading reader: LineReader) throws {
+        func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+        for path in paths where path != "-" && !exists(path) {
+            let shown = TextSafety.printable(path)
+            if isatty(0) == 1 && StandardError.isTerminal {
+                while !exists(path) {
+                    StandardError.write("Save the photo of the reply as \(shown), then press Enter: ")
+                    guard try reader.nextLine({ _ in }) else { throw TransferError.noInput(.reply) }
+                }
+                continue
+            }
+            let limit = Int(TransferOffer.defaultLifetime)
+            StandardError.write("sealkit: waiting for the reply's photo at \(shown) (up to \(limit / 60) minutes; Ctrl-C cancels)\n")
+            let deadline = ContinuousClock.now + .seconds(limit)
+            while !exists(path) {
+                guard ContinuousClock.now < deadline else {
+                    throw CLIFailure("no photo of the reply appeared at \(shown) within \(limit / 60) minutes: nothing was stored", status: .noInput)
+                }
+                usleep(200_000)
+            }
+            var size: off_t = -1
+            for _ in 0..<50 {
+                var status = stat()
+                guard stat(path, &status) == 0 else { break }
+                if status.st_size > 0 && status.st_size == size { break }
+                size = status.st_size
+                usleep(200_000)
+            }
+        }
     }
 
     /// The offer from stdin (`--to -`): its line, or its pieces if something wrapped it.

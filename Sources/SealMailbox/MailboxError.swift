@@ -27,6 +27,9 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
     case interrupted
     /// The relay (or someone on the path to it) sent more than a transfer ever needs, with no PAKE.
     case flooded(RelayURL, reason: String)
+    /// The relay stopped taking our messages: one waited this many seconds to go out (the
+    /// connection is closed then, since every later message would wait behind it).
+    case stalled(RelayURL, seconds: Int)
 
     public var description: String {
         switch self {
@@ -46,16 +49,13 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
         case .wrongCode:
             return "wrong code: the other side used a different code (or someone tried to guess it); nothing was transferred, start again with a new code"
         case .notSealKit(let reason): return "the other side is not a SealKit key transfer: \(reason)"
-        case .interrupted: return "interrupted: the transfer was cancelled and its code released"
+        case .interrupted: return "interrupted: the transfer was cancelled"
         case .flooded(let relay, let reason):
             return "the transfer was ended: the relay \(relay) (or someone on the path to it) flooded it: \(reason); "
-                + "nothing was stored. Use a relay you trust, over wss://"
+                + "nothing was stored. Use a relay you trust, over a network path you trust (your own relay, or a VPN or SSH tunnel to it)"
+        case .stalled(let relay, let seconds):
+            return "the mailbox relay \(relay) stopped taking messages (one waited \(seconds) second\(seconds == 1 ? "" : "s") to go out): "
+                + "check the network, or choose another relay with --relay URL"
         }
     }
-}
-
-/// Text from the network made safe for a one-line message: printable ASCII, at most 160 characters.
-func printable(_ text: String) -> String {
-    let cleaned = text.unicodeScalars.prefix(160).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }
-    return String(cleaned) + (text.unicodeScalars.count > 160 ? "..." : "")
 }

@@ -21,10 +21,12 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a relay address.
     /// - Parameter text: such as `ws://relay.magic-wormhole.io:4000/v1` or `ws://127.0.0.1:4000/v1`.
-    /// - Throws: `MailboxError.badRelay` when it is not a `ws://` address with a host.
+    /// - Throws: `MailboxError.badRelay` when it is not a `ws://` address with a host, or holds
+    ///   anything but printable ASCII (a control byte such as ESC would reach the terminal in every
+    ///   message that names the relay).
     public init(_ text: String) throws(MailboxError) {
-        guard text.utf8.count <= 2048, text.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-            throw .badRelay("a relay address is a ws:// URL without spaces, such as ws://relay.example:4000/v1")
+        guard text.utf8.count <= 2048, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .badRelay("a relay address is a ws:// URL of printable ASCII without spaces, such as ws://relay.example:4000/v1")
         }
         let scheme = "ws://"
         guard text.lowercased().hasPrefix(scheme) else {
@@ -62,6 +64,16 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
         guard !host.isEmpty else { throw .badRelay("the relay address names no host") }
         guard (1...65535).contains(port) else { throw .badRelay("the relay's port must be a number from 1 to 65535") }
         self.init(host: String(host), port: port, path: path)
+    }
+
+    /// Reads a relay address as people (and magic-wormhole's uri-scheme, whose `rendezvous` has no
+    /// endpoint path) write it: an address without a path, such as `ws://relay.example:4000`, is the
+    /// mailbox endpoint `/v1` on it; any other path is kept as given.
+    /// - Parameter text: such as `ws://127.0.0.1:4000` or `ws://127.0.0.1:4000/v1`.
+    /// - Throws: `MailboxError.badRelay`, as `init(_:)`.
+    public init(endpoint text: String) throws(MailboxError) {
+        let address = try RelayURL(text)
+        self = address.path == "/" ? RelayURL(host: address.host, port: address.port, path: "/v1") : address
     }
 
     public var description: String {

@@ -47,7 +47,7 @@ public enum ServerMessage: Equatable, Sendable {
         }
         func field(_ name: String) throws(MailboxError) -> String {
             guard let text = value[name]?.stringValue else {
-                throw .protocolViolation("the relay's '\(printable(type))' message lacks its '\(name)'")
+                throw .protocolViolation("the relay's '\(TextSafety.printable(type))' message lacks its '\(name)'")
             }
             return text
         }
@@ -78,9 +78,9 @@ public enum ServerMessage: Equatable, Sendable {
                 throw .protocolViolation("a mailbox message's body is not hex")
             }
             self = .message(side: side, phase: phase, body: body)
-        case "error": self = .error(printable(value["error"]?.stringValue ?? "unknown error"))
+        case "error": self = .error(TextSafety.printable(value["error"]?.stringValue ?? "unknown error"))
         case "pong": self = .pong
-        default: self = .unknown(printable(type))
+        default: self = .unknown(TextSafety.printable(type))
         }
     }
 

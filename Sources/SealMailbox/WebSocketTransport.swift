@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import SealCore
 
 /// What the connection hands to the protocol, in arrival order.
 enum TransportEvent: Sendable, Equatable {
@@ -23,7 +24,7 @@ enum TransportEvent: Sendable, Equatable {
     case flooded
 }
 
-/// Events from the connection's reading task, awaited by the one task that runs the protocol.
+/// Events from the connection's event loop, awaited by the one task that runs the protocol.
 ///
 /// A wait ends with the next event, with nil at its deadline, or with `.interrupted` when the
 /// waiting task is cancelled, whichever comes first; no thread is held meanwhile.
@@ -122,25 +123,31 @@ final class TransportInbox: Sendable {
     }
 }
 
-/// One WebSocket connection to a mailbox server, on swift-nio's async interfaces: the typed
-/// WebSocket client upgrade gives a `NIOAsyncChannel`, a task of the connection's own reads its
-/// frames into the inbox (answering pings), and sends go through its outbound writer. Incoming
-/// messages are bounded by `maximumMessageBytes`.
+/// One WebSocket connection to a mailbox server, on swift-nio: the typed WebSocket client upgrade,
+/// then `FrameReader` on the connection's event loop puts text messages into the inbox and answers
+/// pings while the socket takes the answer (a flood of pings costs no task a wakeup). The protocol
+/// awaits the inbox. Every write goes straight to the channel and is awaited until the socket took
+/// it, at most until its deadline: a relay that stops reading cannot hold a transfer past it.
+/// Incoming messages are bounded by `maximumMessageBytes`.
 final class WebSocketTransport: Sendable {
     let relay: RelayURL
     private let inbox: TransportInbox
-    private let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
-    private let connection: Task<Void, Never>
+    private let channel: Channel
+    /// Set once a write outlived its deadline and the connection was closed for it.
+    private let stalledState = NIOLockedValueBox(false)
 
-    private init(relay: RelayURL, inbox: TransportInbox, outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, connection: Task<Void, Never>) {
+    /// How long a write from a cancelled task may still take (the release, the close, a receiver's
+    /// answer): cancelling ends a stuck write after this, and a healthy socket takes one at once.
+    static let cancelledWriteWait: Duration = .seconds(1)
+
+    private init(relay: RelayURL, inbox: TransportInbox, channel: Channel) {
         self.relay = relay
         self.inbox = inbox
-        self.outbound = outbound
-        self.connection = connection
+        self.channel = channel
     }
 
     private enum Upgrade: Sendable {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case websocket(Channel)
         case refused
     }
 
@@ -152,6 +159,7 @@ final class WebSocketTransport: Sendable {
         // The channel while it upgrades, so that a timeout or a cancellation can close it.
         let opening = NIOLockedValueBox<Channel?>(nil)
         let timedOut = NIOLockedValueBox(false)
+        let inbox = TransportInbox()
         let negotiation: EventLoopFuture<Upgrade>
         do {
             negotiation = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -166,7 +174,8 @@ final class WebSocketTransport: Sendable {
                                     try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
                                         minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 4096,
                                         maxAccumulatedFrameSize: maximumMessageBytes))
-                                    return .websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                                    try channel.pipeline.syncOperations.addHandler(FrameReader(inbox: inbox))
+                                    return .websocket(channel)
                                 }
                             })
                         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: relay.path)
@@ -210,55 +219,66 @@ final class WebSocketTransport: Sendable {
             opening.withLockedValue { $0 }?.close(promise: nil)
             throw .unreachable(relay, reason: "it did not accept a WebSocket connection at \(relay.path)")
         }
-        let inbox = TransportInbox()
-        var connection: Task<Void, Never>?
-        let outbound = await withCheckedContinuation { ready in
-            connection = Task {
-                // executeThenClose always runs its body, and closes the channel when the body returns.
-                try? await channel.executeThenClose { inbound, outbound in
-                    ready.resume(returning: outbound)
-                    await read(inbound, answeringWith: outbound, into: inbox)
-                }
-            }
-        }
-        return WebSocketTransport(relay: relay, inbox: inbox, outbound: outbound, connection: connection!)
+        return WebSocketTransport(relay: relay, inbox: inbox, channel: channel)
     }
 
-    /// The connection's reading loop: text messages to the inbox, pings answered, close frames honoured.
-    private static func read(
-        _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, answeringWith outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>,
-        into inbox: TransportInbox
-    ) async {
-        do {
-            for try await frame in inbound {
-                switch frame.opcode {
-                case .text:
-                    var payload = frame.unmaskedData
-                    inbox.push(.text(payload.readBytes(length: payload.readableBytes) ?? []))
-                case .ping:
-                    try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData))
-                case .connectionClose:
-                    inbox.push(.closed(reason: "the relay closed the connection"))
-                    try? await outbound.write(closeFrame())
-                    return
-                case .binary:
-                    inbox.push(.closed(reason: "the relay sent a binary message, which the mailbox protocol never uses"))
-                    return
-                default:
-                    break
-                }
+    /// The connection's frames, on its event loop: text messages to the inbox, pings answered, close
+    /// frames honoured. It never waits for a write: a pong or a close frame goes out only while the
+    /// socket takes it and is dropped otherwise, so a relay that stops reading cannot stop us reading.
+    private final class FrameReader: ChannelInboundHandler {
+        typealias InboundIn = WebSocketFrame
+        typealias OutboundOut = WebSocketFrame
+        private let inbox: TransportInbox
+
+        init(inbox: TransportInbox) { self.inbox = inbox }
+
+        /// The upgrade held back reads while it ran: ask for the next ones (nothing else would, and
+        /// a relay's messages behind the bytes read during the upgrade would wait unread).
+        func handlerAdded(context: ChannelHandlerContext) {
+            context.read()
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            switch frame.opcode {
+            case .text:
+                var payload = frame.unmaskedData
+                inbox.push(.text(payload.readBytes(length: payload.readableBytes) ?? []))
+            case .ping:
+                answer(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData), context: context)
+            case .connectionClose:
+                inbox.push(.closed(reason: "the relay closed the connection"))
+                answer(WebSocketTransport.closeFrame(), context: context)
+                context.close(promise: nil)
+            case .binary:
+                inbox.push(.closed(reason: "the relay sent a binary message, which the mailbox protocol never uses"))
+                context.close(promise: nil)
+            default:
+                break
             }
+        }
+
+        private func answer(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
+            if context.channel.isWritable { context.writeAndFlush(wrapOutboundOut(frame), promise: nil) }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: Error) {
+            switch error {
+            case NIOWebSocketError.invalidFrameLength, NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge:
+                inbox.push(.tooLarge)
+            default:
+                inbox.push(.closed(reason: TextSafety.printable(String(describing: error))))
+            }
+            context.close(promise: nil)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
             inbox.push(.closed(reason: "the connection closed"))
-        } catch NIOWebSocketError.invalidFrameLength {
-            inbox.push(.tooLarge)
-        } catch NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge {
-            inbox.push(.tooLarge)
-        } catch {
-            inbox.push(.closed(reason: printable(String(describing: error))))
+            context.fireChannelInactive()
         }
     }
 
-    private static func closeFrame() -> WebSocketFrame {
+    fileprivate static func closeFrame() -> WebSocketFrame {
         var data = ByteBuffer()
         data.write(webSocketErrorCode: .normalClosure)
         return WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
@@ -267,35 +287,62 @@ final class WebSocketTransport: Sendable {
     /// Waits for the next event until `deadline`; nil when the time ran out, `.interrupted` when the task is cancelled.
     func next(before deadline: ContinuousClock.Instant) async -> TransportEvent? { await inbox.next(before: deadline) }
 
-    /// Sends one text message; returns once swift-nio has it (false when the connection failed).
-    ///
-    /// It goes out even from a cancelled task: cancelling a transfer ends its waits, yet the relay is
-    /// still owed the release and the peer its answer. `NIOAsyncWriter` refuses writes from a
-    /// cancelled task, so the write runs in a task of its own.
+    /// Sends one text message, waiting until the socket took it or `deadline` passed.
+    /// - Returns: whether it went out; when not, the connection is closed (see `write`).
     @discardableResult
-    func send(_ text: String) async -> Bool {
-        await write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))
+    func send(_ text: String, before deadline: ContinuousClock.Instant) async -> Bool {
+        await write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)), before: deadline)
     }
 
-    /// Says goodbye with a close frame and closes the connection, waiting until it is closed.
-    func close() async {
-        await write(Self.closeFrame())
-        outbound.finish()
-        connection.cancel()
-        await connection.value
+    /// Whether the connection was closed because a write outlived its deadline: the relay stopped reading.
+    var hasStalled: Bool { stalledState.withLockedValue { $0 } }
+
+    /// Says goodbye with a close frame (waiting for the socket until `deadline` at most) and closes
+    /// the connection, waiting until it is closed.
+    func close(before deadline: ContinuousClock.Instant) async {
+        await write(Self.closeFrame(), before: deadline)
+        channel.close(promise: nil)
+        try? await channel.closeFuture.get()
     }
 
-    /// Hands `frame` to swift-nio from a task of its own, so that a cancelled caller's write still goes out.
+    /// Writes `frame` and waits until the socket took it: at most until `deadline`, and at most
+    /// `cancelledWriteWait` once the calling task is cancelled (a cancelled task still writes: the
+    /// relay is owed the release and the peer its answer). A write still waiting then closes the
+    /// connection, which ends it: every later write would wait behind it.
+    /// - Returns: whether the frame went out.
     @discardableResult
-    private func write(_ frame: WebSocketFrame) async -> Bool {
-        await Task { [outbound] in
-            do {
-                try await outbound.write(frame)
-                return true
-            } catch {
-                return false
+    private func write(_ frame: WebSocketFrame, before deadline: ContinuousClock.Instant) async -> Bool {
+        let channel = channel, stalledState = stalledState
+        // The timers that give up on this write. They and the write's completion all run on the event
+        // loop, so a write that went out disarms them there, however late the waiting task resumes.
+        let timers = NIOLockedValueBox<(ended: Bool, armed: [Scheduled<Void>])>((false, []))
+        @Sendable func giveUp(at instant: ContinuousClock.Instant) {
+            let wait = max(.zero, instant - ContinuousClock.now)
+            let (seconds, attoseconds) = wait.components
+            let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            timers.withLockedValue { state in
+                guard !state.ended else { return }
+                state.armed.append(channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                    guard !timers.withLockedValue({ $0.ended }) else { return }
+                    stalledState.withLockedValue { $0 = true }
+                    channel.close(promise: nil)
+                })
             }
-        }.value
+        }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in
+            for timer in timers.withLockedValue({ state in
+                state.ended = true
+                return state.armed
+            }) { timer.cancel() }
+        }
+        channel.writeAndFlush(frame, promise: written)
+        giveUp(at: deadline)
+        return await withTaskCancellationHandler {
+            (try? await written.futureResult.get()) != nil
+        } onCancel: {
+            giveUp(at: min(deadline, .now + Self.cancelledWriteWait))
+        }
     }
 
     private static func describe(_ error: Error) -> String {
@@ -310,6 +357,6 @@ final class WebSocketTransport: Sendable {
             if case .connectTimeout = channel { return "connection timed out" }
             return "the connection closed before a WebSocket answer"
         }
-        return printable(String(describing: error))
+        return TextSafety.printable(String(describing: error))
     }
 }

@@ -4,16 +4,17 @@ import SealJSON
 /// One end of a magic-wormhole: a mailbox on a relay shared with one peer, a SPAKE2 key from
 /// the code, and numbered messages sealed with per-phase keys (magic-wormhole's client protocol).
 ///
-/// It speaks to magic-wormhole's Python client and mailbox server as they are. Every wait is
-/// bounded by the timeout and holds no thread; cancelling the waiting task ends the wait with
-/// `MailboxError.interrupted`. Call `close(mood:)` on every way out, cancelled or not: it releases
-/// the nameplate and closes the mailbox.
+/// It speaks to magic-wormhole's Python client and mailbox server as they are. Every wait and
+/// every write is bounded by the timeout and holds no thread: each step (connecting, the code, the
+/// peer joining, each message) takes at most the timeout, its writes included. Cancelling the
+/// waiting task ends the wait with `MailboxError.interrupted`. Call `close(mood:)` on every way out, cancelled or not: it
+/// releases the nameplate and closes the mailbox, within a few seconds whatever the relay does.
 ///
 /// ```swift
 /// let wormhole = try await Wormhole(relay: relay, appID: "example/app", appVersions: ["v": 1], timeout: 600)
 /// let code = try await wormhole.allocateCode()      // show code.revealedText to the person
 /// let theirs = try await wormhole.waitForPeer()     // their app_versions, once their key is proven
-/// await wormhole.send(message); let answer = try await wormhole.receive()
+/// try await wormhole.send(message); let answer = try await wormhole.receive()
 /// await wormhole.close(mood: .happy)
 /// ```
 public actor Wormhole {
@@ -27,6 +28,8 @@ public actor Wormhole {
     private let side: String
     private let appVersions: JSONValue
     private let timeout: Int
+    /// When the current step's waits and writes give up.
+    private var deadline: ContinuousClock.Instant
     private let transport: WebSocketTransport
     private var nameplate = NameplateMachine()
     private var mailbox = MailboxMachine()
@@ -55,7 +58,8 @@ public actor Wormhole {
     ///   - relay: the mailbox server.
     ///   - appID: the application id, such as `sealkit/key-transfer/v1`.
     ///   - appVersions: this application's `app_versions`, sent in the encrypted `version` message.
-    ///   - timeout: seconds any single wait may take (connecting, the peer joining, each answer).
+    ///   - timeout: seconds each step may take (connecting, the code, the peer joining, each message
+    ///     sent or awaited), its writes included: a relay that stops reading ends the transfer with `.stalled`.
     /// - Throws: `MailboxError.unreachable` or `.unwelcome` naming the relay;
     ///   `.interrupted` when the task is cancelled meanwhile.
     public init(relay: RelayURL, appID: String, appVersions: JSONValue, timeout: Int) async throws(MailboxError) {
@@ -63,15 +67,16 @@ public actor Wormhole {
         self.appID = appID
         self.appVersions = appVersions
         self.timeout = max(1, timeout)
+        deadline = .now + .seconds(self.timeout)
         // magic-wormhole's sides are 5 random bytes as hex.
         side = Hex.encode(SecureRandom.bytes(count: 5))
         transport = try await WebSocketTransport.connect(
             to: relay, timeout: min(self.timeout, 30), maximumMessageBytes: ServerMessage.maximumBytes)
         do {
             try await pump(until: { $0.welcomed }, connecting: true)
-            await transmit(.bind(appID: appID, side: side, clientVersion: "1"))
+            try await transmit(.bind(appID: appID, side: side, clientVersion: "1"))
         } catch {
-            await transport.close()
+            await transport.close(before: .now + WebSocketTransport.cancelledWriteWait)
             throw error
         }
     }
@@ -83,7 +88,8 @@ public actor Wormhole {
     /// Allocates a nameplate, makes a code on it, and opens the mailbox (the receiving side).
     /// - Returns: the code to show to the person on the other side.
     public func allocateCode() async throws(MailboxError) -> WormholeCode {
-        await transmit(.allocate)
+        deadline = .now + .seconds(timeout)
+        try await transmit(.allocate)
         try await pump { $0.allocated != nil }
         let code: WormholeCode
         do {
@@ -102,12 +108,13 @@ public actor Wormhole {
     }
 
     private func use(_ code: WormholeCode) async throws(MailboxError) {
+        deadline = .now + .seconds(timeout)
         let exchange = SPAKE2Symmetric(code: code, appID: appID)
         spake = exchange
-        if let claim = nameplate.claim(code.nameplate) { await transmit(claim) }
+        if let claim = nameplate.claim(code.nameplate) { try await transmit(claim) }
         try await pump { $0.mailbox.isOpen }
         let body = JSONValue.object([(key: "pake_v1", value: .string(Hex.encode(exchange.message)))]).serialized()
-        await transmit(.add(phase: "pake", body: Array(body.utf8)))
+        try await transmit(.add(phase: "pake", body: Array(body.utf8)))
     }
 
     // MARK: - Talking to the peer
@@ -118,6 +125,7 @@ public actor Wormhole {
     /// - Throws: `.timedOut` when nobody comes within the timeout, `.wrongCode` when the peer's
     ///   messages do not decrypt.
     public func waitForPeer() async throws(MailboxError) -> JSONValue {
+        deadline = .now + .seconds(timeout)
         try await pump { $0.peerVersions != nil }
         return peerVersions!
     }
@@ -126,17 +134,23 @@ public actor Wormhole {
     public var verifier: [UInt8]? { key?.verifier }
 
     /// Seals `plaintext` as the next numbered phase ("0", "1", ...) and adds it to the mailbox.
+    /// It goes out from a cancelled task too (within a few seconds at most), so that a cancelled
+    /// transfer can still answer its peer.
     /// - Precondition: `waitForPeer()` returned.
-    public func send(_ plaintext: some ContiguousByteSource & Sendable) async {
+    /// - Throws: `.stalled` when the relay did not take it within the timeout, `.connectionLost`
+    ///   when the connection is gone, `.interrupted` when the task was cancelled before it went out.
+    public func send(_ plaintext: some ContiguousByteSource & Sendable) async throws(MailboxError) {
         guard let key else { preconditionFailure("send before the key exists") }
         let phase = String(nextSendPhase)
         nextSendPhase += 1
-        await transmit(.add(phase: phase, body: key.phaseKey(side: side, phase: phase).seal(plaintext)))
+        deadline = .now + .seconds(timeout)
+        try await transmit(.add(phase: phase, body: key.phaseKey(side: side, phase: phase).seal(plaintext)))
     }
 
     /// The peer's next numbered message, in order whatever order they arrived in.
     /// - Returns: the plaintext, in guarded memory; nil when the message is empty.
     package func receive() async throws(MailboxError) -> SecureBytes? {
+        deadline = .now + .seconds(timeout)
         try await pump { $0.received[$0.nextReceivePhase] != nil }
         let message = received.removeValue(forKey: nextReceivePhase)!.bytes
         receivedBytes -= message?.count ?? 0
@@ -147,52 +161,84 @@ public actor Wormhole {
     // MARK: - Ending
 
     /// Releases the nameplate and closes the mailbox with `mood`, waits briefly for the
-    /// server to confirm both (not at all in a cancelled task), and disconnects. Safe to call on
-    /// any way out, more than once.
+    /// server to confirm both, and disconnects: within `goodbyeWait` whatever the relay does (a
+    /// relay that stops reading is left then). Safe to call on any way out, more than once.
     public func close(mood: Mood) async {
-        await sayGoodbye(mood: mood)
-        // Confirmations are a courtesy: a server that does not answer within 2 s is left.
-        let deadline = ContinuousClock.now + .seconds(2)
-        while !(nameplate.isSettled && mailbox.isSettled) {
+        // Writes and confirmations share one bound: a server that does not take or answer them within it is left.
+        let deadline = ContinuousClock.now + Self.goodbyeWait
+        if await sayGoodbye(mood: mood, before: deadline) { await awaitConfirmations(before: deadline) }
+        await transport.close(before: max(deadline, .now + .milliseconds(250)))
+    }
+
+    /// For a process about to exit (a Ctrl-C handler): sends the release and close the server
+    /// needs, waits for the server to confirm the release, and disconnects, all within
+    /// `goodbyeWait`. It may run while another task waits on this wormhole; that wait then ends as
+    /// the connection closes.
+    /// - Returns: whether the server confirmed that it holds no nameplate for us (true also when
+    ///   none was claimed); false when the relay did not confirm the release in time.
+    @discardableResult
+    public func abandon(mood: Mood) async -> Bool {
+        let deadline = ContinuousClock.now + Self.goodbyeWait
+        if await sayGoodbye(mood: mood, before: deadline) { await awaitConfirmations(before: deadline) }
+        await transport.close(before: max(deadline, .now + .milliseconds(250)))
+        return nameplate.isSettled
+    }
+
+    /// The most `close(mood:)` and `abandon(mood:)` wait for the relay to take and confirm the goodbye.
+    static let goodbyeWait: Duration = .seconds(1)
+
+    /// Whether a task is waiting in `pump`, reading the relay's messages.
+    private var pumping = false
+
+    /// Waits until the relay confirmed the release and the close, or `deadline`, or the task is
+    /// cancelled. The answers are read here, or by the task waiting in `pump` when there is one
+    /// (one reader at a time), which records them as it goes.
+    private func awaitConfirmations(before deadline: ContinuousClock.Instant) async {
+        while !(nameplate.isSettled && mailbox.isSettled), ContinuousClock.now < deadline {
+            if pumping {
+                do { try await Task.sleep(for: .milliseconds(20)) } catch { return }
+                continue
+            }
             guard let event = await transport.next(before: deadline), case .text(let bytes) = event,
                 let message = try? ServerMessage(parsing: bytes)
-            else { break }
+            else { return }
             switch message {
             case .released: nameplate.gotReleased()
             case .closed: mailbox.gotClosed()
             default: continue
             }
         }
-        await transport.close()
     }
 
-    /// For a process about to exit (a Ctrl-C handler): sends the release and close the server
-    /// needs, without waiting for answers, and disconnects. It may run while another task waits
-    /// on this wormhole; that wait then ends as the connection closes.
-    public func abandon(mood: Mood) async {
-        await sayGoodbye(mood: mood)
-        await transport.close()
-    }
-
-    private func sayGoodbye(mood: Mood) async {
-        if let release = nameplate.release() { await transmit(release) }
-        if let close = mailbox.close(mood: mood) { await transmit(close) }
+    /// Sends the release and the close that are still owed; true when every one went out.
+    @discardableResult
+    private func sayGoodbye(mood: Mood, before deadline: ContinuousClock.Instant) async -> Bool {
+        var wentOut = true
+        if let release = nameplate.release() { wentOut = await transport.send(release.text(id: messageID()), before: deadline) && wentOut }
+        if let close = mailbox.close(mood: mood) { wentOut = await transport.send(close.text(id: messageID()), before: deadline) && wentOut }
+        return wentOut
     }
 
     // MARK: - The loop
 
-    private func transmit(_ message: ClientMessage) async {
-        await transport.send(message.text(id: messageID()))
+    /// Sends `message`, waiting at most until the step's deadline for the socket to take it.
+    private func transmit(_ message: ClientMessage) async throws(MailboxError) {
+        guard await transport.send(message.text(id: messageID()), before: deadline) else {
+            if Task.isCancelled { throw .interrupted }
+            if transport.hasStalled { throw .stalled(relay, seconds: timeout) }
+            throw .connectionLost(relay)
+        }
     }
 
     private func messageID() -> String { Hex.encode(SecureRandom.bytes(count: 2)) }
 
-    /// Handles server messages until `done` holds, each wait bounded by the timeout.
+    /// Handles server messages until `done` holds, at most until the step's deadline.
     private func pump(
         until done: (isolated Wormhole) -> Bool, connecting: Bool = false
     ) async throws(MailboxError) {
-        // One deadline for the whole wait: the relay's acks and echoes do not extend it.
-        let deadline = ContinuousClock.now + .seconds(timeout)
+        pumping = true
+        defer { pumping = false }
+        // The relay's acks and echoes do not extend the deadline.
         while !done(self) {
             guard let event = await transport.next(before: deadline) else {
                 if connecting { throw .unreachable(relay, reason: "it sent no welcome within \(timeout) seconds") }
@@ -216,15 +262,15 @@ public actor Wormhole {
     private func handle(_ message: ServerMessage) async throws(MailboxError) {
         switch message {
         case .welcome(let motd, let error):
-            if let error { throw .unwelcome(relay, message: printable(error)) }
+            if let error { throw .unwelcome(relay, message: TextSafety.printable(error)) }
             welcomed = true
-            messageOfTheDay = motd.map(printable)
+            messageOfTheDay = motd.map { TextSafety.printable($0) }
         case .ack, .pong, .unknown: break
         case .allocated(let nameplate):
             if allocated == nil { allocated = nameplate }
         case .claimed(let mailboxID):
             guard nameplate.gotClaimed() else { return }
-            if let open = mailbox.open(mailboxID) { await transmit(open) }
+            if let open = mailbox.open(mailboxID) { try await transmit(open) }
         case .released: nameplate.gotReleased()
         case .closed: mailbox.gotClosed()
         case .error(let text): throw .server(text)
@@ -234,7 +280,7 @@ public actor Wormhole {
             // Once the peer is here, the nameplate has done its job: free the number.
             if !peerReleasedNameplate {
                 peerReleasedNameplate = true
-                if let release = nameplate.release() { await transmit(release) }
+                if let release = nameplate.release() { try await transmit(release) }
             }
             switch order.receive(PeerMessage(side: side, phase: phase, body: body)) {
             case .overflow:
@@ -290,6 +336,6 @@ public actor Wormhole {
         peerSide = message.side
         // As magic-wormhole does: our version goes out as soon as the key exists.
         let versions = JSONValue.object([(key: "app_versions", value: appVersions)]).serialized()
-        await transmit(.add(phase: "version", body: shared.phaseKey(side: side, phase: "version").seal(Array(versions.utf8))))
+        try await transmit(.add(phase: "version", body: shared.phaseKey(side: side, phase: "version").seal(Array(versions.utf8))))
     }
 }

@@ -33,11 +33,12 @@ public enum NetworkTransfer {
     /// The keys message's first byte.
     static let keysMessageKind: UInt8 = 1
 
-    /// The default relay: `SEALKIT_RELAY` when set, else the public magic-wormhole mailbox server.
+    /// The default relay: `SEALKIT_RELAY` when set (`/v1` added when it has no path), else the public
+    /// magic-wormhole mailbox server.
     public static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
         guard let configured = environment["SEALKIT_RELAY"], !configured.isEmpty else { return RelayURL.publicRelay }
         do {
-            return try RelayURL(configured)
+            return try RelayURL(endpoint: configured)
         } catch .badRelay(let reason) {
             // Name where the address came from: the person may not know the variable is set.
             throw .badRelay("SEALKIT_RELAY: \(reason) (or give --relay URL)")
@@ -230,7 +231,7 @@ public actor NetworkKeyReceiver {
     /// Sends the sender `.refused(reason)` and closes, once.
     private func refuse(_ reason: Refusal) async {
         guard finish() else { return }
-        await wormhole.send(NetworkTransfer.answer(.refused(reason)))
+        try? await wormhole.send(NetworkTransfer.answer(.refused(reason)))
         await wormhole.close(mood: .errory)
     }
 
@@ -277,10 +278,14 @@ public actor NetworkKeyReceiver {
     }
 
     /// Tells the sender the outcome and closes the wormhole. It goes out from a cancelled task too.
-    public func answer(_ answer: ReceiverAnswer) async {
-        guard finish() else { return }
-        await wormhole.send(NetworkTransfer.answer(answer))
+    /// - Returns: whether the answer went out to the relay; false when the connection was lost or the
+    ///   relay did not take it (the sender was not told), or when the transfer had already ended.
+    @discardableResult
+    public func answer(_ answer: ReceiverAnswer) async -> Bool {
+        guard finish() else { return false }
+        let told = (try? await wormhole.send(NetworkTransfer.answer(answer))) != nil
         await wormhole.close(mood: answer == .stored ? .happy : .errory)
+        return told
     }
 
     /// Closes the wormhole after a failure, with the mood magic-wormhole uses for it.
@@ -292,12 +297,15 @@ public actor NetworkKeyReceiver {
     /// Sends the release and close at once and disconnects, for a process about to exit; it may run
     /// while another task waits in `receiveKeys()`, whose wait then ends. Once the keys have arrived
     /// the sender waits for our answer (closing the mailbox tells it nothing), so it is told first
-    /// that nothing was stored, instead of waiting out its timeout.
-    public func abandon() async {
+    /// that nothing was stored, instead of waiting out its timeout. All within a few seconds,
+    /// whatever the relay does.
+    /// - Returns: whether the relay confirmed the nameplate's release (see `Wormhole.abandon(mood:)`).
+    @discardableResult
+    public func abandon() async -> Bool {
         // The caller is then at the question or the passphrase prompt, not using the wormhole.
-        if keysArrived, finish() { await wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
+        if keysArrived, finish() { try? await wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
         finished = true
-        await wormhole.abandon(mood: .lonely)
+        return await wormhole.abandon(mood: .lonely)
     }
 
     /// Marks the transfer finished; true for the one caller that did so.
@@ -341,7 +349,7 @@ public actor NetworkKeySender {
             let messages = try NetworkTransfer.keysMessages(keys)
             try NetworkTransfer.checkPeer(try await wormhole.waitForPeer(), expecting: .receiver)
             onPeer?()
-            for message in messages { await wormhole.send(message) }
+            for message in messages { try await wormhole.send(message) }
             keysSent = true
             let answer = try NetworkTransfer.readAnswer(try await wormhole.receive())
             if case .refused(let reason) = answer { throw ReceiverRefusedError(reason: reason) }
@@ -361,10 +369,12 @@ public actor NetworkKeySender {
     }
 
     /// Sends the release and close at once and disconnects, for a process about to exit; it may run
-    /// while another task waits in `send(_:)`, whose wait then ends.
-    public func abandon() async {
+    /// while another task waits in `send(_:)`, whose wait then ends; within a few seconds, whatever the relay does.
+    /// - Returns: whether the relay confirmed the nameplate's release (see `Wormhole.abandon(mood:)`).
+    @discardableResult
+    public func abandon() async -> Bool {
         finished = true
-        await wormhole.abandon(mood: .lonely)
+        return await wormhole.abandon(mood: .lonely)
     }
 
     /// Whether the keys went out to the receiver: an interrupt after that cannot take them back,

@@ -40,7 +40,7 @@ public struct TransferURI: Sendable, Equatable {
                 guard pair.count == 2, let value = Self.percentDecoded(pair[1]) else { throw .malformed("a field is badly encoded") }
                 switch pair[0] {
                 case "version":
-                    guard value == "0" else { throw .malformed("version \(value) is not one SealKit reads (0)") }
+                    guard value == "0" else { throw .malformed("version '\(TextSafety.printable(value))' is not one SealKit reads (0)") }
                 case "rendezvous":
                     do {
                         relay = try RelayURL(value.hasSuffix("/v1") ? value : value + (value.hasSuffix("/") ? "v1" : "/v1"))
@@ -48,7 +48,7 @@ public struct TransferURI: Sendable, Equatable {
                         throw .malformed("its relay: \(error)")
                     }
                 case "role":
-                    guard value == "leader" else { throw .malformed("its role is \(value), not leader: it is not a receiver's code") }
+                    guard value == "leader" else { throw .malformed("its role is '\(TextSafety.printable(value))', not leader: it is not a receiver's code") }
                 default:
                     break  // Unknown fields are ignored, as the spec says.
                 }

@@ -147,6 +147,32 @@ struct NetworkTransferCLITests {
         }
     }
 
+    /// Issue 29: the receiver's screen shows the whole command the sender types, with `--relay` when
+    /// the relay is not the public one; `--relay` takes the address as a `sealkit-transfer:` URI writes
+    /// it (no `/v1`) and adds the endpoint. The sender says it waits for the receiver to join, then,
+    /// once it joined, for it to confirm.
+    @Test func theScreensSayWhatToTypeAndWhatIsAwaited() throws {
+        try MailboxServer.shared { server in
+            let bare = "ws://127.0.0.1:\(server.port)"
+            let receiving = try CLI()
+            let (status, screen) = try CodeEntryCLITests.onTerminal(
+                receiving, ["transfer", "receive", "--format", "text", "--relay", bare, "--timeout", "2"], steps: [])
+            #expect(screen.contains("run: sealkit transfer send ID (or --all) --relay \(server.relay) and type the code above"), "\(screen)")
+            #expect(status == 75, "\(screen)")
+
+            let sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "u"]).status == 0)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: bare)
+            let (sent, shown) = try CodeEntryCLITests.onTerminal(
+                sending, ["transfer", "send", "u", "--code", code, "--relay", bare, "--timeout", "30"], steps: [])
+            _ = receiver.finish()
+            #expect(sent == 0, "\(shown)")
+            let join = try #require(shown.range(of: "Waiting for the receiver to join..."), "\(shown)")
+            let confirm = try #require(shown.range(of: "The receiver joined; waiting for it to confirm..."), "\(shown)")
+            #expect(join.upperBound <= confirm.lowerBound && !shown.contains("Waiting for the receiver to confirm"), "\(shown)")
+        }
+    }
+
     /// Issue 21: the receiver's QR carries the code and the relay as `sealkit-transfer:CODE?version=0&
     /// rendezvous=RELAY&role=leader`; the sender takes it as --code (or from an image) like the bare code.
     @Test func aTransferURIWorksLikeTheCodeAndAnotherRelayNeedsConsent() throws {
@@ -319,7 +345,7 @@ struct NetworkTransferCLITests {
             sender.send(signal: SIGINT)
             let result = sender.finish()
             #expect(result.status == 130, "\(result.stderrText)")
-            #expect(result.stdout.isEmpty && result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(result.stdout.isEmpty && result.stderrText == "sealkit: interrupted: the transfer was cancelled and its code released\n")
             #expect(try !Self.nameplates(server.relay).contains("9876"))
         }
     }
@@ -335,7 +361,7 @@ struct NetworkTransferCLITests {
             let result = receiver.finish()
             #expect(result.status == 130, "\(result.stderrText)")
             #expect(result.stdoutText.isEmpty)
-            #expect(result.stderrText == "sealkit: \(MailboxError.interrupted)\n")
+            #expect(result.stderrText == "sealkit: interrupted: the transfer was cancelled and its code released\n")
             #expect(try !Self.nameplates(server.relay).contains(nameplate))
             #expect(try keysList(receiving).isEmpty)
         }

@@ -73,6 +73,27 @@ struct ScanCLITests {
         #expect(received.status == 0, "\(received.stderr)")
         #expect(received.stdout.contains("u\t") && received.stdout.contains("\timported"))
 
+        // Issue 29: a reply photo that does not exist yet is waited for (the documented flow, with no FIFO).
+        let later = try CLI()
+        let laterReply = later.home.path + "/reply.png"
+        let waiting = try RunningCLI(later, ["transfer", "receive", "--offline", "--format", "text", "--yes", "--qr", laterReply])
+        let laterOffer = try #require(waiting.readLine())
+        let laterCode = try #require(waiting.readLine())
+        let laterSent = try sender.run(["transfer", "send", "u", "--to", laterOffer, "--code", laterCode, "--format", "text"])
+        #expect(laterSent.status == 0, "\(laterSent.stderr)")
+        let laterMade = try sender.run(["qr", "--format", "png"], stdin: laterSent.stdout.trimmingCharacters(in: .newlines))
+        // Written beside it and renamed into place, as a phone's sync does.
+        try Data(laterMade.stdoutBytes).write(to: URL(fileURLWithPath: laterReply + ".part"))
+        #expect(rename(laterReply + ".part", laterReply) == 0)
+        let laterReceived = waiting.finish()
+        #expect(laterReceived.status == 0, "\(laterReceived.stderr)")
+        #expect(laterReceived.stderr.contains("waiting for the reply's photo at \(laterReply)"), "\(laterReceived.stderr)")
+        #expect(laterReceived.stdout.contains("u\t") && laterReceived.stdout.contains("\timported"))
+
+        // The receiver's hint names --to-qr, the way to take a photographed offer.
+        let hinted = try later.run(["transfer", "receive", "--offline", "--format", "qr"])
+        #expect(hinted.stderr.contains("--to-qr PHOTO --code <code>"), "\(hinted.stderr)")
+
         // A paper backup as a QR image restores with --qr.
         let backup = try sender.run(["keys", "backup", "u", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         #expect(try sender.run(["qr", "--output", folder + "/backup.png"], stdin: backup.stdout.trimmingCharacters(in: .newlines)).status == 0)

@@ -1,3 +1,5 @@
+import SealCore
+
 /// The report as a table for people: one row per finding (written as found, so columns after
 /// the kind are not aligned), its other place indented below it, and a summary line. Control
 /// characters in file and field names are escaped, so a crafted name cannot rewrite the terminal.
@@ -86,23 +88,8 @@ public enum TextReport {
         }
     }
 
-    /// Escapes C0, DEL and C1 controls as `\u{…}`.
-    static func safe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                result += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-    }
+    /// Escapes what could rewrite a terminal line (controls, bidi and other format characters) as `\u{…}`.
+    static func safe(_ text: String) -> String { TextSafety.printable(text, limit: .max) }
 }
 
 extension String {
