@@ -30,6 +30,9 @@ public enum QRScanner {
     public static let maximumPixelCount = 40_000_000
     /// The most bytes of an image file read.
     public static let maximumFileBytes = 64 << 20
+    /// The most scans a progressive JPEG may have (libjpeg-turbo's encoders write 10 at most): each
+    /// scan costs a pass over the whole image, so a file of many tiny scans is refused at scan 101.
+    public static let maximumProgressiveScans = Int(SEALKIT_JPEG_MAX_SCANS)
 
     /// Every QR code in `bytes` (an image file's contents), top to bottom, then left to right.
     /// - Throws: `ScanError.notAnImage`, `.tooLarge`, `.damaged`.
@@ -43,13 +46,27 @@ public enum QRScanner {
         return found.isEmpty ? zxingScan(image) : found
     }
 
-    /// zxing-cpp's reading, through a few lines of C++ (CZXingRead).
-    static func zxingScan(_ image: GrayImage) -> [[UInt8]] {
+    /// How long zxing-cpp may look at an image before it is stopped: a second and a half, and a
+    /// tenth of a second more for each megapixel (5.5 s at the 40-megapixel limit). zxing-cpp takes
+    /// 1.3 s on a 40-megapixel photo of noise and tens of milliseconds on a screenshot; an image made
+    /// to cost it more (one tiled with finder patterns costs time growing with the cube of their
+    /// number) is cut off here and reads as holding no code.
+    static func zxingBudget(width: Int, height: Int) -> Duration {
+        .milliseconds(1_500 + width * height / 10_000)
+    }
+
+    /// zxing-cpp's reading, through a few lines of C++ (CZXingRead) that run it in a child process
+    /// killed when `budget` runs out (zxing-cpp itself cannot be stopped).
+    static func zxingScan(_ image: GrayImage, budget: Duration? = nil) -> [[UInt8]] {
         let capacity = 64
+        let budget = budget ?? zxingBudget(width: image.width, height: image.height)
+        let milliseconds = Int32(clamping: budget.components.seconds * 1_000 + budget.components.attoseconds / 1_000_000_000_000_000)
         var codes = [sealkit_zxing_code](repeating: sealkit_zxing_code(bytes: nil, count: 0, x: 0, y: 0), count: capacity)
         let count = image.pixels.withUnsafeBufferPointer { pixels in
-            sealkit_zxing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), &codes, capacity)
+            sealkit_zxing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), &codes, capacity, milliseconds)
         }
+        // Out of time, or no child to run it in: nothing found.
+        guard count > 0 else { return [] }
         let found = codes.prefix(count).map { code -> (y: Int, x: Int, payload: [UInt8]) in
             defer { free(code.bytes) }
             return (Int(code.y), Int(code.x), Array(UnsafeBufferPointer(start: code.bytes, count: code.count)))
