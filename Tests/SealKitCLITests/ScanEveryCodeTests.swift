@@ -112,3 +112,28 @@ struct ScanEveryCodeTests {
             .contains("ascii (for copying, not scanning)"))
     }
 }
+
+/// A test-sized subset of the real-screenshot corpus (Scripts/make-qr-screenshots.py --small: xterm
+/// under Xvfb, SealKit's own codes, light and dark, with and without colours, two windows, and
+/// photo-like variants): `sealkit scan` reads every code of every image. Scripts/bench runs the whole
+/// corpus against zbarimg and zxing-cpp.
+@Suite("sealkit scan: real screenshots")
+struct RealScreenshotTests {
+    @Test func everyCodeOfEveryScreenshotReads() throws {
+        let folder = try TemporaryFolder.make()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try Subprocess.run(
+            "python3", [Repository.root.appendingPathComponent("Scripts/make-qr-screenshots.py").path, CLI.executable.path, folder.path, "--small"])
+        #expect(made.status == 0, "\(made.stderrText)")
+        let expected = try JSONDecoder().decode([String: [String]].self, from: Data(contentsOf: folder.appendingPathComponent("expected.json")))
+        #expect(expected.count == 26)
+        let cli = try CLI()
+        var missed: [String] = []
+        for (name, payloads) in expected.sorted(by: { $0.key < $1.key }) {
+            let scanned = try cli.run(["scan", "--expect", String(payloads.count), folder.appendingPathComponent(name).path])
+            let lines = scanned.stdout.split(separator: "\n").map(String.init)
+            if scanned.status != 0 || Set(lines) != Set(payloads) { missed.append(name) }
+        }
+        #expect(missed.isEmpty, "not read: \(missed)")
+    }
+}
