@@ -2,6 +2,7 @@ import CJPEGDecode
 import CPNG
 import CZXingRead
 import CZbar
+import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -51,27 +52,52 @@ public enum QRScanner {
 
     /// Every QR code in `image`, in reading order: top to bottom, then left to right.
     ///
-    /// Both decoders read every image, upright and inverted (light-on-dark): zxing-cpp in a child
-    /// process on the other core while zbar reads here. A code both find, or found upright and
-    /// inverted, is one code: the same payload where the two bounding boxes overlap.
+    /// Both decoders read every image, upright and inverted (light-on-dark), at once: zxing-cpp in a
+    /// child process, zbar on the negative on a thread of its own and on the image in the caller's.
+    /// A code both find, or found upright and inverted, is one code: the same payload where the two
+    /// bounding boxes overlap.
     /// - Parameters:
     ///   - image: the pixels.
     ///   - prefix: when given, the reading stops as soon as zbar finds a code starting with these
     ///     bytes (zxing-cpp is stopped), so other codes in the image may be missing from the answer.
     /// - Returns: each code's payload, byte for byte.
     public static func scan(_ image: GrayImage, lookingFor prefix: [UInt8]? = nil) -> [[UInt8]] {
+        // Three readings at once on two cores: zxing-cpp (upright, then inverted) in its child, zbar
+        // on the negative on a thread of its own, zbar on the image here.
         let zxing = ZXingJob(image)
+        let inverted = ZbarReading(of: image.inverted())
         var found = zbarCodes(image)
         if let prefix, found.contains(where: { $0.payload.starts(with: prefix) }) {
             zxing.cancel()
+            _ = inverted.codes()
             return ordered(found, height: image.height)
         }
-        found = merged(found, zbarCodes(image.inverted()))
+        found = merged(found, inverted.codes())
         if let prefix, found.contains(where: { $0.payload.starts(with: prefix) }) {
             zxing.cancel()
             return ordered(found, height: image.height)
         }
         return ordered(merged(found, zxing.finish()), height: image.height)
+    }
+
+    /// zbar reading an image on a thread of its own (zbar's scanners are independent objects).
+    final class ZbarReading: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        // Written once on the reading's thread before `done` is signalled; read after the wait.
+        private var found: [Code] = []
+
+        init(of image: GrayImage) {
+            DispatchQueue.global().async { [self] in
+                found = QRScanner.zbarCodes(image)
+                done.signal()
+            }
+        }
+
+        /// Waits for the reading's codes; call once.
+        func codes() -> [Code] {
+            done.wait()
+            return found
+        }
     }
 
     /// How long zxing-cpp may look at an image (upright and inverted) before it is stopped: a second
@@ -84,7 +110,7 @@ public enum QRScanner {
     }
 
     /// One code a decoder found: its payload and the bounding box of its corners.
-    struct Code: Equatable {
+    struct Code: Equatable, Sendable {
         var payload: [UInt8]
         var left: Int, top: Int, right: Int, bottom: Int
 
