@@ -75,6 +75,7 @@ ensure_test_deps() {
   command -v script >/dev/null 2>&1 || missing+=(bsdutils)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
+  ensure_screenshot_deps
   python3 -c 'import nacl' 2>/dev/null || pip_install pynacl
   python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
   # SLIP-39's reference implementation, the share backups' peer.
@@ -98,6 +99,19 @@ ensure_wormhole_venv() {
   .venv/bin/python -m pip install -q magic-wormhole==0.24.0 magic-wormhole-mailbox-server==0.8.0 >&2
 }
 
+# Real terminal screenshots of QR codes (Scripts/make-qr-screenshots.py, in the tests and the bench): xterm
+# under Xvfb, the screen taken with xwd and turned into a PNM by netpbm's xwdtopnm, DejaVu Sans Mono, Pillow.
+ensure_screenshot_deps() {
+  local missing=()
+  command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+  command -v xterm >/dev/null 2>&1 || missing+=(xterm)
+  command -v xwd >/dev/null 2>&1 || missing+=(x11-apps)
+  command -v xwdtopnm >/dev/null 2>&1 || missing+=(netpbm)
+  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(fonts-dejavu-core)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  python3 -c 'import PIL' 2>/dev/null || pip_install pillow
+}
+
 # Scripts/bench: a C compiler for the libsodium peer, and PyNaCl for the Python peer.
 ensure_bench_deps() {
   ensure_build_deps
@@ -115,6 +129,7 @@ ensure_bench_deps() {
   [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || qr+=(fonts-dejavu-core)
   if [ ${#qr[@]} -gt 0 ]; then apt_install "${qr[@]}"; fi
   python3 -c 'import segno, PIL' 2>/dev/null || pip_install segno pillow
+  ensure_screenshot_deps
 }
 
 # Scripts/stress measures peak memory with GNU time.

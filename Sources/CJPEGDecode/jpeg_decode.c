@@ -18,25 +18,53 @@ static void on_error(j_common_ptr info) {
     longjmp(failure->jump, 1);
 }
 
-/* Warnings (corrupt data libjpeg can skip) are kept quiet: the decode either yields an image or fails. */
-static void on_message(j_common_ptr info) { (void)info; }
+/* Warnings are corrupt data libjpeg would skip (a premature end, a bogus progression, a repeated
+ * scan): each is an error here, as djpeg -strict makes them, so a damaged file fails at once instead
+ * of being decoded (slowly) into something else. Trace messages (level 0 and up) stay quiet. */
+static void on_message(j_common_ptr info, int level) {
+    if (level < 0) on_error(info);
+}
+
+/* libjpeg-turbo's own defence against progressive-JPEG scan bombs (djpeg -maxscans, tjbench
+ * -limitscans): a progress monitor that stops the decode once the file has more scans than any
+ * encoder writes. Each scan costs a pass over every coefficient of the image, so a few bytes a scan
+ * would otherwise buy seconds of work. */
+struct scan_limit {
+    struct jpeg_progress_mgr manager;
+    int max_scans;
+};
+
+static void on_progress(j_common_ptr info) {
+    struct scan_limit *limit = (struct scan_limit *)info->progress;
+    j_decompress_ptr decompress = (j_decompress_ptr)info;
+    if (decompress->input_scan_number > limit->max_scans) {
+        struct failure *failure = (struct failure *)info->err;
+        snprintf(failure->message, JMSG_LENGTH_MAX, "more than %d progressive scans", limit->max_scans);
+        longjmp(failure->jump, 1);
+    }
+}
 
 int sealkit_jpeg_decode_gray(const unsigned char *data, size_t size, size_t max_pixels,
                              unsigned char **pixels, int *width, int *height, char *error) {
     struct jpeg_decompress_struct info;
     struct failure failure;
+    struct scan_limit limit;
     unsigned char *volatile out = NULL;
     error[0] = 0;
     failure.message = error;
     info.err = jpeg_std_error(&failure.manager);
     failure.manager.error_exit = on_error;
-    failure.manager.output_message = on_message;
+    failure.manager.emit_message = on_message;
     if (setjmp(failure.jump)) {
         jpeg_destroy_decompress(&info);
         free(out);
         return -1;
     }
     jpeg_create_decompress(&info);
+    memset(&limit, 0, sizeof limit);
+    limit.manager.progress_monitor = on_progress;
+    limit.max_scans = SEALKIT_JPEG_MAX_SCANS;
+    info.progress = &limit.manager;
     jpeg_mem_src(&info, data, (unsigned long)size);
     jpeg_read_header(&info, TRUE);
     if ((size_t)info.image_width * (size_t)info.image_height > max_pixels) {

@@ -24,11 +24,16 @@ struct QRCommand: ParsableCommand {
         discussion: """
             Reads TEXT, else stdin with one trailing newline dropped, and encodes the bytes exactly. \
             On a terminal the default format is ansi, which scans on dark and light themes alike; \
-            otherwise utf8. With --output and no --format, a name ending in .png, .svg or .pbm picks that format.
+            otherwise utf8, drawn in the terminal's own colours: on a dark theme it comes out light on dark, so add \
+            --invert (or set SEALKIT_QR_INVERT=1) there. ascii is for copying, not scanning. With --output and no \
+            --format, a name ending in .png, .svg or .pbm picks that format.
             """)
 
-    @Option(help: "Output format (default: ansi on a terminal, else utf8).")
+    @Option(help: "Output format: ansi, utf8, ascii (for copying, not scanning), svg, png or pbm (default: ansi on a terminal, else utf8).")
     var format: QRFormat?
+
+    @Flag(help: "For utf8 and ascii on a dark terminal: draw the light modules, so the code shows dark on light (also SEALKIT_QR_INVERT=1).")
+    var invert = false
 
     @Option(name: .customLong("ecc"), help: ArgumentHelp("Error correction: higher survives more damage, lower holds more.", valueName: "level"))
     var correction: QRErrorCorrection = .medium
@@ -51,7 +56,7 @@ struct QRCommand: ParsableCommand {
                 status: .usage)
         }
         let code = try QRCode(try payload(), correction: correction)
-        let rendered = try code.rendered(as: format)
+        let rendered = try code.rendered(as: format, inverted: invert || Terminal.invertsQR)
         if let output = outputFile {
             try AtomicFile.write(rendered, to: output)
             return
@@ -96,6 +101,13 @@ enum Terminal {
         var size = winsize()
         if ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// Whether `SEALKIT_QR_INVERT` asks for codes drawn without colours to be inverted, for a dark
+    /// terminal: set to anything but empty or `0`.
+    static var invertsQR: Bool {
+        let value = ProcessInfo.processInfo.environment["SEALKIT_QR_INVERT"] ?? ""
+        return !value.isEmpty && value != "0"
     }
 
     /// Whether escape sequences may be chosen by default: not when `NO_COLOR` is set to anything

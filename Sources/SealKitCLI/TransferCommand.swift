@@ -31,9 +31,16 @@ enum TransferDisplay {
         do {
             // ansi: explicit black on white, so it scans whatever the terminal's theme.
             let code = try QRCode(text)
-            // NO_COLOR and TERM=dumb: plain half blocks instead, which scan on a dark theme too.
+            // NO_COLOR and TERM=dumb: plain half blocks in the terminal's own colours instead, light on
+            // dark on a dark theme unless SEALKIT_QR_INVERT turns them round; said under the code.
             let format: QRFormat = Terminal.allowsColor ? .ansi : .utf8
-            StandardError.write(String(decoding: try code.rendered(as: format), as: UTF8.self))
+            StandardError.write(String(decoding: try code.rendered(as: format, inverted: Terminal.invertsQR), as: UTF8.self))
+            if format == .utf8 {
+                StandardError.write(
+                    Terminal.invertsQR
+                        ? "(drawn inverted for a dark terminal, as SEALKIT_QR_INVERT asks)\n"
+                        : "(drawn in the terminal's colours: on a dark theme set SEALKIT_QR_INVERT=1 so phones read it)\n")
+            }
             if let needed = code.terminalWidth(for: format), let columns = Terminal.columns(fd: 2), needed > columns {
                 StandardError.write(
                     "this QR code is \(needed) columns wide but the terminal has \(columns): widen the window, or copy the text below\n")
@@ -222,8 +229,8 @@ struct TransferCommand: AsyncParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.keystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
-            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code") } ?? self.code
-            let to = try toQr.map { try ImageInput.single(in: $0, what: "offer") } ?? self.to
+            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code", prefix: TransferURI.scheme) } ?? self.code
+            let to = try toQr.map { try ImageInput.single(in: $0, what: "offer", prefix: TransferTextKind.offer.prefix) } ?? self.to
             if to == nil {
                 var relay = try TransferNetwork.relay(relay)
                 var code = code

@@ -1,13 +1,16 @@
 /// The ways a ``QRCode`` can be written out; every one includes the 4-module quiet zone.
 public enum QRFormat: String, CaseIterable, Sendable {
     /// Unicode half blocks, two module rows per line, dark modules drawn in the text colour.
-    /// Scans where the terminal draws dark text on a light background.
+    /// Scans where the terminal draws dark text on a light background; on a dark background it
+    /// comes out light-on-dark, which SealKit reads but many phone readers do not: render it
+    /// `inverted` there.
     case utf8
     /// The `utf8` half blocks with explicit black-on-white colours on every line,
     /// so it scans on dark and light terminal themes alike.
     case ansi
-    /// `##` for a dark module and two spaces for a light one, one line per module row,
-    /// for terminals without Unicode.
+    /// `##` for a dark module and two spaces for a light one, one line per module row, for
+    /// terminals without Unicode: for copying, not scanning (its glyphs leave gaps inside each
+    /// module, and screenshots of it do not scan reliably).
     case ascii
     /// A standalone SVG document: a white background and one path of dark modules.
     case svg
@@ -34,15 +37,19 @@ extension QRCode {
     public var sizeWithQuietZone: Int { size + 2 * Self.quietZone }
 
     /// Writes the code in a format.
-    /// - Parameter format: the output format.
+    /// - Parameters:
+    ///   - format: the output format.
+    ///   - inverted: for `utf8` and `ascii`, draw the light modules instead of the dark ones, so a
+    ///     terminal with light text on a dark background shows dark modules on light; the formats
+    ///     with colours of their own (`ansi`, `svg`, `png`, `pbm`) ignore it.
     /// - Returns: the encoded text (UTF-8) or image bytes.
     /// - Throws: `QRCodeError.renderingFailed` if libpng cannot write the PNG
     ///   (only on running out of memory); the other formats cannot fail.
-    public func rendered(as format: QRFormat) throws(QRCodeError) -> [UInt8] {
+    public func rendered(as format: QRFormat, inverted: Bool = false) throws(QRCodeError) -> [UInt8] {
         switch format {
-        case .utf8: halfBlockText(colored: false)
+        case .utf8: halfBlockText(colored: false, inverted: inverted)
         case .ansi: halfBlockText(colored: true)
-        case .ascii: asciiText()
+        case .ascii: asciiText(inverted: inverted)
         case .svg: svgDocument()
         case .png: try pngImage()
         case .pbm: pbmImage()

@@ -11,7 +11,9 @@ extension QRCode {
     private static let reset = Array("\u{1B}[0m".utf8)
 
     /// Two module rows per line: the glyph's top half is the upper row, its bottom half the lower.
-    func halfBlockText(colored: Bool) -> [UInt8] {
+    /// `inverted` draws the light modules instead of the dark ones, for a terminal that draws light
+    /// text on a dark background.
+    func halfBlockText(colored: Bool, inverted: Bool = false) -> [UInt8] {
         let quiet = Self.quietZone
         let side = sizeWithQuietZone
         var text: [UInt8] = []
@@ -20,7 +22,7 @@ extension QRCode {
             if colored { text += Self.blackOnWhite }
             for column in 0..<side {
                 let x = column - quiet
-                switch (isDark(x: x, y: top - quiet), isDark(x: x, y: top + 1 - quiet)) {
+                switch (isDark(x: x, y: top - quiet) != inverted, isDark(x: x, y: top + 1 - quiet) != inverted) {
                 case (true, true): text += Self.fullBlock
                 case (true, false): text += Self.upperHalf
                 case (false, true): text += Self.lowerHalf
@@ -33,13 +35,14 @@ extension QRCode {
         return text
     }
 
-    /// One line per module row, two characters per module so modules come out roughly square.
-    func asciiText() -> [UInt8] {
+    /// One line per module row, two characters per module so modules come out roughly square;
+    /// `inverted` marks the light modules instead of the dark ones.
+    func asciiText(inverted: Bool = false) -> [UInt8] {
         var text: [UInt8] = []
         text.reserveCapacity(sizeWithQuietZone * (2 * sizeWithQuietZone + 1))
         forEachModuleRow { _, isDark in
             for column in 0..<sizeWithQuietZone {
-                let mark = isDark(column) ? UInt8(ascii: "#") : UInt8(ascii: " ")
+                let mark = isDark(column) != inverted ? UInt8(ascii: "#") : UInt8(ascii: " ")
                 text.append(mark)
                 text.append(mark)
             }

@@ -2,6 +2,7 @@ import CJPEGDecode
 import CPNG
 import CZXingRead
 import CZbar
+import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -15,73 +16,188 @@ public struct GrayImage: Sendable {
     public let height: Int
     /// One byte of luminance per pixel, row by row.
     public let pixels: [UInt8]
+
+    /// The negative: light-on-dark codes become dark-on-light.
+    func inverted() -> GrayImage { GrayImage(width: width, height: height, pixels: pixels.map { 255 - $0 }) }
 }
 
 /// Reads QR codes out of images: PNG (libpng), JPEG (libjpeg-turbo) and netpbm's PBM, PGM and PPM,
 /// decoded by zbar in its binary mode, so payloads come back byte for byte.
 ///
 /// Two maintained decoders, each strong where the other is weak (docs/transfer.md, "Reading QR
-/// codes", has the measurements): zbar first, for its speed, its binary mode, several codes per image
-/// and inverted (light-on-dark) codes; then, when zbar finds nothing, zxing-cpp, which reads codes
-/// seen at an angle (perspective) and terminal screenshots that zbar misses.
+/// codes", has the measurements), both reading every image, upright and inverted: zbar for its speed,
+/// its binary mode, low contrast and noise; zxing-cpp for codes seen at an angle (perspective) and
+/// terminal screenshots that zbar misses. zxing-cpp runs in a child process with a time budget.
 public enum QRScanner {
     /// The most pixels an image may have: 40 megapixels (a 7,680 × 5,120 photo), checked from the
     /// header before anything is allocated for the pixels, so a decompression bomb costs nothing.
     public static let maximumPixelCount = 40_000_000
     /// The most bytes of an image file read.
     public static let maximumFileBytes = 64 << 20
+    /// The most scans a progressive JPEG may have (libjpeg-turbo's encoders write 10 at most): each
+    /// scan costs a pass over the whole image, so a file of many tiny scans is refused at scan 101.
+    public static let maximumProgressiveScans = Int(SEALKIT_JPEG_MAX_SCANS)
 
-    /// Every QR code in `bytes` (an image file's contents), top to bottom, then left to right.
+    /// Every QR code in `bytes` (an image file's contents), in reading order: top to bottom, then
+    /// left to right.
+    /// - Parameters:
+    ///   - bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
+    ///   - prefix: when given, the reading may stop as soon as a code starting with these bytes is
+    ///     found, so other codes in the image may be missing from the answer.
+    /// - Returns: each code's payload, byte for byte.
     /// - Throws: `ScanError.notAnImage`, `.tooLarge`, `.damaged`.
-    public static func scan(imageFile bytes: [UInt8]) throws(ScanError) -> [[UInt8]] {
-        scan(try decode(bytes))
+    public static func scan(imageFile bytes: [UInt8], lookingFor prefix: [UInt8]? = nil) throws(ScanError) -> [[UInt8]] {
+        scan(try decode(bytes), lookingFor: prefix)
     }
 
-    /// Every QR code in `image`, top to bottom, then left to right.
-    public static func scan(_ image: GrayImage) -> [[UInt8]] {
-        let found = zbarScan(image)
-        return found.isEmpty ? zxingScan(image) : found
+    /// Every QR code in `image`, in reading order: top to bottom, then left to right.
+    ///
+    /// Both decoders read every image, upright and inverted (light-on-dark), at once: zxing-cpp in a
+    /// child process, zbar on the negative on a thread of its own and on the image in the caller's.
+    /// A code both find, or found upright and inverted, is one code: the same payload where the two
+    /// bounding boxes overlap.
+    /// - Parameters:
+    ///   - image: the pixels.
+    ///   - prefix: when given, the reading stops as soon as zbar finds a code starting with these
+    ///     bytes (zxing-cpp is stopped), so other codes in the image may be missing from the answer.
+    /// - Returns: each code's payload, byte for byte.
+    public static func scan(_ image: GrayImage, lookingFor prefix: [UInt8]? = nil) -> [[UInt8]] {
+        // Three readings at once on two cores: zxing-cpp (upright, then inverted) in its child, zbar
+        // on the negative on a thread of its own, zbar on the image here.
+        let zxing = ZXingJob(image)
+        let inverted = ZbarReading(of: image.inverted())
+        var found = zbarCodes(image)
+        if let prefix, found.contains(where: { $0.payload.starts(with: prefix) }) {
+            zxing.cancel()
+            _ = inverted.codes()
+            return ordered(found, height: image.height)
+        }
+        found = merged(found, inverted.codes())
+        if let prefix, found.contains(where: { $0.payload.starts(with: prefix) }) {
+            zxing.cancel()
+            return ordered(found, height: image.height)
+        }
+        return ordered(merged(found, zxing.finish()), height: image.height)
     }
 
-    /// zxing-cpp's reading, through a few lines of C++ (CZXingRead).
-    static func zxingScan(_ image: GrayImage) -> [[UInt8]] {
-        let capacity = 64
-        var codes = [sealkit_zxing_code](repeating: sealkit_zxing_code(bytes: nil, count: 0, x: 0, y: 0), count: capacity)
-        let count = image.pixels.withUnsafeBufferPointer { pixels in
-            sealkit_zxing_read(pixels.baseAddress, Int32(image.width), Int32(image.height), &codes, capacity)
+    /// zbar reading an image on a thread of its own (zbar's scanners are independent objects).
+    final class ZbarReading: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        // Written once on the reading's thread before `done` is signalled; read after the wait.
+        private var found: [Code] = []
+
+        init(of image: GrayImage) {
+            DispatchQueue.global().async { [self] in
+                found = QRScanner.zbarCodes(image)
+                done.signal()
+            }
         }
-        let found = codes.prefix(count).map { code -> (y: Int, x: Int, payload: [UInt8]) in
-            defer { free(code.bytes) }
-            return (Int(code.y), Int(code.x), Array(UnsafeBufferPointer(start: code.bytes, count: code.count)))
+
+        /// Waits for the reading's codes; call once.
+        func codes() -> [Code] {
+            done.wait()
+            return found
         }
-        return ordered(found, height: image.height)
+    }
+
+    /// How long zxing-cpp may look at an image (upright and inverted) before it is stopped: a second
+    /// and a half, and a tenth of a second more for each megapixel (5.5 s at the 40-megapixel limit).
+    /// zxing-cpp takes 1.3 s on a 40-megapixel photo of noise and tens of milliseconds on a
+    /// screenshot; an image made to cost it more (one tiled with finder patterns costs time growing
+    /// with the cube of their number) is cut off here and reads as holding no code for zxing-cpp.
+    static func zxingBudget(width: Int, height: Int) -> Duration {
+        .milliseconds(1_500 + width * height / 10_000)
+    }
+
+    /// One code a decoder found: its payload and the bounding box of its corners.
+    struct Code: Equatable, Sendable {
+        var payload: [UInt8]
+        var left: Int, top: Int, right: Int, bottom: Int
+
+        /// Whether the two boxes share a pixel.
+        func overlaps(_ other: Code) -> Bool {
+            left <= other.right && other.left <= right && top <= other.bottom && other.top <= bottom
+        }
+    }
+
+    /// `first` with every code of `second` that is not already there (the same payload, overlapping).
+    static func merged(_ first: [Code], _ second: [Code]) -> [Code] {
+        var all = first
+        for code in second where !all.contains(where: { $0.payload == code.payload && $0.overlaps(code) }) {
+            all.append(code)
+        }
+        return all
     }
 
     /// Top to bottom, then left to right: codes whose tops are within a tenth of the image's height
     /// read as one row.
-    static func ordered(_ found: [(y: Int, x: Int, payload: [UInt8])], height: Int) -> [[UInt8]] {
+    static func ordered(_ found: [Code], height: Int) -> [[UInt8]] {
         let band = max(1, height / 10)
         return found.sorted { a, b in
-            if abs(a.y - b.y) > band { return a.y < b.y }
-            return a.x < b.x
+            if abs(a.top - b.top) > band { return a.top < b.top }
+            return a.left < b.left
         }.map(\.payload)
     }
 
-    /// zbar's reading, in binary mode.
+    /// zxing-cpp reading an image, upright and inverted, in a child process (CZXingRead) that is
+    /// killed when its budget runs out (zxing-cpp itself cannot be stopped).
+    final class ZXingJob {
+        private var job = sealkit_zxing_job(pid: -1, fd: -1, deadline: 0)
+        private static let capacity = 64
+        // The child reads these pixels: they stay alive and unchanged until the job is over.
+        private let image: GrayImage
+
+        init(_ image: GrayImage, budget: Duration? = nil) {
+            self.image = image
+            let budget = budget ?? QRScanner.zxingBudget(width: image.width, height: image.height)
+            let milliseconds = Int32(clamping: budget.components.seconds * 1_000 + budget.components.attoseconds / 1_000_000_000_000_000)
+            _ = image.pixels.withUnsafeBufferPointer { pixels in
+                sealkit_zxing_start(pixels.baseAddress, Int32(image.width), Int32(image.height), Self.capacity, milliseconds, 1, &job)
+            }
+        }
+
+        /// The codes found, or none when the budget ran out or no child could be started.
+        func finish() -> [Code] {
+            var codes = [sealkit_zxing_code](repeating: sealkit_zxing_code(), count: Self.capacity)
+            let count = sealkit_zxing_finish(&job, &codes, Self.capacity)
+            guard count > 0 else { return [] }
+            return codes.prefix(count).map { code in
+                defer { free(code.bytes) }
+                return Code(
+                    payload: Array(UnsafeBufferPointer(start: code.bytes, count: code.count)),
+                    left: Int(code.left), top: Int(code.top), right: Int(code.right), bottom: Int(code.bottom))
+            }
+        }
+
+        /// Stops the child without its answer.
+        func cancel() { sealkit_zxing_cancel(&job) }
+
+        deinit { sealkit_zxing_cancel(&job) }
+    }
+
+    /// zxing-cpp's reading alone, upright and inverted, in reading order.
+    static func zxingScan(_ image: GrayImage, budget: Duration? = nil) -> [[UInt8]] {
+        ordered(ZXingJob(image, budget: budget).finish(), height: image.height)
+    }
+
+    /// zbar's reading alone (upright only), in reading order.
     static func zbarScan(_ image: GrayImage) -> [[UInt8]] {
+        ordered(zbarCodes(image), height: image.height)
+    }
+
+    /// zbar's reading of the image as it is, in binary mode.
+    static func zbarCodes(_ image: GrayImage) -> [Code] {
         guard let scanner = zbar_image_scanner_create() else { return [] }
         defer { zbar_image_scanner_destroy(scanner) }
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
         zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
         // Binary: the payload's bytes as they are, with no guessing at a character set.
         zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
-        // Light-on-dark codes (an inverted terminal, a dark-mode screenshot) when nothing else is found.
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_TEST_INVERTED, 1)
         guard let zimage = zbar_image_create() else { return [] }
         defer { zbar_image_destroy(zimage) }
         zbar_image_set_format(zimage, 0x3030_3859)  // fourcc "Y800": 8-bit gray
         zbar_image_set_size(zimage, UInt32(image.width), UInt32(image.height))
-        var found: [(y: Int, x: Int, payload: [UInt8])] = []
+        var found: [Code] = []
         image.pixels.withUnsafeBytes { pixels in
             // zbar reads the pixels in place during the scan; no cleanup handler, since we own them.
             zbar_image_set_data(zimage, pixels.baseAddress, UInt(pixels.count), nil)
@@ -92,19 +208,21 @@ public enum QRScanner {
                 let payload = zbar_symbol_get_data(current).map { data in
                     data.withMemoryRebound(to: UInt8.self, capacity: max(length, 1)) { Array(UnsafeBufferPointer(start: $0, count: length)) }
                 } ?? []
-                // The code's top-left corner, by its smallest coordinates.
-                let points = Int(zbar_symbol_get_loc_size(current))
-                var x = Int.max, y = Int.max
-                for index in 0..<points {
-                    x = min(x, Int(zbar_symbol_get_loc_x(current, UInt32(index))))
-                    y = min(y, Int(zbar_symbol_get_loc_y(current, UInt32(index))))
+                // The bounding box of the code's corners.
+                var code = Code(payload: payload, left: Int.max, top: Int.max, right: Int.min, bottom: Int.min)
+                for index in 0..<zbar_symbol_get_loc_size(current) {
+                    let x = Int(zbar_symbol_get_loc_x(current, index)), y = Int(zbar_symbol_get_loc_y(current, index))
+                    code.left = min(code.left, x)
+                    code.top = min(code.top, y)
+                    code.right = max(code.right, x)
+                    code.bottom = max(code.bottom, y)
                 }
-                found.append((y, x, payload))
+                found.append(code)
                 symbol = zbar_symbol_next(current)
             }
             zbar_image_set_data(zimage, nil, 0, nil)
         }
-        return ordered(found, height: image.height)
+        return found
     }
 
     /// Decodes an image file to gray pixels.
