@@ -206,7 +206,10 @@ def transfer(receiver, sender, relay, key_id):
     process = receiver(["transfer", "receive", "--format", "text", "--relay", relay])
     try:
         code = process.stdout.readline().decode().strip()
-        expect(re.fullmatch(r"[1-9][0-9]*-[a-z]+-[a-z]+", code), f"transfer receive printed {code!r}, not a code")
+        if not re.fullmatch(r"[1-9][0-9]*-[a-z]+-[a-z]+", code):
+            process.kill()
+            raise Failure(f"transfer receive printed {code!r}, not a code: "
+                          f"{process.communicate()[1].decode(errors='replace').strip()}")
         sent = sender(["transfer", "send", key_id, "--code", code, "--relay", relay])
         expect(sent.returncode == 0, f"transfer send exited {sent.returncode}: {sent.stderr.decode(errors='replace')}")
         out, err = process.communicate(timeout=90)
@@ -323,7 +326,7 @@ def check(deb, peer):
 
             expect(host(["keys", "generate", "bob@example.com"]).returncode == 0, "the peer could not make a key")
             with Mailbox() as mailbox:
-                received = transfer(machine.popen, host, mailbox.relay, "bob@example.com")
+                received = transfer(lambda a: machine.popen(["sealkit", *a]), host, mailbox.relay, "bob@example.com")
                 peer_keys = host(["keys", "list"]).stdout.decode().splitlines()
                 mine = machine.run(["sealkit", "keys", "list"]).stdout.decode().splitlines()
                 expect([k for k in mine if k.startswith("bob@example.com\t")] == peer_keys,
