@@ -374,6 +374,9 @@ def main():
     except (Failure, subprocess.TimeoutExpired) as failure:
         print(f"check-package: FAIL: {failure}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("check-package: interrupted (the root is unmounted and removed)", file=sys.stderr)
+        return 130
     log(f"the package works on a clean {SUITE} ({time.monotonic() - started:.0f} s)")
     return 0
 
