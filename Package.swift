@@ -58,6 +58,8 @@ let package = Package(
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
+        // The commit `sealkit --version` names, in a field of its own that Scripts/install fills in.
+        .target(name: "CBuildInfo"),
 
         // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
         .target(name: "SealCore", dependencies: ["CSodium"]),
@@ -108,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening", "CEdit",
+                "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening", "CBuildInfo", "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),

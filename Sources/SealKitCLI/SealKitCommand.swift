@@ -24,7 +24,7 @@ struct SealKitCommand: AsyncParsableCommand {
             --keystore secret-service (or SEALKIT_KEYSTORE=secret-service), in the desktop keyring.
             Passphrases come from --passphrase-file, $SEALKIT_PASSPHRASE, or a prompt on a terminal.
             """,
-        version: "0.1.0",
+        version: "sealkit \(sealkitVersion) (\(buildCommit))",
         subcommands: [
             KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self,
             ProfileCommand.self, TransferCommand.self, QRCommand.self, ScanCommand.self, AuditCommand.self,

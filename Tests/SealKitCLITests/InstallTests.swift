@@ -21,8 +21,15 @@ struct InstallTests {
             FileManager.default.isExecutableFile(atPath: binaries + "/generate-manual"),
             "build argument-parser's manual generator first: swift build --product generate-manual (Scripts/test does)")
 
+        // The build tree's binary does not know its commit; the installed one names the commit it
+        // is told (Scripts/install writes it into the binary, as it does HEAD's in a clone).
+        let built = try cli.run(["--version"])
+        #expect(built.status == 0 && built.stderr.isEmpty)
+        #expect(built.stdout.wholeMatch(of: /sealkit [0-9]+\.[0-9]+\.[0-9]+ \(unknown\)\n/) != nil, "\(built.stdout)")
+
         var environment = cli.environment
         environment["SEALKIT_PREBUILT"] = binaries
+        environment["SEALKIT_COMMIT"] = "0a1b2c3"
         let install = try Subprocess.run(
             Self.repository.path + "/Scripts/install", [prefix], stdin: [], environment: environment)
         #expect(install.status == 0, "\(install.stderrText)")
@@ -32,6 +39,10 @@ struct InstallTests {
         ] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file)")
         }
+
+        let installed = try Subprocess.run(prefix + "/bin/sealkit", ["--version"], stdin: [], environment: environment)
+        #expect(installed.status == 0)
+        #expect(installed.stdoutText == built.stdout.replacing("(unknown)", with: "(0a1b2c3)"), "\(installed.stdoutText)")
 
         // man renders the generated page.
         environment["MANWIDTH"] = "100"
