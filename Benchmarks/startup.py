@@ -7,8 +7,8 @@ SEALKIT is the release binary (the Swift runtime linked in, as Scripts/package s
 `sealkit --version`, `age --version` and `wormhole --version` (Debian's /usr/bin/age and
 /usr/bin/wormhole) as whole processes: median wall time over rounds in which the three alternate,
 after a warm-up. Prints sizes (as built, and stripped as the package has it), the shared libraries
-each loads, and the dynamic loader's own share of sealkit's start-up (LD_DEBUG=statistics), which
-is where a binary with many libraries spends its time before main.
+each loads, and the dynamic loader's own statistics for sealkit (LD_DEBUG=statistics): a binary
+with many libraries spends its time before main mapping, relocating and initialising them.
 """
 import json
 import os
@@ -38,19 +38,17 @@ def libraries(path):
     return [line.split()[0] for line in out.splitlines() if "=>" in line or line.strip().startswith("/")]
 
 
-def loader_ms(command, repetitions=15):
-    """Median of the dynamic loader's 'total startup time' (LD_DEBUG=statistics), in ms."""
-    values = []
-    for _ in range(repetitions):
-        err = subprocess.run(command, capture_output=True, text=True,
-                             env={**os.environ, "LD_DEBUG": "statistics"}).stderr
-        match = re.search(r"total startup time in dynamic loader:\s+([0-9.]+) (ms|us|ns)", err)
-        if match is None:
-            # Older glibc prints clock cycles only.
-            return None
-        value = float(match.group(1))
-        values.append(value / {"ms": 1, "us": 1000, "ns": 1_000_000}[match.group(2)])
-    return statistics.median(values)
+def loader(command):
+    """The dynamic loader's own statistics (LD_DEBUG=statistics): total cycles, relocation's share, relocations."""
+    err = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "LD_DEBUG": "statistics"}).stderr
+    total = re.search(r"total startup time in dynamic loader:\s+([0-9]+) cycles", err)
+    share = re.search(r"time needed for relocation:\s+[0-9]+ cycles \(([0-9.]+)%\)", err)
+    symbols = re.search(r"number of relocations:\s+([0-9]+)", err)
+    relative = re.search(r"number of relative relocations:\s+([0-9]+)", err)
+    if not (total and share and symbols and relative):
+        return None
+    return {"cycles": int(total.group(1)), "relocation_percent": float(share.group(1)),
+            "relocations": int(symbols.group(1)), "relative_relocations": int(relative.group(1))}
 
 
 def main():
@@ -78,8 +76,9 @@ def main():
         sizes = {"sealkit (as built)": os.path.getsize(sealkit), "sealkit (stripped, packaged)": os.path.getsize(stripped),
                  "age": os.path.getsize("/usr/bin/age")}
         libs = {name: len(libraries(command[0])) for name, command in peers.items() if name != "wormhole"}
-        loader = loader_ms(peers["sealkit"])
-        age_loader = loader_ms(peers["age"])
+        runs = [loader(peers["sealkit"]) for _ in range(9)]
+        runs = [r for r in runs if r is not None]
+        statistics_sealkit = sorted(runs, key=lambda r: r["cycles"])[len(runs) // 2] if runs else None
 
     print("start-up, `--version` as a whole process, median ms "
           f"({ROUNDS} rounds, peers alternating; 30/30/5 runs per round):")
@@ -89,17 +88,18 @@ def main():
     ratio = medians["sealkit"] / medians["age"]
     print(f"  sealkit / age = {ratio:.2f} (target: at most 2); wormhole / sealkit = "
           f"{medians['wormhole'] / medians['sealkit']:.1f}")
-    if loader is not None:
-        # age is a static Go binary: no dynamic loader at all.
-        print(f"  sealkit's dynamic loader (LD_DEBUG=statistics): {loader:.2f} ms of it; age: "
-              + (f"{age_loader:.2f} ms" if age_loader is not None else "none (statically linked)"))
+    if statistics_sealkit is not None:
+        l = statistics_sealkit
+        print(f"  sealkit's dynamic loader (LD_DEBUG=statistics, median of 9): {l['cycles'] / 1e6:.1f} million cycles, "
+              f"{l['relocation_percent']:.0f}% of them relocating ({l['relocations']:,} symbol and "
+              f"{l['relative_relocations']:,} relative relocations)")
     print("size:")
     for name, value in sizes.items():
         print(f"  {name:<30} {value / 1e6:6.1f} MB")
     if json_path:
         with open(json_path, "w") as out:
             json.dump({"medians_ms": medians, "samples_ms": samples, "ratio_sealkit_age": ratio,
-                       "loader_ms": {"sealkit": loader, "age": age_loader}, "sizes_bytes": sizes,
+                       "loader_sealkit": statistics_sealkit, "sizes_bytes": sizes,
                        "shared_libraries": libs}, out, indent=2)
     return 0
 
