@@ -42,6 +42,8 @@ struct HostileRelayTests {
                 let stderr = outcome["stderr"] as? String ?? ""
                 #expect(outcome["status"] as? Int == 69, "\(command[1]): \(stderr)")
                 #expect(stderr.contains("relay") && stderr.contains("flooded") && stderr.contains("nothing was stored"), "\(stderr)")
+                // Issue 28, finding 10: no advice SealKit would refuse (RelayURL speaks ws:// only).
+                #expect(!stderr.contains("wss://"), "\(stderr)")
                 // Under a sanitizer, shadow memory and ASan's quarantine of freed blocks (up to 256 MB) count too;
                 // the unbounded client grew past 746 MB without them, so 400 MB still tells the two apart.
                 let bound = (Sanitizers.active ? 400 : 64) * 1024
