@@ -136,9 +136,10 @@ final class WebSocketTransport: Sendable {
     /// Set once a write outlived its deadline and the connection was closed for it.
     private let stalledState = NIOLockedValueBox(false)
 
-    /// How long a write from a cancelled task may still take (the release, the close, a receiver's
-    /// answer): cancelling ends a stuck write after this, and a healthy socket takes one at once.
-    static let cancelledWriteWait: Duration = .seconds(1)
+    /// What every write may take, whatever its deadline: a task that ran late (a busy machine) still
+    /// sends what a healthy socket takes at once. It is also the most a write from a cancelled task
+    /// may take (the release, the close, a receiver's answer): cancelling ends a stuck write after it.
+    static let writeGrace: Duration = .seconds(1)
 
     private init(relay: RelayURL, inbox: TransportInbox, channel: Channel) {
         self.relay = relay
@@ -305,8 +306,8 @@ final class WebSocketTransport: Sendable {
         try? await channel.closeFuture.get()
     }
 
-    /// Writes `frame` and waits until the socket took it: at most until `deadline`, and at most
-    /// `cancelledWriteWait` once the calling task is cancelled (a cancelled task still writes: the
+    /// Writes `frame` and waits until the socket took it: at most until `deadline` (or `writeGrace`,
+    /// if that is later), and at most `writeGrace` once the calling task is cancelled (a cancelled task still writes: the
     /// relay is owed the release and the peer its answer). A write still waiting then closes the
     /// connection, which ends it: every later write would wait behind it.
     /// - Returns: whether the frame went out.
@@ -337,11 +338,11 @@ final class WebSocketTransport: Sendable {
             }) { timer.cancel() }
         }
         channel.writeAndFlush(frame, promise: written)
-        giveUp(at: deadline)
+        giveUp(at: max(deadline, .now + Self.writeGrace))
         return await withTaskCancellationHandler {
             (try? await written.futureResult.get()) != nil
         } onCancel: {
-            giveUp(at: min(deadline, .now + Self.cancelledWriteWait))
+            giveUp(at: .now + Self.writeGrace)
         }
     }
 

@@ -76,7 +76,7 @@ public actor Wormhole {
             try await pump(until: { $0.welcomed }, connecting: true)
             try await transmit(.bind(appID: appID, side: side, clientVersion: "1"))
         } catch {
-            await transport.close(before: .now + WebSocketTransport.cancelledWriteWait)
+            await transport.close(before: .now + WebSocketTransport.writeGrace)
             throw error
         }
     }

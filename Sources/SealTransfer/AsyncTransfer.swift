@@ -42,10 +42,11 @@ public struct KeysDeclined: Error, Equatable, Sendable {
 }
 
 /// Network key transfer for async code: `receive` and `send` are `async throws`, wait without
-/// holding a thread (swift-nio's `NIOAsyncChannel` underneath), report progress as
-/// `TransferEvent`s, and end on Task cancellation as on Ctrl-C: the wait stops, the nameplate is
-/// released and the mailbox closed, and a receiver that already holds the keys tells the sender
-/// it stored nothing.
+/// holding a thread (swift-nio's event loop underneath), report progress as
+/// `TransferEvent`s, and end within their `timeout` whatever the relay does (a relay that stops
+/// reading included), and on Task cancellation as on Ctrl-C: the wait stops, the release and the
+/// mailbox's close are sent (a write the relay does not take is given up after a second), and a
+/// receiver that already holds the keys tells the sender it stored nothing.
 public enum AsyncKeyTransfer {
     /// Receives keys: allocates a code (`.codeAllocated`), waits for the sender, and hands the keys to
     /// `store`, which decides. When `store` returns, the sender is told the keys are stored; when it

@@ -39,7 +39,7 @@ let transfer = Task { () async -> String in
         case .timedOut: return "timedOut"
         case .stalled: return "stalled"
         case .connectionLost: return "connectionLost"
-        case .unreachable: return "unreachable"
+        case .unreachable: return "unreachable" + (CommandLine.arguments.count > 5 ? ": \(error)" : "")
         default: return "other: \(error)"
         }
     } catch {
