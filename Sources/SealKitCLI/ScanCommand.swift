@@ -25,6 +25,11 @@ struct ScanCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Image files; '-' or none reads one image from stdin.", valueName: "image"), completion: .file())
     var images: [String] = []
 
+    func validate() throws {
+        // Nothing given and nothing piped: waiting on the keyboard for an image would look like a hang.
+        if images.isEmpty && isatty(0) == 1 { throw ValidationError("name an image file, or pipe one to stdin ('-')") }
+    }
+
     func run() throws {
         let output = StandardOutput()
         for image in images.isEmpty ? ["-"] : images {
