@@ -20,7 +20,8 @@ extension KeysCommand {
                 SealKit makes the backup passphrase: \(PaperBackup.generatedWordCount) words from the EFF large word \
                 list (77 bits), shown on stderr apart from the backup, to write down and keep apart from it. A \
                 passphrase you choose (SEALKIT_PASSPHRASE or --passphrase-file, which also unlock protected keys) \
-                needs at least \(PaperBackup.minimumChosenLength) characters. Restore with 'sealkit keys restore ID'.
+                needs at least \(PaperBackup.minimumChosenLength) characters and is kept byte-exact: type it back exactly. The \
+                words SealKit makes may be written in any case, joined by spaces, hyphens, dots or commas. Restore with 'sealkit keys restore ID'.
                 """)
 
         @Argument(help: "Key ids to back up.", completion: .keyIDs) var ids: [String] = []
@@ -41,6 +42,8 @@ extension KeysCommand {
             "With shares: write each share as a 0600 text file and a PNG QR code into this folder instead of showing it.",
             valueName: "dir"), completion: .directory)
         var sharesDir: String?
+        @Flag(help: "With shares shown on the terminal: do not ask the keeper to type back two words of each share.")
+        var noCheck = false
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
@@ -62,12 +65,12 @@ extension KeysCommand {
             if let shares, let threshold {
                 return try ShareBackupCommands.backup(
                     histories, groups: [ShareBackupCommands.Group(argument: "\(threshold)/\(shares)")!], groupThreshold: 1,
-                    format: format, sharesDirectory: sharesDir, options: keystoreOptions)
+                    format: format, sharesDirectory: sharesDir, check: !noCheck, options: keystoreOptions)
             }
             if !group.isEmpty {
                 return try ShareBackupCommands.backup(
                     histories, groups: group, groupThreshold: groupThreshold ?? 1, format: format, sharesDirectory: sharesDir,
-                    options: keystoreOptions)
+                    check: !noCheck, options: keystoreOptions)
             }
             let (passphrase, made) = try backupPassphrase()
             let lines = try PaperBackup.seal(histories, passphrase: passphrase)
@@ -106,7 +109,9 @@ extension KeysCommand {
             abstract: "Store keys from a paper backup read from stdin, or list the ids it holds.",
             discussion: """
                 Stdin holds the backup: one line, or one line per part in any order. The backup passphrase comes from \
-                SEALKIT_PASSPHRASE or --passphrase-file, else it is asked on the terminal. With no id and no --all, \
+                SEALKIT_PASSPHRASE or --passphrase-file, else it is asked on the terminal (three tries). A passphrase \
+                SealKit made opens however its words are written: any case, separated by spaces, hyphens, dots or \
+                commas. A passphrase you chose must be typed exactly, byte for byte. With no id and no --all, \
                 prints the ids the backup holds, one per line, and stores nothing. Otherwise stores the ids named (or \
                 --all) and prints id, fingerprint, imported|unchanged per id. An id already stored with the same key \
                 is fine; a different one is refused, and nothing is stored.
@@ -148,14 +153,55 @@ extension KeysCommand {
                 if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
                 code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))
             }
-            guard let passphrase = try keystoreOptions.givenPassphrase() ?? TerminalPrompt.passphrase("Backup passphrase: ")
-            else {
-                throw CLIFailure(
-                    "restoring needs the backup passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
-                    status: .usage)
-            }
-            let contents = try PaperBackup.open(code, passphrase: passphrase)
+            // A share bundle or damaged text is refused before any passphrase is asked.
+            try PaperBackup.check(code)
+            let contents = try Self.open(code, options: keystoreOptions)
             try Self.restore(contents.keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+        }
+
+        /// Opens the backup with the given passphrase, else one typed on the terminal, with three tries.
+        /// A generated passphrase opens however it was written down (`PaperBackup.listForm(of:)`);
+        /// a word not on the list is named by its position, with the list's closest words on the terminal.
+        static func open(_ code: String, options: KeystoreOptions) throws -> PaperBackup.Contents {
+            if let given = try options.givenPassphrase() {
+                do {
+                    return try PaperBackup.open(code, passphrase: given)
+                } catch {
+                    guard error == .wrongPassphrase else { throw error }
+                    let unlisted = PaperBackup.unlistedWords(in: given).positions.map { "word \($0.position)" }
+                    guard !unlisted.isEmpty else { throw TransferError.wrongPassphrase }
+                    throw CLIFailure(
+                        "\(TransferError.wrongPassphrase) (\(unlisted.joined(separator: ", ")) of the passphrase "
+                            + "\(unlisted.count == 1 ? "is" : "are") not on SealKit's word list)", status: .noPermission)
+                }
+            }
+            for attempt in 1...KeystoreOptions.tries {
+                guard let typed = try KeystoreOptions.ask("Backup passphrase: ") else {
+                    throw CLIFailure(
+                        "restoring needs the backup passphrase: set SEALKIT_PASSPHRASE, use --passphrase-file, or run on a terminal",
+                        status: .usage)
+                }
+                do {
+                    return try PaperBackup.open(code, passphrase: typed)
+                } catch {
+                    guard error == .wrongPassphrase else { throw error }
+                    guard attempt < KeystoreOptions.tries else { break }
+                    let (unlisted, list) = PaperBackup.unlistedWords(in: typed)
+                    for (position, word) in unlisted {
+                        let closest = closestWords(to: word, in: list).joined(separator: ", ")
+                        let hint = closest.isEmpty ? "." : "; the closest list words: " + closest + "."
+                        TerminalPrompt.say("Word \(position) is not on SealKit's word list" + hint)
+                    }
+                    TerminalPrompt.say("Wrong passphrase, try again (case, hyphens and extra spaces do not matter for one SealKit made).")
+                }
+            }
+            throw TransferError.wrongPassphrase
+        }
+
+        /// Up to three words of `list` nearest to `word`, within two edits.
+        static func closestWords(to word: String, in list: [String]) -> [String] {
+            let near = list.map { ($0, SchemaLint.editDistance(word, $0, limit: 2)) }.filter { $0.1 <= 2 }
+            return near.sorted { $0.1 < $1.1 }.prefix(3).map(\.0)
         }
 
         /// Lists what `keys` holds (no ids, no `--all`), or stores the ids chosen, all or none, and

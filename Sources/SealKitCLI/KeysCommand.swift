@@ -93,7 +93,8 @@ struct KeysCommand: ParsableCommand {
             commandName: "list",
             abstract: "List key ids: id, fingerprint, creation time, and whether protected or rotated.",
             discussion: """
-                Every usable id gets one line on stdout. Then each damaged or unsafe entry gets one line on stderr, \
+                Every usable id gets one line on stdout; a keystore that does not exist yet is an error (66) naming \
+                its folder. Then each damaged or unsafe entry gets one line on stderr, \
                 naming its id where it can be read, and the fix; the exit status is then 65 (damaged) or 77 (unsafe \
                 owner or permissions) instead of 0.
                 """)
@@ -101,7 +102,15 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            let survey = try keystoreOptions.keystore().survey()
+            let keystore = try keystoreOptions.keystore()
+            // A keystore that was never made is said so (66), apart from one that holds no keys (0).
+            if let files = keystore as? FileKeystore, access(files.folder, F_OK) != 0 {
+                throw CLIFailure(
+                    "no keystore at \(files.folder): no key was ever stored in namespace '\(files.namespace.name)' here; make one "
+                        + "with 'sealkit keys generate ID' or receive one with 'sealkit transfer receive' (or check SEALKIT_HOME)",
+                    status: .noInput)
+            }
+            let survey = try keystore.survey()
             let output = StandardOutput()
             for entry in survey.entries {
                 var flags: [String] = []

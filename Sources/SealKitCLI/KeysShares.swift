@@ -46,7 +46,7 @@ enum ShareBackupCommands {
     /// Makes the shares and the bundle and shows them.
     static func backup(
         _ histories: [KeyHistory], groups: [Group], groupThreshold: Int, format: TransferFormat, sharesDirectory: String?,
-        options: KeystoreOptions
+        check: Bool, options: KeystoreOptions
     ) throws {
         var passphrase = try sharesPassphrase(options, confirm: true)
         defer { ConstantTime.wipe(&passphrase) }
@@ -76,15 +76,44 @@ enum ShareBackupCommands {
             TransferDisplay.showQR(bundle)
             StandardError.write(bundle + "\n")
             guard sharesDirectory == nil else { return }
-            for (share, label) in zip(shares.joined(), labels) {
-                StandardError.write("\nPress Enter to show \(label).")
-                _ = try TerminalPrompt.line()
-                StandardError.write("\u{1B}[2J\u{1B}[H\(label.capitalizedFirst):\n\n    \(share)\n\nHand this share to its keeper, then press Enter.")
-                _ = try TerminalPrompt.line()
-                StandardError.write("\u{1B}[2J\u{1B}[H")
+            // The alternate screen, cleared with its scrollback (ESC[3J) between shares: no share
+            // stays on screen or in scrollback once the next is shown.
+            let clear = "\u{1B}[2J\u{1B}[3J\u{1B}[H"
+            StandardError.write("\u{1B}[?1049h" + clear)
+            do {
+                defer { StandardError.write(clear + "\u{1B}[?1049l") }
+                for (share, label) in zip(shares.joined(), labels) {
+                    StandardError.write("\nPress Enter to show \(label).")
+                    _ = try TerminalPrompt.line()
+                    while true {
+                        StandardError.write(clear + "\(label.capitalizedFirst):\n\n    \(share)\n\nHand this share to its keeper, then press Enter.")
+                        _ = try TerminalPrompt.line()
+                        StandardError.write(clear)
+                        if !check || checkCopy(of: share, label: label) { break }
+                        StandardError.write("That does not match the share. Press Enter to show \(label) again and correct the copy.")
+                        _ = try TerminalPrompt.line()
+                    }
+                }
             }
             StandardError.write("Every share was shown. Restore with: sealkit keys restore --shares --all\n")
         }
+    }
+
+    /// The keeper types back two words of the share, chosen at random, as hardware wallets ask: a copy
+    /// with a word skipped or misread is caught while the share can still be shown again.
+    /// - Returns: whether both words match (a word's first four letters or more are that word).
+    static func checkCopy(of share: String, label: String) -> Bool {
+        let words = share.split(separator: " ").map(String.init)
+        let first = Int(SecureRandom.uniform(below: UInt32(words.count)))
+        var second = Int(SecureRandom.uniform(below: UInt32(words.count - 1)))
+        if second >= first { second += 1 }
+        StandardError.write("Check the copy of \(label): type two of its words.\n")
+        for position in [first, second].sorted() {
+            guard let typed = LineEditor.read("word \(position + 1): ", vocabulary: { _ in SLIP39Words.all }),
+                SLIP39.completingPrefixes(typed) == words[position]
+            else { return false }
+        }
+        return true
     }
 
     /// "share 2 of 5 (any 3 restore)", with the group when there are several.
@@ -173,17 +202,7 @@ enum ShareBackupCommands {
             let ordered = lines.filter { $0.hasPrefix(TransferTextKind.shares.prefix) } + lines.filter { !$0.hasPrefix(TransferTextKind.shares.prefix) }
             for (index, line) in ordered.enumerated() where !take(line, lineNumber: index + 1) { break }
         } else if interactive {
-            // On a terminal: libedit, with Tab completing each word from the SLIP-39 word list.
-            var number = 0
-            while true {
-                let words: [String] = bundle == nil ? [] : SLIP39Words.all
-                guard let line = LineEditor.read(bundle == nil ? "bundle> " : "share> ", vocabulary: { _ in words }) else { break }
-                number += 1
-                guard line.utf8.count <= InputLimits.codeLine else {
-                    throw CLIFailure("line \(number): longer than \(InputLimits.codeLine) bytes", status: .dataError)
-                }
-                if !take(line, lineNumber: number) { break }
-            }
+            shares = try readInteractively(bundle: &bundle)
         } else {
             let reader = LineReader(fd: 0, what: "the bundle and shares on stdin", maximumLineLength: InputLimits.codeLine)
             var going = true
@@ -216,6 +235,88 @@ enum ShareBackupCommands {
             }
             throw CLIFailure("the shares do not open this bundle: they belong to another backup (or a wrong passphrase was given)", status: .dataError)
         }
+    }
+}
+
+extension ShareBackupCommands {
+    /// The bundle and the shares typed or pasted at the terminal with libedit, Tab completing each
+    /// word from the SLIP-39 word list. Nothing typed is thrown away: a line that is not the bundle, or
+    /// a share that does not parse or does not fit the others, is refused on its own and asked again.
+    /// A word given by its first four letters or more is that word; a share one word off is offered
+    /// its correction, which the checksum makes unique. Reading stops once the shares suffice.
+    static func readInteractively(bundle: inout String?) throws -> [SLIP39.Share] {
+        var shares: [SLIP39.Share] = []
+        while true {
+            let words: [String] = bundle == nil ? [] : SLIP39Words.all
+            guard let line = LineEditor.read(bundle == nil ? "bundle> " : "share> ", vocabulary: { _ in words }) else { break }
+            guard line.utf8.count <= InputLimits.codeLine else {
+                StandardError.write("that line is longer than \(InputLimits.codeLine) bytes and was not taken: paste it again\n")
+                continue
+            }
+            let text = line.trimmingBlanks()
+            guard !text.isEmpty else { continue }
+            guard bundle != nil else {
+                guard text.hasPrefix(TransferTextKind.shares.prefix) else {
+                    StandardError.write("the first line must be the sealed bundle (sealkit-shares-v1:...): paste it, then the shares\n")
+                    continue
+                }
+                bundle = text
+                continue
+            }
+            guard let share = parsedOrCorrected(SLIP39.completingPrefixes(text), kept: shares.count) else { continue }
+            let trial = shares + [share]
+            do {
+                _ = try SLIP39.recover(trial)
+                shares = trial
+                StandardError.write("share \"\(share.prefix) ...\" accepted: \(progress(of: shares, latest: share)); that is enough\n")
+                break
+            } catch SLIP39Error.needMore {
+                shares = trial
+                StandardError.write("share \"\(share.prefix) ...\" accepted: \(progress(of: shares, latest: share))\n")
+            } catch {
+                StandardError.write("that share was not taken: \(error); \(kept(shares.count)), type the next share\n")
+            }
+        }
+        return shares
+    }
+
+    /// The share typed, or its one-word correction after asking; nil (having said why) when neither.
+    private static func parsedOrCorrected(_ text: String, kept: Int) -> SLIP39.Share? {
+        do {
+            return try SLIP39.parse(text)
+        } catch {
+            if let fix = SLIP39.correction(of: text),
+                let answer = LineEditor.read("did you mean \"\(fix.word)\" for word \(fix.position)? [Y/n] ", vocabulary: { _ in [] }),
+                ["", "y", "yes"].contains(answer.trimmingBlanks().lowercased()),
+                let share = try? SLIP39.parse(fix.share)
+            {
+                return share
+            }
+            StandardError.write("that share was not taken: \(error); \(Self.kept(kept)), type it again\n")
+            return nil
+        }
+    }
+
+    private static func kept(_ count: Int) -> String {
+        count == 0 ? "no share is taken yet" : count == 1 ? "the 1 share taken stays" : "the \(count) shares taken stay"
+    }
+
+    /// "2 of 3 shares (need 1 more)", or with groups "2 of 3 shares for group 1 (need 1 more)".
+    static func progress(of shares: [SLIP39.Share], latest: SLIP39.Share) -> String {
+        let members = Set(shares.filter { $0.groupIndex == latest.groupIndex }.map(\.memberIndex)).count
+        let threshold = latest.memberThreshold
+        var text = "\(members) of \(threshold) shares"
+        if latest.groupCount > 1 { text += " for group \(latest.groupIndex + 1)" }
+        if members < threshold {
+            return text + " (need \(threshold - members) more)"
+        }
+        guard latest.groupCount > 1 else { return text }
+        let complete = Set(shares.map(\.groupIndex)).filter { group in
+            let inGroup = shares.filter { $0.groupIndex == group }
+            return Set(inGroup.map(\.memberIndex)).count >= inGroup[0].memberThreshold
+        }.count
+        let more = latest.groupThreshold - complete
+        return text + " (group complete" + (more > 0 ? "; need \(more) more group\(more == 1 ? "" : "s"))" : ")")
     }
 }
 

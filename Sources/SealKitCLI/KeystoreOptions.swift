@@ -50,6 +50,10 @@ struct KeystoreOptions: ParsableArguments {
     /// The keystore of kind `backend` in `namespace`, else `$SEALKIT_NAMESPACE`, else `default`. A file
     /// keystore waits `$SEALKIT_LOCK_TIMEOUT` seconds (default 10) for another process's lock; the keyring
     /// waits `$SEALKIT_KEYRING_TIMEOUT` seconds (default 10) for an answer.
+    /// Where the keystore opened last lives (its folder, or the keyring), for errors that name it.
+    /// The CLI opens keystores on its main thread only.
+    nonisolated(unsafe) static var opened: String?
+
     static func keystore(_ backend: KeystoreBackend, namespace: String?) throws -> any Keystore {
         let environment = ProcessInfo.processInfo.environment
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
@@ -65,6 +69,7 @@ struct KeystoreOptions: ParsableArguments {
                 timeout = .seconds(seconds)
             }
             #if canImport(SealSecretService)
+            opened = "the desktop keyring (Secret Service)"
             return SecretServiceKeystore(namespace: try Namespace(name), timeout: timeout, environment: environment)
             #else
             throw CLIFailure("the desktop keyring (Secret Service) is a Linux keystore: use --keystore file here", status: .usage)
@@ -80,7 +85,9 @@ struct KeystoreOptions: ParsableArguments {
                 }
                 lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
             }
-            return FileKeystore(root: root, namespace: try Namespace(name), lockTimeout: lockTimeout)
+            let keystore = FileKeystore(root: root, namespace: try Namespace(name), lockTimeout: lockTimeout)
+            opened = keystore.folder
+            return keystore
         }
     }
 

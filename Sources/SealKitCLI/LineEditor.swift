@@ -21,18 +21,22 @@ enum LineEditor {
     // one prompt being edited waits here. The CLI edits one line at a time on its main thread.
     nonisolated(unsafe) private static var vocabulary: Vocabulary = { _ in [] }
     nonisolated(unsafe) private static var matches: [String] = []
+    nonisolated(unsafe) private static var separator: @Sendable (_ position: Int) -> Character? = { _ in " " }
 
     /// Reads one line from the controlling terminal with completion from `vocabulary`; words are
     /// separated by spaces and dashes. nil when there is no terminal, or at end of input.
-    /// - Parameter separator: what follows a completed word (a space between a share's words; nothing
-    ///   in a code, whose words the person joins with dashes).
-    static func read(_ prompt: String, separator: Character? = " ", vocabulary: @escaping Vocabulary) -> String? {
+    /// - Parameter separator: what follows a word completed at a position (a space between a share's
+    ///   words; in a code, a hyphen after every word but the last, as magic-wormhole's completer adds).
+    static func read(
+        _ prompt: String, separator: @escaping @Sendable (_ position: Int) -> Character? = { _ in " " },
+        vocabulary: @escaping Vocabulary
+    ) -> String? {
         guard let terminal = fopen("/dev/tty", "r+") else { return nil }
         defer { fclose(terminal) }
         Self.vocabulary = vocabulary
+        Self.separator = separator
         rl_instream = terminal
         rl_outstream = terminal
-        rl_completion_append_character = separator.map { Int32($0.asciiValue ?? 0) } ?? 0
         // libedit's completion reads the basic list; readline's, the completer list: both say " -".
         rl_basic_word_break_characters = UnsafePointer(strdup(" -"))
         rl_completer_word_break_characters = strdup(" -")
@@ -42,6 +46,7 @@ enum LineEditor {
             let position = String(decoding: before, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "-" }).count
             let prefix = text.map { String(cString: $0).lowercased() } ?? ""
             LineEditor.matches = LineEditor.vocabulary(position).filter { $0.hasPrefix(prefix) }
+            rl_completion_append_character = LineEditor.separator(position).map { Int32($0.asciiValue ?? 0) } ?? 0
             // Nothing but our own candidates: no file names when none fit.
             rl_attempted_completion_over = 1
             return rl_completion_matches(text, { _, state in
@@ -67,13 +72,34 @@ enum CodeEntry {
         }
     }
 
-    /// The code with each unknown word replaced by the one word of its list within two edits, when
-    /// exactly one is; nil when the code is well formed already or no single correction exists.
+    /// A hyphen after the number and the first word, nothing after the last: magic-wormhole's
+    /// completer appends a hyphen "if we expect more words".
+    static let separator: @Sendable (Int) -> Character? = { position in position < 2 ? "-" : nil }
+
+    /// The one code a typed code most likely meant, when it is not a code: its two words swapped
+    /// back; a word of the other half of the PGP list moved to its place (the two words of one byte);
+    /// each unknown word replaced by the one word of its list within two edits. nil when the code is
+    /// well formed already or no single correction exists.
     static func correction(of typed: String) -> String? {
-        var parts = typed.trimmingBlanks().lowercased().split(separator: "-").map(String.init)
+        var parts = typed.trimmingBlanks().lowercased().split(whereSeparator: { $0 == "-" || $0 == " " }).map(String.init)
         guard parts.count == 3, Int(parts[0]) != nil else { return nil }
+        let lists = [1: PGPWordList.odd, 2: PGPWordList.even]
+        if !PGPWordList.odd.contains(parts[1]) && !PGPWordList.even.contains(parts[2])
+            && PGPWordList.even.contains(parts[1]) && PGPWordList.odd.contains(parts[2])
+        {
+            parts.swapAt(1, 2)
+            return parts.joined(separator: "-")
+        }
         var changed = false
-        for (index, list) in [(1, PGPWordList.odd), (2, PGPWordList.even)] where !list.contains(parts[index]) {
+        for index in [1, 2] {
+            let list = lists[index]!, other = lists[3 - index]!
+            guard !list.contains(parts[index]) else { continue }
+            if let byte = other.firstIndex(of: parts[index]) {
+                // The word of the same byte in this position's half.
+                parts[index] = list[byte]
+                changed = true
+                continue
+            }
             // The same distance as "did you mean" for commands: swaps of neighbours count as one edit.
             let near = list.filter { SchemaLint.editDistance(parts[index], $0, limit: 2) <= 2 }
             guard near.count == 1 else { return nil }
@@ -83,20 +109,28 @@ enum CodeEntry {
         return changed ? parts.joined(separator: "-") : nil
     }
 
-    /// The code typed at the terminal with completion, corrected after asking when one word is off,
-    /// and refused with its reason otherwise: a malformed code never reaches the relay.
+    /// The code typed at the terminal with completion, corrected after asking when one word is off.
+    /// A code that is malformed, or whose correction is declined, is refused with its reason and asked
+    /// again, three times in all: a malformed code never reaches the relay.
     /// - Returns: nil when there is no terminal.
     static func ask(_ prompt: String) throws -> WormholeCode? {
-        guard let typed = LineEditor.read(prompt, separator: nil, vocabulary: vocabulary) else { return nil }
-        do {
-            return try WormholeCode(parsing: typed)
-        } catch {
-            guard let suggestion = correction(of: typed),
-                let answer = LineEditor.read("did you mean \(suggestion)? [Y/n] ", vocabulary: { _ in [] }),
-                ["", "y", "yes"].contains(answer.trimmingBlanks().lowercased())
-            else { throw TransferError.badCode(error) }
-            return try WormholeCode(parsing: suggestion)
+        for attempt in 1...KeystoreOptions.tries {
+            guard let typed = LineEditor.read(prompt, separator: separator, vocabulary: vocabulary) else { return nil }
+            do {
+                return try WormholeCode(parsing: typed)
+            } catch {
+                if let suggestion = correction(of: typed),
+                    let answer = LineEditor.read("did you mean \(suggestion)? [Y/n] ", vocabulary: { _ in [] }),
+                    ["", "y", "yes"].contains(answer.trimmingBlanks().lowercased()),
+                    let code = try? WormholeCode(parsing: suggestion)
+                {
+                    return code
+                }
+                guard attempt < KeystoreOptions.tries else { throw TransferError.badCode(error) }
+                TerminalPrompt.say("sealkit: \(TransferError.badCode(error)); type the code again")
+            }
         }
+        return nil
     }
 
     /// A code given on the command line (`--code`): refused with its reason, and the suggestion when

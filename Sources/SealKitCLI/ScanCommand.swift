@@ -33,6 +33,8 @@ struct ScanCommand: ParsableCommand {
 
     func validate() throws {
         if let expect, expect < 1 { throw ValidationError("--expect must be at least 1") }
+        // Nothing given and nothing piped: waiting on the keyboard for an image would look like a hang.
+        if images.isEmpty && isatty(0) == 1 { throw ValidationError("name an image file, or pipe one to stdin ('-')") }
     }
 
     func run() throws {

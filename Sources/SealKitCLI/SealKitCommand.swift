@@ -75,6 +75,29 @@ struct SealKitCommand: AsyncParsableCommand {
         }
     }
 
+    /// The subcommand the arguments name, such as `sealkit keys restore`: where its help is.
+    static func route(of arguments: [String]) -> String {
+        var command: any ParsableCommand.Type = SealKitCommand.self
+        var route = "sealkit"
+        for argument in arguments {
+            guard let match = command.configuration.subcommands.first(where: { $0.configuration.commandName == argument }) else { break }
+            command = match
+            route += " " + argument
+        }
+        return route
+    }
+
+    /// " (keystore: FOLDER)" for a key not found, so the person sees where SealKit looked.
+    static func keystorePlace(for error: any Error) -> String {
+        let notFound: Bool
+        switch error {
+        case KeystoreError.notFound, VaultError.keystore(.notFound): notFound = true
+        default: notFound = false
+        }
+        guard notFound, let place = KeystoreOptions.opened else { return "" }
+        return " (keystore: \(place))"
+    }
+
     static func fail(_ error: any Error) -> Never {
         let status: ExitStatus
         let message: String
@@ -85,7 +108,7 @@ struct SealKitCommand: AsyncParsableCommand {
         default:
             if let mapped = ExitStatus(for: error) {
                 status = mapped
-                message = String(describing: error)
+                message = String(describing: error) + keystorePlace(for: error)
             } else {
                 // Help, version and argument errors: argument-parser knows what to print.
                 let code = exitCode(for: error)
@@ -94,7 +117,7 @@ struct SealKitCommand: AsyncParsableCommand {
                 let parserMessage = self.message(for: error)
                     .split(whereSeparator: \.isNewline).map { $0.trimmingBlanks() }
                     .filter { !$0.isEmpty }.joined(separator: "; ")
-                message = parserMessage + " (see 'sealkit --help')"
+                message = parserMessage + " (see '\(route(of: Array(CommandLine.arguments.dropFirst()))) --help')"
             }
         }
         StandardError.write("sealkit: " + message.replacing("\n", with: " ") + "\n")

@@ -131,6 +131,47 @@ public enum SLIP39 {
             value: value, prefix: prefix)
     }
 
+    /// A share as people type it on a hardware wallet: each word that is the start, four letters or
+    /// more, of exactly one list word (every SLIP-39 word is told apart by its first four) becomes that
+    /// word; other words are left as they are, for `parse` to name.
+    /// - Parameter text: the share as typed.
+    /// - Returns: the words in lower case, separated by single spaces.
+    public static func completingPrefixes(_ text: String) -> String {
+        text.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }).map { word in
+            guard SLIP39Words.index[String(word)] == nil, word.count >= 4 else { return String(word) }
+            let matches = SLIP39Words.all.filter { $0.hasPrefix(word) }
+            return matches.count == 1 ? matches[0] : String(word)
+        }.joined(separator: " ")
+    }
+
+    /// The one share, a single word away from `text`, that parses: the checksum (three words of
+    /// Reed-Solomon over GF(1024)) corrects any one wrong word, so a single typo, or one word not on
+    /// the list, has exactly one correction.
+    /// - Parameter text: a share that does not parse.
+    /// - Returns: the corrected share, the 1-based position changed and the word put there; nil when
+    ///   no single word, or more than one, makes a valid share.
+    public static func correction(of text: String) -> (share: String, position: Int, word: String)? {
+        let words = completingPrefixes(text).split(separator: " ").map(String.init)
+        // Bounded as `RS1024.singleWordFix` is: 59 words at most, the longest share.
+        guard words.count >= minimumWordCount, words.count <= 59 else { return nil }
+        let unknown = words.indices.filter { SLIP39Words.index[words[$0]] == nil }
+        guard unknown.count <= 1 else { return nil }
+        let indices = words.map { SLIP39Words.index[$0] ?? 0 }
+        var found: (share: String, position: Int, word: String)?
+        for extendable in [false, true] {
+            for (position, value) in RS1024.singleWordCorrections(indices, customization: customization(extendable), only: unknown.first)
+            where found?.position != position + 1 || found?.word != SLIP39Words.all[value] {
+                var fixed = indices
+                fixed[position] = value
+                let share = fixed.map { SLIP39Words.all[$0] }.joined(separator: " ")
+                guard (try? parse(share)) != nil else { continue }
+                if found != nil { return nil }
+                found = (share, position + 1, SLIP39Words.all[value])
+            }
+        }
+        return found
+    }
+
     /// The words of a share.
     package static func words(
         identifier: Int, extendable: Bool, iterationExponent: Int, groupIndex: Int, groupThreshold: Int, groupCount: Int,
@@ -233,7 +274,7 @@ public enum SLIP39 {
     ///   different shares with one index, `.needMore` saying how many more are needed per group,
     ///   `.badDigest` when the shares do not combine to a consistent secret.
     public static func recover(_ shares: [Share]) throws(SLIP39Error) -> EncryptedSecret {
-        guard let first = shares.first else { throw .needMore(groups: 1, members: []) }
+        guard let first = shares.first else { throw .noShares }
         for share in shares where share.commonParameters != first.commonParameters {
             throw .mixedBackups(first.prefix, share.prefix)
         }
@@ -295,6 +336,8 @@ public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
     case groupThresholdExceedsCount
     /// The share asks for more PBKDF2 work than `SLIP39.maximumIterationExponent` allows.
     case iterationExponentTooHigh(Int)
+    /// No share was given at all.
+    case noShares
     /// Two shares come from different backups.
     case mixedBackups(String, String)
     /// Two shares claim the same place with different values.
@@ -328,6 +371,8 @@ public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
         case .iterationExponentTooHigh(let exponent):
             return "the share asks for PBKDF2 iteration exponent \(exponent); SealKit reads at most "
                 + "\(SLIP39.maximumIterationExponent) (it writes 1), so it was not made by SealKit or a common wallet"
+        case .noShares:
+            return "no share was given: paste the shares after the bundle, one per line"
         case .mixedBackups(let a, let b):
             return "the shares \"\(a) ...\" and \"\(b) ...\" belong to different backups"
         case .conflictingShares(let a, let b):
@@ -376,26 +421,47 @@ enum RS1024 {
         polymod(customization.map(Int.init) + data) == 1
     }
 
+    /// Every (position, word index) that, put in place of one word, makes the checksum right. The
+    /// checksum is affine in the words over GF(2), so changing word p by δ changes it by a linear map of δ:
+    /// ten basis values per position, instead of a checksum run per candidate (words × 1,024 × words).
+    /// - Parameters:
+    ///   - only: the one position to try (a word not on the list, held as 0), else every position.
+    static func singleWordCorrections(_ data: [Int], customization: [UInt8], only: Int? = nil) -> [(position: Int, value: Int)] {
+        guard data.count <= 59 else { return [] }
+        let residue = polymod(customization.map(Int.init) + data) ^ 1
+        var found: [(position: Int, value: Int)] = []
+        for position in only.map({ [$0] }) ?? Array(data.indices) {
+            // The change a difference of 1 << bit at this position makes to the checksum.
+            let basis = (0..<10).map { bit in
+                var check = 1 << bit
+                for _ in 0..<(data.count - 1 - position) { check = step(check, 0) }
+                return check
+            }
+            // change(δ) = change(δ without its lowest bit) ^ basis[lowest bit]: one XOR per δ.
+            var changes = [Int](repeating: 0, count: 1024)
+            for delta in 1..<1024 {
+                changes[delta] = changes[delta & (delta - 1)] ^ basis[delta.trailingZeroBitCount]
+            }
+            for delta in (only == nil ? 1 : 0)..<1024 where changes[delta] == residue {
+                found.append((position, data[position] ^ delta))
+            }
+        }
+        return found
+    }
+
+    private static func step(_ check: Int, _ value: Int) -> Int {
+        let top = check >> 20
+        var next = (check & 0xFFFFF) << 10 ^ value
+        for i in 0..<10 where (top >> i) & 1 == 1 { next ^= generator[i] }
+        return next
+    }
+
     /// The 1-based position of the one word that, changed, makes the checksum right (in either
     /// customization), when exactly one position can; nil otherwise.
     static func singleWordFix(_ data: [Int]) -> Int? {
-        // The search costs words² × 1,024 steps: bounded to what a share can be (33 words for a
-        // 256-bit secret; 59 for the longest SLIP-39 allows), so a hostile line cannot stall it.
-        guard data.count <= 59 else { return nil }
-        var positions = Set<Int>()
-        for custom in [SLIP39.customization(false), SLIP39.customization(true)] {
-            for position in data.indices {
-                var trial = data
-                for candidate in 0..<1024 where candidate != data[position] {
-                    trial[position] = candidate
-                    if verify(trial, customization: custom) {
-                        positions.insert(position + 1)
-                        break
-                    }
-                }
-                if positions.count > 1 { return nil }
-            }
-        }
+        let positions = Set([SLIP39.customization(false), SLIP39.customization(true)].flatMap { custom in
+            singleWordCorrections(data, customization: custom).map { $0.position + 1 }
+        })
         return positions.count == 1 ? positions.first : nil
     }
 }

@@ -8,6 +8,9 @@ enum EFFWordList {
     /// Every word, in the list's order; split on first use, which only `keys backup` needs.
     static let words: [Substring] = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
 
+    /// Every word's bytes, for reading a passphrase without making a String of it.
+    static let set: Set<[UInt8]> = Set(words.map { Array($0.utf8) })
+
     /// The list as one text, words separated by spaces and line breaks.
     private static let text = """
         abacus abdomen abdominal abide abiding ability ablaze able abnormal abrasion abrasive abreast abridge abroad

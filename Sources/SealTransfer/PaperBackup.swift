@@ -102,6 +102,11 @@ public enum PaperBackup {
     }
 
     /// Opens a backup.
+    ///
+    /// The passphrase is tried as typed first, so every passphrase that ever opened a backup still
+    /// does, and a passphrase the user chose is byte-exact. When that fails and the passphrase reads
+    /// as at least `generatedWordCount` words of SealKit's word list (see `listForm(of:)`), its
+    /// list form is tried too: a generated passphrase opens however it was written down.
     /// - Parameters:
     ///   - text: the backup's line (join parts first with `TransferParts` or `PartAssembler`).
     ///   - passphrase: the backup passphrase.
@@ -109,26 +114,28 @@ public enum PaperBackup {
     /// - Throws: `.wrongPassphrase` when the passphrase is wrong or the backup was
     ///   altered (the two cannot be told apart), else `TransferError` for damaged text.
     public static func open(_ text: String, passphrase: Passphrase) throws(TransferError) -> Contents {
-        let body = try TransferText.body(of: TransferText.trimmed(text), as: .backup)
-        guard body.count > headerByteCount + FieldCipher.minimumByteCount else {
-            throw .malformed(.backup, reason: "truncated")
-        }
+        let body = try body(of: text)
         let field = { (offset: Int) in body[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
         let kdf = PassphraseKDF(opsLimit: field(0), memLimit: field(8))
         guard kdf.isAcceptable else { throw .unsupportedKDF }
         let salt = Array(body[16..<headerByteCount])
-        let key: SymmetricKey
-        do {
-            key = try kdf.deriveKey(from: passphrase, salt: salt)
-        } catch {
-            throw .passphraseKDF(error)
+        let sealed = Array(body[headerByteCount...])
+        func attempt(_ passphrase: Passphrase) throws(TransferError) -> SecureBytes? {
+            let key: SymmetricKey
+            do {
+                key = try kdf.deriveKey(from: passphrase, salt: salt)
+            } catch {
+                throw .passphraseKDF(error)
+            }
+            return try? SecretWrap.open(sealed, using: key)
         }
-        let plaintext: SecureBytes
-        do {
-            plaintext = try SecretWrap.open(Array(body[headerByteCount...]), using: key)
-        } catch {
-            throw .wrongPassphrase
+        var opened = try attempt(passphrase)
+        if opened == nil, let listed = listForm(of: passphrase), !listed.storage.withUnsafeBytes({ a in
+            passphrase.storage.withUnsafeBytes { ConstantTime.equals(a, $0) }
+        }) {
+            opened = try attempt(listed)
         }
+        guard let plaintext = opened else { throw .wrongPassphrase }
         return try plaintext.reading { (raw) throws(TransferError) -> Contents in
             var reader = ByteReader(raw, kind: .backup)
             let version = try reader.byte()
@@ -141,6 +148,98 @@ public enum PaperBackup {
             try reader.finish()
             return Contents(created: Date(timeIntervalSince1970: TimeInterval(created)), keys: keys)
         }
+    }
+
+    /// Checks that `text` is a paper backup whole enough to ask for its passphrase.
+    /// - Throws: what `open` throws for text that is not a backup or is damaged.
+    public static func check(_ text: String) throws(TransferError) {
+        _ = try body(of: text)
+    }
+
+    private static func body(of text: String) throws(TransferError) -> [UInt8] {
+        let body = try TransferText.body(of: TransferText.trimmed(text), as: .backup)
+        guard body.count > headerByteCount + FieldCipher.minimumByteCount else {
+            throw .malformed(.backup, reason: "truncated")
+        }
+        return body
+    }
+
+    /// A passphrase read as words of SealKit's word list, the way people write them down: letters in
+    /// any case, words separated by any run of spaces, tabs, no-break spaces, hyphens, dots or commas,
+    /// blanks before and after. The list holds only lower-case ASCII words (and `yo-yo`), so every
+    /// Unicode normalization form of such a passphrase is these same bytes.
+    /// - Parameter passphrase: the passphrase as typed.
+    /// - Returns: the words in lower case joined by single spaces, which is how `makePassphrase`
+    ///   writes them, when there are at least `generatedWordCount` and each is on the list; else nil.
+    public static func listForm(of passphrase: Passphrase) -> Passphrase? {
+        guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return nil }
+        defer { wipe(&words) }
+        guard words.count >= generatedWordCount, words.allSatisfy({ EFFWordList.set.contains($0) }) else { return nil }
+        var joined = Array(words.joined(separator: [UInt8(ascii: " ")]))
+        defer { ConstantTime.wipe(&joined) }
+        return try? Passphrase(bytes: joined)
+    }
+
+    /// The words of a passphrase that reads as a list passphrase but for some words not on the list:
+    /// at least `generatedWordCount` words of letters, most of them on the list. Only for telling the
+    /// person at the terminal which word to check.
+    /// - Parameter passphrase: the passphrase as typed.
+    /// - Returns: each word not on the list, by its position (1 is the first) and in lower case, with
+    ///   the list's words to compare it to; empty when the passphrase does not read as list words.
+    public static func unlistedWords(in passphrase: Passphrase) -> (positions: [(position: Int, word: String)], list: [String]) {
+        guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return ([], []) }
+        defer { wipe(&words) }
+        guard words.count >= generatedWordCount else { return ([], []) }
+        let unlisted = words.indices.filter { !EFFWordList.set.contains(words[$0]) }
+        guard !unlisted.isEmpty, unlisted.count * 2 < words.count else { return ([], []) }
+        return (unlisted.map { ($0 + 1, String(decoding: words[$0], as: UTF8.self)) }, EFFWordList.words.map(String.init))
+    }
+
+    /// The words of `bytes` in lower case, split at separators, with `yo yo` joined back into the
+    /// list's `yo-yo`; nil when a byte is neither an ASCII letter nor a separator.
+    private static func splitWords(_ bytes: UnsafeRawBufferPointer) -> [[UInt8]]? {
+        var words: [[UInt8]] = []
+        var current: [UInt8] = []
+        defer { ConstantTime.wipe(&current) }
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") {
+                current.append(byte)
+            } else if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                current.append(byte | 0x20)
+            } else if Array(" \t\r\n-.,".utf8).contains(byte) || (byte == 0xC2 && index < bytes.count && bytes[index] == 0xA0) {
+                if byte == 0xC2 { index += 1 }  // U+00A0, the no-break space
+                if !current.isEmpty { words.append(current) }
+                ConstantTime.wipe(&current)
+                current = []
+            } else {
+                wipe(&words)
+                return nil
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        var joined: [[UInt8]] = []
+        var position = 0
+        while position < words.count {
+            if !EFFWordList.set.contains(words[position]), position + 1 < words.count {
+                let hyphenated = words[position] + [UInt8(ascii: "-")] + words[position + 1]
+                if EFFWordList.set.contains(hyphenated) {
+                    joined.append(hyphenated)
+                    position += 2
+                    continue
+                }
+            }
+            joined.append(words[position])
+            position += 1
+        }
+        wipe(&words)
+        return joined
+    }
+
+    private static func wipe(_ words: inout [[UInt8]]) {
+        for index in words.indices { ConstantTime.wipe(&words[index]) }
     }
 }
 

@@ -108,6 +108,9 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             switch (found, expected) {
             case (.backup, _):
                 return "this is a paper backup, not a \(expected.name): restore it with 'sealkit keys restore ID'"
+            case (.shares, .backup):
+                return "this is a share backup bundle, not a paper backup: add --shares ('sealkit keys restore --shares --all'), "
+                    + "then paste the bundle and the shares"
             case (.offer, .reply):
                 return "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER --code CODE'"
             default:

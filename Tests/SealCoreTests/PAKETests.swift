@@ -117,6 +117,8 @@ struct PAKETests {
         ("7-guitarist-revenj", .unknownWord(position: 2)),
         ("7-gitarist-revenge", .unknownWord(position: 1)),
         ("7-revenge-guitarist", .wordsSwapped),
+        ("3-aardvark-absurd", .wordInOtherHalf(position: 1)),
+        ("3-adroitness-adroitness", .wordInOtherHalf(position: 2)),
         ("7-guitarist-revenge\u{0}", .notAWord),
         ("7-guitarïst-revenge", .notAWord),
         (String(repeating: "7", count: 101), .tooLong),

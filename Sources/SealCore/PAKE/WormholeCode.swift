@@ -78,7 +78,12 @@ public struct WormholeCode: Sendable {
         let (first, second) = (parts[1], parts[2])
         if !PGPWordList.odd.contains(first) || !PGPWordList.even.contains(second) {
             if PGPWordList.even.contains(first) && PGPWordList.odd.contains(second) { throw .wordsSwapped }
-            throw .unknownWord(position: PGPWordList.odd.contains(first) ? 2 : 1)
+            let position = PGPWordList.odd.contains(first) ? 2 : 1
+            // A word of the other half of the list: heard right, put in the wrong place.
+            if (position == 1 ? PGPWordList.even : PGPWordList.odd).contains(position == 1 ? first : second) {
+                throw .wordInOtherHalf(position: position)
+            }
+            throw .unknownWord(position: position)
         }
         self.init(nameplate: nameplate, oddWord: first, evenWord: second)
     }
@@ -131,6 +136,9 @@ public enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConvertib
     case unknownWord(position: Int)
     /// The two words in the wrong order.
     case wordsSwapped
+    /// A word (1 or 2) of the PGP word list's other half: a first word where the second belongs, or
+    /// the reverse.
+    case wordInOtherHalf(position: Int)
     /// A character no code has (outside ASCII letters, digits, hyphens and spaces).
     case notAWord
 
@@ -144,6 +152,9 @@ public enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConvertib
         case .unknownWord(let position):
             return "the code's \(position == 1 ? "first" : "second") word is not in the PGP word list: check its spelling"
         case .wordsSwapped: return "the code's two words are in the wrong order: \(form)"
+        case .wordInOtherHalf(let position):
+            return "the code's \(position == 1 ? "first" : "second") word is a PGP word for the \(position == 1 ? "second" : "first") "
+                + "place, not this one: check the code with the other side"
         case .notAWord: return "the code holds a character no code has: \(form)"
         }
     }
