@@ -104,7 +104,7 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let keystore = try keystoreOptions.keystore()
             // A keystore that was never made is said so (66), apart from one that holds no keys (0).
-            if let files = keystore as? FileKeystore, access(files.folder, F_OK) != 0 {
+            if let files = keystore as? FileKeystore, access(files.folder, F_OK) != 0, errno == ENOENT {
                 throw CLIFailure(
                     "no keystore at \(files.folder): no key was ever stored in namespace '\(files.namespace.name)' here; make one "
                         + "with 'sealkit keys generate ID' or receive one with 'sealkit transfer receive' (or check SEALKIT_HOME)",

@@ -152,7 +152,7 @@ struct ShareBackupCLITests {
             (made.bundle + "\n" + made.shares[0] + "\n" + made.shares[0] + "\n" + made.shares[0] + "\n", "1 more share needed"),
             (made.bundle + "\n" + String(repeating: "academic ", count: 100_000) + "\n", "line 2"),
             (String(made.bundle.dropLast(3)) + "\n" + made.shares[0] + "\n" + made.shares[1] + "\n", "cut short or mistyped"),
-            (made.bundle + "\n", "not enough shares"),
+            (made.bundle + "\n", "no share was given: paste the shares after the bundle"),
         ]
         let receiving = try CLI()
         for (input, expected) in inputs {
