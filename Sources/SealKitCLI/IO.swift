@@ -355,14 +355,24 @@ enum TerminalPrompt {
     /// Whether an answer to a [y/N] question is yes.
     static func isYes(_ answer: String) -> Bool { ["y", "yes"].contains(answer.trimmingBlanks().lowercased()) }
 
-    /// Waits for Enter on the controlling terminal, if there is one; what was typed is dropped.
+    /// Waits for Enter on the controlling terminal; what was typed is dropped. Throws `terminalGone`
+    /// when there is no terminal or its input ends.
     static func line() throws {
         let fd = open("/dev/tty", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { throw terminalGone }
         defer { close(fd) }
         var byte: UInt8 = 0
-        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {}
+        while true {
+            let count = Glibc.read(fd, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            // End of input or a terminal that went away: a caller looping on Enter must stop, not spin.
+            guard count == 1 else { throw terminalGone }
+            if byte == UInt8(ascii: "\n") { return }
+        }
     }
+
+    /// What a prompt that waits for Enter throws when the terminal closes under it.
+    static let terminalGone = CLIFailure("the terminal closed while waiting for Enter", status: .ioError)
 
     /// Writes one line to the controlling terminal, if there is one (a retry hint).
     static func say(_ line: String) {

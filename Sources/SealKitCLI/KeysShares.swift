@@ -89,7 +89,7 @@ enum ShareBackupCommands {
                         StandardError.write(clear + "\(label.capitalizedFirst):\n\n    \(share)\n\nHand this share to its keeper, then press Enter.")
                         _ = try TerminalPrompt.line()
                         StandardError.write(clear)
-                        if !check || checkCopy(of: share, label: label) { break }
+                        if try !check || checkCopy(of: share, label: label) { break }
                         StandardError.write("That does not match the share. Press Enter to show \(label) again and correct the copy.")
                         _ = try TerminalPrompt.line()
                     }
@@ -102,16 +102,18 @@ enum ShareBackupCommands {
     /// The keeper types back two words of the share, chosen at random, as hardware wallets ask: a copy
     /// with a word skipped or misread is caught while the share can still be shown again.
     /// - Returns: whether both words match (a word's first four letters or more are that word).
-    static func checkCopy(of share: String, label: String) -> Bool {
+    /// - Throws: `TerminalPrompt.terminalGone` when input ends, so the display never asks forever.
+    static func checkCopy(of share: String, label: String) throws -> Bool {
         let words = share.split(separator: " ").map(String.init)
         let first = Int(SecureRandom.uniform(below: UInt32(words.count)))
         var second = Int(SecureRandom.uniform(below: UInt32(words.count - 1)))
         if second >= first { second += 1 }
         StandardError.write("Check the copy of \(label): type two of its words.\n")
         for position in [first, second].sorted() {
-            guard let typed = LineEditor.read("word \(position + 1): ", vocabulary: { _ in SLIP39Words.all }),
-                SLIP39.completingPrefixes(typed) == words[position]
-            else { return false }
+            guard let typed = LineEditor.read("word \(position + 1): ", vocabulary: { _ in SLIP39Words.all }) else {
+                throw TerminalPrompt.terminalGone
+            }
+            guard SLIP39.completingPrefixes(typed) == words[position] else { return false }
         }
         return true
     }

@@ -207,3 +207,50 @@ struct RecoveryCLITests {
         #expect(scan.output.contains("name an image file") && scan.output.contains("sealkit scan --help"), "\(scan.output)")
     }
 }
+
+/// Shares shown one at a time wait for Enter on the terminal; when the terminal closes under them
+/// (a closed window, a killed tmux), the command ends instead of asking forever. Two such processes
+/// once spun at 40% of a core each for an hour after their terminals were gone.
+@Suite("share display when the terminal goes away")
+struct ShareDisplayHangupTests {
+    @Test func closingTheTerminalEndsTheShareDisplay() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let script = #"""
+            import os, pty, select, sys, time
+            sealkit, home = sys.argv[1], sys.argv[2]
+            pid, master = pty.fork()
+            if pid == 0:
+                env = dict(os.environ, SEALKIT_HOME=home, SEALKIT_PASSPHRASE="correct horse battery staple", TERM="xterm")
+                os.execve(sealkit, [sealkit, "keys", "backup", "alice", "--shares", "2", "--threshold", "2"], env)
+            seen = b""
+            deadline = time.monotonic() + 60
+            while b"Press Enter to show" not in seen and time.monotonic() < deadline:
+                if select.select([master], [], [], 1)[0]:
+                    try:
+                        seen += os.read(master, 4096)
+                    except OSError:
+                        break
+            print("prompted" if b"Press Enter to show" in seen else "no prompt: " + seen[-200:].decode(errors="replace"))
+            os.close(master)
+            closed = time.monotonic()
+            while time.monotonic() - closed < 20:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    print("ended %.1f" % (time.monotonic() - closed))
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                print("still running after 20 s")
+            """#
+        let home = cli.environment["SEALKIT_HOME"]!
+        let file = cli.home.appendingPathComponent("hangup.py")
+        try Data(script.utf8).write(to: file)
+        let result = try Subprocess.run("/usr/bin/env", ["python3", file.path, CLI.executable.path, home], stdin: [])
+        let lines = result.stdoutText.split(separator: "\n")
+        #expect(lines.first == "prompted", "\(result.stdoutText) \(result.stderrText)")
+        #expect(lines.last?.hasPrefix("ended ") == true, "\(result.stdoutText)")
+    }
+}
