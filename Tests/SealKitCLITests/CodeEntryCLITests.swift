@@ -24,22 +24,8 @@ struct CodeEntryCLITests {
             \(TransferCLITests.readUntil(defaultTimeout: 15))
             # Each marker is waited for after the previous one, so a prompt shown twice is answered twice.
             start = 0
-            def read_after(marker, timeout=15):
-                global seen
-                deadline = time.time() + timeout
-                while seen.find(marker, start) < 0 and time.time() < deadline:
-                    ready, _, _ = select.select([fd], [], [], 0.1)
-                    if ready:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            break
-                        if not chunk:
-                            break
-                        seen += chunk
-                return seen.find(marker, start) >= 0
             for marker, typed in steps:
-                if not read_after(marker.encode()):
+                if not read_until(marker.encode(), start=start):
                     break
                 start = seen.find(marker.encode(), start) + len(marker.encode())
                 if typed == "<word>\\n":

@@ -37,13 +37,13 @@ struct TransferCLITests {
 
     /// Python for the scripts that drive sealkit on a pseudo-terminal `fd`: `read_until(marker,
     /// timeout)` adds what the terminal shows to the global `seen` until `marker` is in it, the
-    /// terminal closes or `timeout` seconds pass, and says whether the marker came.
+    /// terminal closes or `timeout` seconds pass, and says whether the marker came (at or after `start`).
     static func readUntil(defaultTimeout: Int) -> String {
         """
-        def read_until(marker, timeout=\(defaultTimeout)):
+        def read_until(marker, timeout=\(defaultTimeout), start=0):
             global seen
             deadline = time.time() + timeout
-            while marker not in seen and time.time() < deadline:
+            while seen.find(marker, start) < 0 and time.time() < deadline:
                 ready, _, _ = select.select([fd], [], [], 0.1)
                 if ready:
                     try:
@@ -53,7 +53,7 @@ struct TransferCLITests {
                     if not chunk:
                         break
                     seen += chunk
-            return marker in seen
+            return seen.find(marker, start) >= 0
         """
     }
 
