@@ -99,13 +99,13 @@ let package = Package(
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
         .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
-        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealTransfer", "SealMailbox", "SealShares"]),
+        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealTransfer", "SealMailbox", "SealShares"]),
         // libsecret and the Secret Service are Linux's: on other platforms the product is SealKit alone.
         .target(
             name: "SealKitKeyring",
             dependencies: ["SealKit", .target(name: "SealSecretService", condition: .when(platforms: [.linux]))]),
         .target(name: "SealKitQR", dependencies: ["SealKit", "SealQR", "SealScan"]),
-        .target(name: "SealKitAudit", dependencies: ["SealKit", "SealAudit"]),
+        .target(name: "SealKitAudit", dependencies: ["SealKit", "SealAudit", "SealCore"]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
@@ -121,12 +121,12 @@ let package = Package(
             dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealShares", "SealScan"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
-        .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
+        .executableTarget(name: "SealKitBench", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore"], path: "Benchmarks/SealKitBench"),
 
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
         // The async transfer API in a process of its own, for tests that time it (SealKitCLITests).
-        .executableTarget(name: "SealTransferProbe", dependencies: ["SealKitTransfer"], path: "Tests/SealTransferProbe"),
+        .executableTarget(name: "SealTransferProbe", dependencies: ["SealCore", "SealKeystore", "SealMailbox", "SealTransfer"], path: "Tests/SealTransferProbe"),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
         // The Keystore contract as checks every backend runs unchanged.
@@ -145,13 +145,13 @@ let package = Package(
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
-        .testTarget(name: "SealKitTests", dependencies: ["SealKit"]),
+        .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(
             name: "SealKitCLITests",
             dependencies: [
                 "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit",
-                "SealTestSupport",
+                "SealTestSupport", "SealCore", "SealJSON", "SealKeystore", "SealMailbox", "SealProfile", "SealShares", "SealTransfer",
             ]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXingRead only).

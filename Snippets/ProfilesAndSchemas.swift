@@ -1,16 +1,20 @@
 // Encrypt exactly the fields an app schema flags, and get every value back with its type.
 import SealKit
 
-let schema = try ProfileSchema(parsing: #"""
+let schema = try ProfileSchema(json: #"""
     {"ssn": {"type": "string", "encryption": {"state": "enabled"}},
      "score": {"type": "number", "encryption": {"state": "enabled", "sealkit": {"format": 2}}},
      "name": {"type": "string"}}
     """#)
-let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("ada"))
-try vault.ensureKey(existing: .object([]))
-let upload = try vault.encryptProfile(["ssn": "078-05-1120", "score": 812, "name": "Ada"], schema: schema)
+let vault = Vault(keystore: try .inMemory(), user: try KeyID("ada"), format: .v2)
+try vault.ensureKey(existing: "{}")
+let upload = try vault.encryptProfile(#"{"ssn": "078-05-1120", "score": 812, "name": "Ada"}"#, schema: schema)
 let back = try vault.decryptProfile(upload, schema: schema)
-print(back.profile["score"] == 812)
+print(back.json)  // {"ssn":"078-05-1120","score":812,"name":"Ada"}
 // Before a second device makes a key, it checks the user's data: sealed under another key means receive it.
-let phone = Vault(keystore: InMemoryKeystore(), userID: try KeyID("ada"))
-if case .notPossible(let reason) = phone.encryptionStatus(for: upload, schema: schema) { print(reason) }
+let phone = Vault(keystore: try .inMemory(), user: try KeyID("ada"), format: .v2)
+do {
+    try phone.ensureKey(existing: upload, schema: schema)
+} catch where error.reason == .keyElsewhere {
+    print(error)  // receive the user's key instead of making a new one
+}

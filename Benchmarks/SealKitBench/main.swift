@@ -3,10 +3,13 @@
 // benchmark with every repetition's ns/op (Scripts/bench takes the medians).
 //
 //   SealKitBench ops SIZE KEYFILE                  Vault.encrypt(plaintext:) / decrypt(ciphertext:)
-//   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile, JSON text in and out: Vault.encryptProfile(json:schema:)
+//   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile, JSON text in and out: Vault.encryptProfile(_:schema:)
 //
 // KEYFILE holds the key as standard base64 on its first line.
 import Foundation
+import SealCore
+import SealJSON
+import SealKeystore
 import SealKit
 
 #if canImport(Glibc)
@@ -65,10 +68,11 @@ func readKey(_ path: String) -> SymmetricKey {
 }
 
 func vault(with key: SymmetricKey) throws -> Vault {
+    // The package's own door to the keystore: the bench needs the C peer's key, which no public call takes.
     let keystore = InMemoryKeystore()
     let id = try KeyID("bench")
     try keystore.store(key, as: id, mode: .create, passphrase: nil)
-    return Vault(keystore: keystore, userID: id)
+    return Vault(keystore: Keystore(keystore), user: id, format: .v1)
 }
 
 /// `Vault.encrypt(plaintext:)` and `decrypt(ciphertext:)`: Rownd's surface, as an app calls it.
@@ -85,7 +89,7 @@ func ops(size: Int, key: SymmetricKey) throws {
 }
 
 /// One profile at a time, JSON text in and out, as an app or backend would handle it:
-/// `Vault.encryptProfile(json:schema:)`, the call for profiles held as text.
+/// `Vault.encryptProfile(_:schema:)`, the call for profiles held as text.
 func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws {
     let vault = try vault(with: key)
     guard let schemaBytes = FileManager.default.contents(atPath: schemaPath),
@@ -95,7 +99,7 @@ func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws 
     let text = try JSONValue.parse(Array(profileBytes)).serialized()
     try measure("profile encrypt", size: 0) { iterations in
         for _ in 0..<iterations {
-            sink &+= try vault.encryptProfile(json: text, schema: schema).utf8.count
+            sink &+= try vault.encryptProfile(text, schema: schema).utf8.count
         }
     }
 }

@@ -23,7 +23,7 @@ public struct Auditor: Sendable {
     /// Which fields must be encrypted; without one, strings that look like ciphertexts are audited.
     public let schema: AuditSchema?
     /// Key rings to check ciphertexts against; empty for no key checks.
-    public let keys: [KeyRing]
+    package let keys: [KeyRing]
     /// Kinds of finding not to report (nor count).
     public let ignoring: Set<FindingKind>
 
@@ -34,7 +34,7 @@ public struct Auditor: Sendable {
     ///   - keys: rings to try; a ciphertext opening under no current key is reported as
     ///     `retired-key` (a retired key opens it) or `undecryptable` (none does).
     ///   - ignoring: kinds of finding to leave out.
-    public init(schema: AuditSchema? = nil, keys: [KeyRing] = [], ignoring: Set<FindingKind> = []) {
+    package init(schema: AuditSchema? = nil, keys: [KeyRing] = [], ignoring: Set<FindingKind> = []) {
         self.schema = schema
         self.keys = keys
         self.ignoring = ignoring

@@ -10,14 +10,14 @@
 /// 8 characters → 6 bytes), so ciphertexts of any size run near memory speed instead of
 /// being bound by the codec. The last block is always handled one character at a time,
 /// where the padding and canonical-bits rules apply.
-public enum Base64 {
+package enum Base64 {
     /// The length of the base64 text for `byteCount` bytes.
-    public static func encodedLength(of byteCount: Int) -> Int { (byteCount + 2) / 3 * 4 }
+    package static func encodedLength(of byteCount: Int) -> Int { (byteCount + 2) / 3 * 4 }
 
     /// Encodes bytes as padded standard base64.
     /// - Parameter bytes: public data; use the key APIs for secrets.
     /// - Returns: the base64 text.
-    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         let length = encodedLength(of: bytes.count)
         if length == 0 { return "" }
         return String(unsafeUninitializedCapacity: length) { output in
@@ -27,13 +27,13 @@ public enum Base64 {
     }
 
     /// Encodes bytes as padded standard base64.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBytes { encode($0) }
     }
 
     /// Writes the base64 text of `bytes` into `output`, which must hold
     /// exactly `encodedLength(of: bytes.count)` bytes.
-    public static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+    package static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
         precondition(output.count == encodedLength(of: bytes.count))
         let count = bytes.count
         guard count > 0, let input = bytes.baseAddress, let out = output.baseAddress else { return }
@@ -75,7 +75,7 @@ public enum Base64 {
 
     /// The number of bytes that `text` decodes to, or nil when its length or padding
     /// cannot be base64. Checks only the shape; `decode` checks every character.
-    public static func decodedLength(of text: UnsafeRawBufferPointer) -> Int? {
+    package static func decodedLength(of text: UnsafeRawBufferPointer) -> Int? {
         let count = text.count
         guard count % 4 == 0 else { return nil }
         if count == 0 { return 0 }
@@ -95,7 +95,7 @@ public enum Base64 {
     ///   - output: must hold exactly `decodedLength(of: text)` bytes. Its contents are
     ///     unspecified when decoding fails.
     /// - Returns: false when `text` is not canonical base64.
-    public static func decode(_ text: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+    package static func decode(_ text: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
         guard let length = decodedLength(of: text), length == output.count else { return false }
         guard length > 0, let input = text.baseAddress, let out = output.baseAddress else { return true }
         // Four tables, one per position in a block, give each character's bits already
@@ -166,7 +166,7 @@ public enum Base64 {
 
     /// Decodes strict, canonical, padded standard base64.
     /// - Returns: the bytes, or nil when `text` is not canonical base64.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var text = text
         return text.withUTF8 { utf8 in
             let raw = UnsafeRawBufferPointer(utf8)

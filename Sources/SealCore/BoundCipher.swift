@@ -11,7 +11,7 @@ public enum CiphertextFormat: String, Sendable, CaseIterable {
 }
 
 /// Where a v2 ciphertext belongs, besides its id: it opens there and nowhere else.
-public enum CiphertextPlace: Sendable, Hashable {
+package enum CiphertextPlace: Sendable, Hashable {
     /// A profile field, by its name: `ssn` binds the same in a bare profile and in `data`.
     case field(String)
     /// The caller's context for a bare value (`sealkit encrypt --context`); empty is allowed.
@@ -33,7 +33,7 @@ public enum CiphertextPlace: Sendable, Hashable {
 }
 
 /// What a text is, as far as can be told without a key.
-public enum CiphertextShape: Sendable, Equatable {
+package enum CiphertextShape: Sendable, Equatable {
     /// Standard padded base64 of at least `FieldCipher.minimumByteCount` bytes: a v1 ciphertext,
     /// or a plaintext that happens to look exactly like one.
     case v1
@@ -43,7 +43,7 @@ public enum CiphertextShape: Sendable, Equatable {
     case unsupportedVersion
 
     /// Classifies `text`; nil when it cannot be a SealKit ciphertext of either format.
-    public init?(of text: String) {
+    package init?(of text: String) {
         var text = text
         guard let shape = text.withUTF8({ Self.classify(UnsafeRawBufferPointer($0)) }) else { return nil }
         self = shape
@@ -80,9 +80,9 @@ public enum CiphertextShape: Sendable, Equatable {
 ///   wrong place fails with its own outcome, told apart from tampering;
 /// - the associated data is the first 17 bytes of the body, then the place encoding:
 ///   `u32be(len id) ‖ id ‖ kind (1 field, 2 context) ‖ u32be(len place) ‖ place`.
-public enum BoundCipher {
+package enum BoundCipher {
     /// The text that starts every v2 ciphertext.
-    public static let prefix = "sk2:"
+    package static let prefix = "sk2:"
     /// The version byte that starts the body.
     static let version: UInt8 = 2
     /// Bytes of the key tag and of the place tag.
@@ -92,7 +92,7 @@ public enum BoundCipher {
     static let nonceByteCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
     static let macByteCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
     /// The smallest possible body: header, nonce and tag around an empty plaintext.
-    public static let minimumByteCount = headerByteCount + nonceByteCount + macByteCount
+    package static let minimumByteCount = headerByteCount + nonceByteCount + macByteCount
     /// `crypto_kdf` context and subkey ids.
     static let kdfContext = Array("sealkit2".utf8)
     static let sealingSubkeyID: UInt64 = 1
@@ -100,7 +100,7 @@ public enum BoundCipher {
     static let subkeyByteCount = 32
 
     /// The length of a v2 ciphertext's text for `byteCount` plaintext bytes.
-    public static func ciphertextLength(forPlaintextByteCount byteCount: Int) -> Int {
+    package static func ciphertextLength(forPlaintextByteCount byteCount: Int) -> Int {
         prefix.utf8.count + Base64.encodedLength(of: minimumByteCount + byteCount)
     }
 

@@ -5,27 +5,27 @@ import CSodium
 ///
 /// Ciphertexts made here decrypt in Rownd's iOS and Android SDKs and with any
 /// libsodium binding (PyNaCl's `SecretBox` reads the same layout), and the reverse.
-public enum FieldCipher {
+package enum FieldCipher {
     /// Bytes of the random nonce that starts every ciphertext.
-    public static let nonceByteCount = Int(crypto_secretbox_NONCEBYTES)
+    package static let nonceByteCount = Int(crypto_secretbox_NONCEBYTES)
     /// Bytes of the Poly1305 tag that follows the nonce.
-    public static let tagByteCount = Int(crypto_secretbox_MACBYTES)
+    package static let tagByteCount = Int(crypto_secretbox_MACBYTES)
     /// The smallest possible ciphertext: a nonce and a tag around an empty plaintext.
-    public static let minimumByteCount = nonceByteCount + tagByteCount
+    package static let minimumByteCount = nonceByteCount + tagByteCount
 
     /// Encrypts a string's UTF-8 bytes under `key` with a fresh random nonce.
     /// - Parameters:
     ///   - plaintext: the text to protect.
     ///   - key: the key to encrypt with.
     /// - Returns: the ciphertext as base64 text.
-    public static func encrypt(_ plaintext: String, using key: SymmetricKey) -> String {
+    package static func encrypt(_ plaintext: String, using key: SymmetricKey) -> String {
         var plaintext = plaintext
         return plaintext.withUTF8 { encrypt(bytes: UnsafeRawBufferPointer($0), using: key) }
     }
 
     /// Encrypts raw bytes under `key` with a fresh random nonce.
     /// - Returns: the ciphertext as base64 text.
-    public static func encrypt(bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey) -> String {
+    package static func encrypt(bytes plaintext: UnsafeRawBufferPointer, using key: SymmetricKey) -> String {
         let textCount = ciphertextLength(forPlaintextByteCount: plaintext.count)
         return String(unsafeUninitializedCapacity: textCount) { output in
             encrypt(bytes: plaintext, using: key, into: UnsafeMutableRawBufferPointer(output))
@@ -34,7 +34,7 @@ public enum FieldCipher {
     }
 
     /// The length of the base64 text of a ciphertext for `byteCount` plaintext bytes.
-    public static func ciphertextLength(forPlaintextByteCount byteCount: Int) -> Int {
+    package static func ciphertextLength(forPlaintextByteCount byteCount: Int) -> Int {
         Base64.encodedLength(of: minimumByteCount + byteCount)
     }
 
@@ -92,7 +92,7 @@ public enum FieldCipher {
     /// - Returns: the plaintext.
     /// - Throws: `CiphertextError` naming what is wrong: not base64, too short,
     ///   failed authentication, or a plaintext that is not UTF-8.
-    public static func decrypt(_ ciphertext: String, using key: SymmetricKey) throws(CiphertextError) -> String {
+    package static func decrypt(_ ciphertext: String, using key: SymmetricKey) throws(CiphertextError) -> String {
         try decrypt(ciphertext, usingAnyOf: CollectionOfOne(key)).plaintext
     }
 
@@ -101,7 +101,7 @@ public enum FieldCipher {
     /// Poly1305 authentication makes the choice unambiguous: a wrong key fails
     /// rather than yielding a wrong plaintext.
     /// - Returns: the plaintext and the index in `keys` of the key that opened it.
-    public static func decrypt(
+    package static func decrypt(
         _ ciphertext: String, usingAnyOf keys: [SymmetricKey]
     ) throws(CiphertextError) -> (plaintext: String, keyIndex: Int) {
         try decrypt(ciphertext, usingAnyOf: keys[...])
@@ -159,7 +159,7 @@ public enum FieldCipher {
 
     /// Decrypts a ciphertext to bytes with the first of `keys` that authenticates it.
     /// - Returns: the plaintext bytes and the index of the key that opened them.
-    public static func decryptBytes(
+    package static func decryptBytes(
         _ ciphertext: String, usingAnyOf keys: [SymmetricKey]
     ) throws(CiphertextError) -> (bytes: [UInt8], keyIndex: Int) {
         let sealed = try decode(ciphertext)
@@ -169,14 +169,14 @@ public enum FieldCipher {
     /// Decodes a ciphertext's text to its binary form, checking only its shape.
     /// - Returns: nonce, tag and encrypted bytes.
     /// - Throws: `.notBase64` or `.tooShort`.
-    public static func decode(_ ciphertext: String) throws(CiphertextError) -> [UInt8] {
+    package static func decode(_ ciphertext: String) throws(CiphertextError) -> [UInt8] {
         guard let sealed = Base64.decode(ciphertext) else { throw .notBase64 }
         guard sealed.count >= minimumByteCount else { throw .tooShort(byteCount: sealed.count) }
         return sealed
     }
 
     /// Opens a decoded ciphertext with the first of `keys` that authenticates it.
-    public static func open(
+    package static func open(
         _ sealed: [UInt8], usingAnyOf keys: [SymmetricKey]
     ) throws(CiphertextError) -> (bytes: [UInt8], keyIndex: Int) {
         Sodium.ready
@@ -231,7 +231,7 @@ package enum UTF8Validation {
 }
 
 /// What is wrong with a ciphertext.
-public enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The text is not standard base64 with padding.
     case notBase64
     /// The decoded bytes cannot hold a nonce and a tag.
@@ -255,7 +255,7 @@ public enum CiphertextError: Error, Equatable, Sendable, CustomStringConvertible
     /// context): v1 names no place, so it could have been copied from any field.
     case notBound
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notBase64:
             return "not base64: a ciphertext is standard base64 with padding"

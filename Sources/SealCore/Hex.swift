@@ -4,11 +4,11 @@ import CSodium
 /// decoder in SealKit (mailbox bodies, sides and ids, key-file fingerprints, escapes in pasted
 /// key text). Neither direction branches on or indexes a table by the bytes, so secrets may
 /// pass through it without leaking through timing.
-public enum Hex {
+package enum Hex {
     /// The bytes as lower-case hex, two characters per byte.
     /// - Parameter bytes: any bytes.
     /// - Returns: the hex text.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
         if input.isEmpty { return "" }
         // sodium_bin2hex writes a terminating NUL after the 2n characters.
@@ -25,7 +25,7 @@ public enum Hex {
     /// even number of hex digits and nothing else.
     /// - Parameter text: the hex text, such as `ab0C`.
     /// - Returns: the bytes, or nil.
-    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+    package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
         let input = Array(text)
         guard input.count % 2 == 0 else { return nil }
         if input.isEmpty { return [] }
@@ -45,7 +45,7 @@ public enum Hex {
     }
 
     /// The bytes hex text stands for (digits in either case), or nil unless it is whole hex.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         decode(Array(text.utf8))
     }
 }

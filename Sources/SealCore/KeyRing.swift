@@ -1,13 +1,13 @@
 /// A user's keys: the current one, which encrypts, and retired ones kept so that
 /// older ciphertexts still open after a rotation.
-public struct KeyRing: Sendable {
+package struct KeyRing: Sendable {
     /// The id the keys belong to (`alice`, a user), as stored. v2 ciphertexts bind it; a ring
     /// without one reads and writes v1 only.
-    public let id: String?
+    package let id: String?
     /// The key new ciphertexts are made with.
-    public let current: SymmetricKey
+    package let current: SymmetricKey
     /// Earlier keys, newest first; they only decrypt.
-    public let retired: [SymmetricKey]
+    package let retired: [SymmetricKey]
     /// v2's derived subkeys and key tags, made on first use.
     let bound = BoundKeyCache()
 
@@ -16,25 +16,25 @@ public struct KeyRing: Sendable {
     ///   - current: the key new ciphertexts are sealed with.
     ///   - retired: older keys, newest first, kept to decrypt what they sealed.
     ///   - id: the id the keys belong to; v2 ciphertexts need it.
-    public init(current: SymmetricKey, retired: [SymmetricKey] = [], id: String? = nil) {
+    package init(current: SymmetricKey, retired: [SymmetricKey] = [], id: String? = nil) {
         self.id = id
         self.current = current
         self.retired = retired
     }
 
     /// Every key, current first: the order decryption tries them in.
-    public var all: [SymmetricKey] { [current] + retired }
+    package var all: [SymmetricKey] { [current] + retired }
 
     /// Encrypts with the current key in Rownd's format (v1).
     /// - Returns: the ciphertext as base64 text.
-    public func encrypt(_ plaintext: String) -> String {
+    package func encrypt(_ plaintext: String) -> String {
         FieldCipher.encrypt(plaintext, using: current)
     }
 
     /// Encrypts with the current key in `format`; a v2 ciphertext is bound to this ring's id and `place`.
     /// - Precondition: a v2 ciphertext needs a ring made with an id.
     /// - Throws: `SecureMemoryError` when guarded memory for v2's subkeys cannot be had.
-    public func encrypt(
+    package func encrypt(
         _ plaintext: String, format: CiphertextFormat, place: CiphertextPlace
     ) throws(SecureMemoryError) -> String {
         var plaintext = plaintext
@@ -76,7 +76,7 @@ public struct KeyRing: Sendable {
     /// - Throws: `CiphertextError` when no key opens it or it is malformed: for v2, `.unknownKey`,
     ///   `.sealedForAnotherPlace` and `.authenticationFailed` (tampering) apart; `.notBound` for a
     ///   well-formed v1 value where only v2 is accepted.
-    public func decrypt(
+    package func decrypt(
         _ ciphertext: String, place: CiphertextPlace = .context(""), acceptsV1: Bool = true
     ) throws(CiphertextError) -> (plaintext: String, needsRotation: Bool) {
         var ciphertext = ciphertext
@@ -139,14 +139,14 @@ public struct KeyRing: Sendable {
     func key(at index: Int) -> SymmetricKey { index == 0 ? current : retired[index - 1] }
 
     /// Whether one of these keys has the fingerprint `tag`: a v2 value with that key tag is this ring's.
-    public func holdsKey(tagged tag: KeyFingerprint) -> Bool {
+    package func holdsKey(tagged tag: KeyFingerprint) -> Bool {
         guard tag.bytes.count == BoundCipher.tagByteCount else { return false }
         return !bound.indices(of: BoundCipher.keyTag(of: tag), in: self).isEmpty
     }
 }
 
 extension KeyRing: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         "KeyRing(current: \(current.fingerprint), retired: \(retired.count))"
     }
 }

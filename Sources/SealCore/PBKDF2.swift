@@ -3,7 +3,7 @@ import CSodium
 /// PBKDF2 with HMAC-SHA256 (RFC 8018 §5.2), built on libsodium's `crypto_auth_hmacsha256`, which
 /// has no PBKDF2 of its own. SLIP-39's Feistel rounds use it; `Tests/SealCoreTests` pins it against
 /// Python's `hashlib.pbkdf2_hmac`.
-public enum PBKDF2 {
+package enum PBKDF2 {
     /// Derives `output.count` bytes from `password` and `salt` with `iterations` rounds, writing them
     /// into `output` (the caller's, guarded when the result is secret).
     /// - Precondition: `iterations` ≥ 1.

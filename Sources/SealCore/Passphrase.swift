@@ -6,70 +6,78 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
 
     /// Takes a passphrase's UTF-8 bytes. The caller should wipe its own copy.
     /// - Throws: `PassphraseError.empty` for an empty passphrase.
-    public init(bytes: some ContiguousByteSource) throws(PassphraseError) {
+    package init(bytes: some ContiguousByteSource) throws(PassphraseError) {
         guard bytes.withUnsafeBytes({ $0.count }) > 0 else { throw .empty }
         storage = SecureBytes(copying: bytes)
     }
 
-    /// Takes a passphrase from a string (for example from an environment variable).
-    public init(_ text: String) throws(PassphraseError) {
+    /// Takes a passphrase from a string (for example from an environment variable or a prompt).
+    /// - Throws: ``SealKitError/Reason/invalidArgument`` for an empty passphrase.
+    public init(_ text: String) throws(SealKitError) {
         var bytes = Array(text.utf8)
         defer { ConstantTime.wipe(&bytes) }
-        try self.init(bytes: bytes)
+        do {
+            try self.init(bytes: bytes)
+        } catch {
+            throw SealKitError(error)
+        }
     }
 
+    /// `Passphrase(redacted)`: never the passphrase.
     public var description: String { "Passphrase(redacted)" }
+    /// The same as `description`.
     public var debugDescription: String { description }
+    /// A mirror with no children, so `dump` shows nothing of the passphrase.
     public var customMirror: Mirror { Mirror(self, children: [:]) }
 }
 
 /// What is wrong with a passphrase.
-public enum PassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum PassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The passphrase has no characters.
     case empty
 
-    public var description: String { "the passphrase is empty: choose a non-empty passphrase" }
+    package var description: String { "the passphrase is empty: choose a non-empty passphrase" }
 }
 
 /// Argon2id (libsodium `crypto_pwhash`) turning a passphrase into a key.
-public struct PassphraseKDF: Sendable, Equatable, Codable {
+package struct PassphraseKDF: Sendable, Equatable, Codable {
     /// Argon2id passes over memory.
-    public let opsLimit: UInt64
+    package let opsLimit: UInt64
     /// Memory used, in bytes.
-    public let memLimit: UInt64
+    package let memLimit: UInt64
 
     /// Bytes of the random salt stored beside anything derived with it.
-    public static let saltByteCount = Int(crypto_pwhash_SALTBYTES)
+    package static let saltByteCount = Int(crypto_pwhash_SALTBYTES)
 
     /// libsodium's interactive limits (2 passes, 64 MiB): unlocking a keystore on each command.
-    public static let interactive = PassphraseKDF(
+    package static let interactive = PassphraseKDF(
         opsLimit: UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE), memLimit: UInt64(crypto_pwhash_MEMLIMIT_INTERACTIVE))
     /// libsodium's moderate limits (3 passes, 256 MiB): paper backups that may face offline guessing for years.
-    public static let moderate = PassphraseKDF(
+    package static let moderate = PassphraseKDF(
         opsLimit: UInt64(crypto_pwhash_OPSLIMIT_MODERATE), memLimit: UInt64(crypto_pwhash_MEMLIMIT_MODERATE))
 
     /// Limits as stored in a file.
     /// - Throws: `PassphraseKDFError.unsupportedLimits` when outside what libsodium accepts
     ///   or above the sensitive limits (so a forged file cannot make us allocate gigabytes).
-    public init(opsLimit: UInt64, memLimit: UInt64) {
+    package init(opsLimit: UInt64, memLimit: UInt64) {
         self.opsLimit = opsLimit
         self.memLimit = memLimit
     }
 
     /// Whether these limits are ones SealKit will run: within libsodium's bounds and no
     /// more than its "sensitive" preset, so a forged file cannot demand gigabytes.
-    public var isAcceptable: Bool {
+    package var isAcceptable: Bool {
         opsLimit >= UInt64(crypto_pwhash_OPSLIMIT_MIN) && opsLimit <= UInt64(crypto_pwhash_OPSLIMIT_SENSITIVE)
             && memLimit >= UInt64(crypto_pwhash_MEMLIMIT_MIN) && memLimit <= UInt64(crypto_pwhash_MEMLIMIT_SENSITIVE)
     }
 
     /// Fresh random salt.
-    public static func makeSalt() -> [UInt8] { SecureRandom.bytes(count: saltByteCount) }
+    package static func makeSalt() -> [UInt8] { SecureRandom.bytes(count: saltByteCount) }
 
     /// Derives a 32-byte key from `passphrase` and `salt`.
     /// - Throws: `PassphraseKDFError` when the limits are unacceptable, the salt has the
     ///   wrong size, or the system lacks the memory.
-    public func deriveKey(from passphrase: Passphrase, salt: [UInt8]) throws(PassphraseKDFError) -> SymmetricKey {
+    package func deriveKey(from passphrase: Passphrase, salt: [UInt8]) throws(PassphraseKDFError) -> SymmetricKey {
         Sodium.ready
         guard isAcceptable else { throw .unsupportedLimits }
         guard salt.count == Self.saltByteCount else { throw .badSalt }
@@ -91,7 +99,7 @@ public struct PassphraseKDF: Sendable, Equatable, Codable {
 }
 
 /// Why a passphrase could not be turned into a key.
-public enum PassphraseKDFError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum PassphraseKDFError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The stored Argon2id limits are outside what SealKit accepts.
     case unsupportedLimits
     /// The stored salt is not the length Argon2id needs.
@@ -99,7 +107,7 @@ public enum PassphraseKDFError: Error, Equatable, Sendable, CustomStringConverti
     /// Argon2id could not get the memory its limits ask for.
     case outOfMemory
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unsupportedLimits: return "unsupported Argon2id limits: the file is damaged or from an incompatible tool"
         case .badSalt: return "bad Argon2id salt: the file is damaged"

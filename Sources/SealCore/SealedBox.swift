@@ -1,16 +1,16 @@
 import CSodium
 
 /// An X25519 key pair for receiving sealed boxes. The secret half lives in guarded memory.
-public struct BoxKeyPair: Sendable, CustomStringConvertible {
+package struct BoxKeyPair: Sendable, CustomStringConvertible {
     /// Bytes of a public key.
-    public static let publicKeyByteCount = Int(crypto_box_PUBLICKEYBYTES)
+    package static let publicKeyByteCount = Int(crypto_box_PUBLICKEYBYTES)
 
     /// The public half, safe to show and send.
-    public let publicKey: [UInt8]
+    package let publicKey: [UInt8]
     package let secretKey: SecureBytes
 
     /// Makes a fresh key pair with libsodium's randomness.
-    public static func generate() -> BoxKeyPair {
+    package static func generate() -> BoxKeyPair {
         Sodium.ready
         var publicKey = [UInt8](repeating: 0, count: publicKeyByteCount)
         let secretKey = SecureBytes(count: Int(crypto_box_SECRETKEYBYTES)) { secret in
@@ -19,15 +19,15 @@ public struct BoxKeyPair: Sendable, CustomStringConvertible {
         return BoxKeyPair(publicKey: publicKey, secretKey: secretKey)
     }
 
-    public var description: String { "BoxKeyPair(public: \(Base64.encode(publicKey)))" }
+    package var description: String { "BoxKeyPair(public: \(Base64.encode(publicKey)))" }
 }
 
 /// Anonymous sealed boxes (`crypto_box_seal`): only the holder of the recipient's
 /// secret key can open one; the sender stays anonymous, so callers that need to know
 /// who sent a box must prove it inside.
-public enum SealedBox {
+package enum SealedBox {
     /// Bytes a sealed box adds to its message.
-    public static let overheadByteCount = crypto_box_sealbytes()
+    package static let overheadByteCount = crypto_box_sealbytes()
 
     /// Seals secret bytes to a recipient's public key.
     /// - Throws: `SealedBoxError.badPublicKey` for a key of the wrong size or one libsodium rejects.
@@ -64,13 +64,13 @@ public enum SealedBox {
 }
 
 /// Why a sealed box could not be made or opened.
-public enum SealedBoxError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SealedBoxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The bytes are not a valid X25519 public key.
     case badPublicKey
     /// The box was sealed for another key pair, or altered.
     case cannotOpen
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badPublicKey: return "not a valid X25519 public key"
         case .cannotOpen: return "cannot open the sealed box: it was made for another receiver or altered"
@@ -79,9 +79,9 @@ public enum SealedBoxError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 /// Keyed BLAKE2b, for deriving short public codes and binding values together.
-public enum GenericHash {
+package enum GenericHash {
     /// BLAKE2b of `message` with an optional key, `byteCount` bytes long (16...64).
-    public static func hash(_ message: [UInt8], key: [UInt8] = [], byteCount: Int = 32) -> [UInt8] {
+    package static func hash(_ message: [UInt8], key: [UInt8] = [], byteCount: Int = 32) -> [UInt8] {
         Sodium.ready
         precondition((16...64).contains(byteCount))
         var out = [UInt8](repeating: 0, count: byteCount)

@@ -98,11 +98,11 @@ package final class SecureBytes: @unchecked Sendable {
 extension SecureBytes: ContiguousByteSource {}
 
 /// Guarded memory could not be had.
-public enum SecureMemoryError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SecureMemoryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The system could not give this many bytes of guarded memory.
     case outOfMemory(byteCount: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .outOfMemory(let count):
             return "cannot allocate \(count) bytes of guarded memory: the system is out of memory or of memory mappings"

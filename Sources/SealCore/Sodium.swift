@@ -13,11 +13,11 @@ enum Sodium {
 }
 
 /// Cryptographically secure random bytes from libsodium.
-public enum SecureRandom {
+package enum SecureRandom {
     /// Returns `count` random bytes from libsodium's generator.
     /// - Parameter count: how many bytes to produce.
     /// - Returns: the bytes.
-    public static func bytes(count: Int) -> [UInt8] {
+    package static func bytes(count: Int) -> [UInt8] {
         Sodium.ready
         var out = [UInt8](repeating: 0, count: count)
         out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
@@ -33,7 +33,7 @@ public enum SecureRandom {
     /// A uniformly random number below `upperBound`, from libsodium's generator (no modulo bias).
     /// - Parameter upperBound: at least 1.
     /// - Returns: a number in `0..<upperBound`.
-    public static func uniform(below upperBound: UInt32) -> UInt32 {
+    package static func uniform(below upperBound: UInt32) -> UInt32 {
         Sodium.ready
         precondition(upperBound > 0, "an empty range has no random member")
         return randombytes_uniform(upperBound)
@@ -41,10 +41,10 @@ public enum SecureRandom {
 }
 
 /// Constant-time operations for comparing and erasing secrets.
-public enum ConstantTime {
+package enum ConstantTime {
     /// Compares two byte sequences without leaking where they differ.
     /// - Returns: true when both have the same length and the same bytes.
-    public static func equals(_ a: some ContiguousByteSource, _ b: some ContiguousByteSource) -> Bool {
+    package static func equals(_ a: some ContiguousByteSource, _ b: some ContiguousByteSource) -> Bool {
         Sodium.ready
         return a.withUnsafeBytes { pa in
             b.withUnsafeBytes { pb in
@@ -55,7 +55,7 @@ public enum ConstantTime {
     }
 
     /// Overwrites an array's bytes with zeros in a way the compiler cannot elide.
-    public static func wipe(_ bytes: inout [UInt8]) {
+    package static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
             if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
         }
@@ -63,7 +63,7 @@ public enum ConstantTime {
 }
 
 /// Types whose contiguous bytes can be read without copying.
-public protocol ContiguousByteSource {
+package protocol ContiguousByteSource {
     /// Calls `body` with the bytes, valid only during the call.
     func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
 }
@@ -72,7 +72,7 @@ extension ArraySlice: ContiguousByteSource where Element == UInt8 {}
 /// Raw bytes are a byte source as they are.
 extension UnsafeRawBufferPointer: ContiguousByteSource {
     /// Calls `body` with these bytes.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(self)
     }
 }

@@ -6,9 +6,9 @@ import CSodium
 /// the key goes away. Printing, dumping or interpolating a key shows only its
 /// fingerprint; the bytes leave only through the package's explicit export paths
 /// (key transfer and backup).
-public struct SymmetricKey: Sendable {
+package struct SymmetricKey: Sendable {
     /// The size of a key in bytes.
-    public static let byteCount = Int(crypto_secretbox_KEYBYTES)
+    package static let byteCount = Int(crypto_secretbox_KEYBYTES)
 
     package let storage: SecureBytes
 
@@ -19,7 +19,7 @@ public struct SymmetricKey: Sendable {
 
     /// Makes a new random key with libsodium's `crypto_secretbox_keygen`.
     /// - Returns: the key.
-    public static func generate() -> SymmetricKey {
+    package static func generate() -> SymmetricKey {
         Sodium.ready
         let storage = SecureBytes(count: byteCount) { buffer in
             crypto_secretbox_keygen(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
@@ -32,7 +32,7 @@ public struct SymmetricKey: Sendable {
     /// Decoding runs in constant time and writes straight into guarded memory.
     /// - Parameter text: the base64 characters; the caller should wipe its copy.
     /// - Throws: `KeyFormatError` when the text is not a 32-byte base64 key.
-    public init(base64Encoded text: some ContiguousByteSource) throws(KeyFormatError) {
+    package init(base64Encoded text: some ContiguousByteSource) throws(KeyFormatError) {
         Sodium.ready
         let storage: SecureBytes? = text.withUnsafeBytes { raw in
             guard raw.count == Base64.encodedLength(of: Self.byteCount) else { return nil }
@@ -54,7 +54,7 @@ public struct SymmetricKey: Sendable {
     }
 
     /// Reads a key from its text form. Prefer the byte overload where the text can be wiped.
-    public init(base64Encoded text: String) throws(KeyFormatError) {
+    package init(base64Encoded text: String) throws(KeyFormatError) {
         var bytes = Array(text.utf8)
         defer { ConstantTime.wipe(&bytes) }
         try self.init(base64Encoded: bytes)
@@ -110,28 +110,28 @@ public struct SymmetricKey: Sendable {
     }
 
     /// A short, non-secret identifier of the key for people to compare, such as `3f9a:07c2:d41e:8b65`.
-    public var fingerprint: KeyFingerprint { KeyFingerprint(of: storage) }
+    package var fingerprint: KeyFingerprint { KeyFingerprint(of: storage) }
 }
 
 extension SymmetricKey: Equatable {
     /// Compares two keys in constant time.
-    public static func == (lhs: SymmetricKey, rhs: SymmetricKey) -> Bool {
+    package static func == (lhs: SymmetricKey, rhs: SymmetricKey) -> Bool {
         ConstantTime.equals(lhs.storage, rhs.storage)
     }
 }
 
 extension SymmetricKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String { "SymmetricKey(fingerprint: \(fingerprint))" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["fingerprint": fingerprint.description]) }
+    package var description: String { "SymmetricKey(fingerprint: \(fingerprint))" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["fingerprint": fingerprint.description]) }
 }
 
 /// Text that is not a key.
-public enum KeyFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeyFormatError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The text is not 32 bytes in standard base64 with padding.
     case notAKey
 
-    public var description: String {
+    package var description: String {
         "not a key: expected 32 bytes as standard base64 with padding (44 characters)"
     }
 }
@@ -142,7 +142,7 @@ public enum KeyFormatError: Error, Equatable, Sendable, CustomStringConvertible 
 /// as a digest of the key anywhere else; 8 bytes shown as four groups of hex.
 public struct KeyFingerprint: Hashable, Sendable, CustomStringConvertible {
     /// The digest bytes.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     /// A fingerprint as stored beside a key that is still locked.
     package init(bytes: [UInt8]) { self.bytes = bytes }

@@ -2,9 +2,9 @@
 ///
 /// The description is one line naming the line, the column and what was expected.
 /// It never quotes the contents of a string, which may be secret.
-public struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is wrong.
-    public enum Reason: Equatable, Sendable {
+    package enum Reason: Equatable, Sendable {
         /// The input ended where `expected` should have been.
         case unexpectedEnd(expected: String)
         /// `found` (a character or a byte) stands where `expected` should have been.
@@ -26,23 +26,23 @@ public struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// What is wrong.
-    public let reason: Reason
+    package let reason: Reason
     /// The line of the problem, from 1.
-    public let line: Int
+    package let line: Int
     /// The column of the problem in characters (Unicode scalars), from 1.
-    public let column: Int
+    package let column: Int
     /// The offset of the problem in bytes, from 0.
-    public let byteOffset: Int
+    package let byteOffset: Int
 
     /// Makes an error for `reason` at a place in the text (line and column from 1, byte offset from 0).
-    public init(reason: Reason, line: Int, column: Int, byteOffset: Int) {
+    package init(reason: Reason, line: Int, column: Int, byteOffset: Int) {
         self.reason = reason
         self.line = line
         self.column = column
         self.byteOffset = byteOffset
     }
 
-    public var description: String {
+    package var description: String {
         "invalid JSON at line \(line), column \(column): \(message)"
     }
 

@@ -1,6 +1,6 @@
 extension JSONValue {
     /// The deepest nesting of arrays and objects that `parse` accepts.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// Parses one JSON text (RFC 8259), strictly.
     ///
@@ -11,7 +11,7 @@ extension JSONValue {
     /// - Parameter bytes: the UTF-8 text.
     /// - Returns: the value, with object members in their order and numbers as written.
     /// - Throws: `JSONError` naming the line, the column and what was expected.
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONValue {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONValue {
         let result = bytes.withContiguousStorageIfAvailable { buffer in
             Result(catching: { () throws(JSONError) in try parse(buffer: buffer) })
         }
@@ -23,7 +23,7 @@ extension JSONValue {
     /// - Parameter text: the JSON text.
     /// - Returns: the value, with object members in their order and numbers as written.
     /// - Throws: `JSONError` naming the line, the column and what was expected.
-    public static func parse(_ text: String) throws(JSONError) -> JSONValue {
+    package static func parse(_ text: String) throws(JSONError) -> JSONValue {
         var text = text
         let result = text.withUTF8 { buffer in
             Result(catching: { () throws(JSONError) in try parse(buffer: buffer) })

@@ -1,7 +1,7 @@
 extension JSONValue {
     /// The kind of value, for messages, such as "a number" or "null": never the value
     /// itself, so a message naming it is safe to log even when the value is a secret.
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"

@@ -4,7 +4,7 @@
 /// Keeping the number lexeme means nothing drifts through a parse and a write:
 /// `12345678901234567890`, `0.1`, `-0` and `1e400` come back exactly as they went in.
 /// Values from `parse` never hold duplicate keys; a value built by hand should not either.
-public enum JSONValue: Sendable {
+package enum JSONValue: Sendable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -22,43 +22,43 @@ public enum JSONValue: Sendable {
 
 extension JSONValue {
     /// The value of the member named `key` when this is an object, otherwise nil.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// The text when this is a string.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
     }
 
     /// The number's exact lexeme when this is a number.
-    public var numberLexeme: String? {
+    package var numberLexeme: String? {
         if case .number(let lexeme) = self { return lexeme }
         return nil
     }
 
     /// The truth value when this is a boolean.
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The elements when this is an array.
-    public var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }
         return nil
     }
 
     /// The members, in order, when this is an object.
-    public var objectValue: [(key: String, value: JSONValue)]? {
+    package var objectValue: [(key: String, value: JSONValue)]? {
         if case .object(let members) = self { return members }
         return nil
     }
 
     /// Whether this is `null`.
-    public var isNull: Bool {
+    package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
@@ -67,7 +67,7 @@ extension JSONValue {
 extension JSONValue: Equatable {
     /// Structural equality: same kinds, same number lexemes (`1.0` is not `1`),
     /// same members in the same order. Strings compare as Swift strings do.
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
@@ -84,13 +84,13 @@ extension JSONValue: Equatable {
 extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-    public init(nilLiteral: ()) { self = .null }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int) { self = .number(String(value)) }
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(nilLiteral: ()) { self = .null }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(integerLiteral value: Int) { self = .number(String(value)) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     /// Members keep the literal's order.
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(elements.map { (key: $0.0, value: $0.1) })
     }
 }

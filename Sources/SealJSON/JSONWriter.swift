@@ -9,7 +9,7 @@ extension JSONValue {
     /// - Parameter pretty: two-space indentation and one member or element per line;
     ///   otherwise no whitespace at all.
     /// - Returns: the JSON text.
-    public func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var writer = JSONWriter(pretty: pretty)
         writer.write(self, depth: 0)
         return String(decoding: writer.output, as: UTF8.self)

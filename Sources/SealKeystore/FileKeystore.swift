@@ -29,25 +29,25 @@ import Darwin
 ///   held forever blocks no one forever. Reads need no lock: renames are atomic.
 /// - With a passphrase, each id's keys and metadata are sealed at rest as one AEAD under
 ///   a key derived with Argon2id.
-public struct FileKeystore: Keystore {
+package struct FileKeystore: KeyStorage {
     /// The folder holding every namespace.
-    public let root: String
-    public let namespace: Namespace
+    package let root: String
+    package let namespace: Namespace
     /// How long a change waits for another process's lock before giving up.
-    public let lockTimeout: Duration
+    package let lockTimeout: Duration
 
     /// The lock timeout used when none is given.
-    public static let defaultLockTimeout: Duration = .seconds(10)
+    package static let defaultLockTimeout: Duration = .seconds(10)
 
     /// The folder holding this namespace's key files.
-    public var folder: String { root + "/" + namespace.name }
+    package var folder: String { root + "/" + namespace.name }
 
     /// Opens (without creating anything yet) a keystore at `root`.
     /// - Parameters:
     ///   - root: the keystore's root folder; see `defaultRoot(environment:)`.
     ///   - namespace: keeps apps and environments apart.
     ///   - lockTimeout: how long a change waits for another process holding the lock.
-    public init(root: String, namespace: Namespace = .default, lockTimeout: Duration = defaultLockTimeout) {
+    package init(root: String, namespace: Namespace = .default, lockTimeout: Duration = defaultLockTimeout) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.namespace = namespace
         self.lockTimeout = lockTimeout
@@ -55,7 +55,7 @@ public struct FileKeystore: Keystore {
 
     /// `$SEALKIT_HOME`, else `$XDG_DATA_HOME/sealkit`, else `$HOME/.local/share/sealkit`.
     /// - Returns: nil when none of those variables is set.
-    public static func defaultRoot(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    package static func defaultRoot(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let home = environment["SEALKIT_HOME"], !home.isEmpty { return home }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/sealkit" }
         if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/sealkit" }
@@ -64,18 +64,18 @@ public struct FileKeystore: Keystore {
 
     // MARK: Reading
 
-    public func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
+    package func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
         guard let folder = try openNamespace(creating: false) else { return nil }
         return try readKeyFile(named: id.fileName, in: folder)?.entry
     }
 
-    public func entries() throws(KeystoreError) -> [KeyEntry] {
+    package func entries() throws(KeystoreError) -> [KeyEntry] {
         let survey = try survey()
         if let problem = survey.problems.first { throw problem.error }
         return survey.entries
     }
 
-    public func survey() throws(KeystoreError) -> KeystoreSurvey {
+    package func survey() throws(KeystoreError) -> KeystoreSurvey {
         guard let folder = try openNamespace(creating: false) else { return KeystoreSurvey(entries: [], problems: []) }
         var found: [KeyEntry] = []
         var problems: [KeystoreSurvey.Problem] = []
@@ -91,11 +91,11 @@ public struct FileKeystore: Keystore {
             problems: problems.sorted { ($0.id?.rawValue ?? "\u{10FFFF}" + $0.path) < ($1.id?.rawValue ?? "\u{10FFFF}" + $1.path) })
     }
 
-    public func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
+    package func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
         try unlock(id, passphrase: passphrase).record.ring
     }
 
-    public func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
+    package func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         try unlock(id, passphrase: passphrase).record.history
     }
 
@@ -109,7 +109,7 @@ public struct FileKeystore: Keystore {
     // MARK: Changing
 
     @discardableResult
-    public func store(
+    package func store(
         _ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?
     ) throws(KeystoreError) -> StoreOutcome {
         try withLock { folder throws(KeystoreError) -> StoreOutcome in
@@ -127,7 +127,7 @@ public struct FileKeystore: Keystore {
     }
 
     @discardableResult
-    public func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+    package func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
         try withLock { folder throws(KeystoreError) -> StoreOutcome in
             let path = folder.path + "/" + history.id.fileName
             if let file = try readKeyFile(named: history.id.fileName, in: folder) {
@@ -145,7 +145,7 @@ public struct FileKeystore: Keystore {
     }
 
     @discardableResult
-    public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
+    package func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
         try requireExisting(id)
         return try withLock { folder throws(KeystoreError) -> KeyEntry in
             guard let file = try readKeyFile(named: id.fileName, in: folder) else { throw .notFound(id, namespace: namespace.name) }
@@ -157,7 +157,7 @@ public struct FileKeystore: Keystore {
     }
 
     @discardableResult
-    public func changePassphrase(
+    package func changePassphrase(
         of id: KeyID, from current: Passphrase?, to new: Passphrase?
     ) throws(KeystoreError) -> KeyEntry {
         try requireExisting(id)
@@ -174,7 +174,7 @@ public struct FileKeystore: Keystore {
         }
     }
 
-    public func delete(_ id: KeyID) throws(KeystoreError) {
+    package func delete(_ id: KeyID) throws(KeystoreError) {
         // Deleting needs only the file to be there: a damaged, too-open or planted key file
         // is exactly what someone may want to delete, and its error message tells them to.
         guard let folder = try openNamespace(creating: false), folder.contains(id.fileName) else {
@@ -329,17 +329,17 @@ public struct FileKeystore: Keystore {
     // MARK: Ids stored in another Unicode form
 
     /// A key file an earlier SealKit wrote under a non-NFC form of its id (before ids were normalized).
-    public struct UnnormalizedFile: Sendable {
+    package struct UnnormalizedFile: Sendable {
         /// The id it belongs to, normalized.
-        public let id: KeyID
+        package let id: KeyID
         /// Its file's name in the namespace folder.
-        public let fileName: String
+        package let fileName: String
         /// Whether its keys are passphrase-protected.
-        public let isProtected: Bool
+        package let isProtected: Bool
     }
 
     /// Every key file whose id is stored in a form other than NFC.
-    public func unnormalizedFiles() throws(KeystoreError) -> [UnnormalizedFile] {
+    package func unnormalizedFiles() throws(KeystoreError) -> [UnnormalizedFile] {
         guard let folder = try openNamespace(creating: false) else { return [] }
         var found: [UnnormalizedFile] = []
         for name in try keyFileNames(in: folder) {
@@ -357,7 +357,7 @@ public struct FileKeystore: Keystore {
     ///   - file: the legacy file, as `unnormalizedFiles()` lists it.
     ///   - passphrase: unlocks a protected file, and keeps its keys protected.
     /// - Returns: whether the NFC id was new (`.stored`) or already held the key (`.unchanged`).
-    public func normalize(_ file: UnnormalizedFile, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+    package func normalize(_ file: UnnormalizedFile, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
         guard let folder = try openNamespace(creating: false),
             let legacy = try readKeyFile(named: file.fileName, in: folder, legacy: true)
         else { throw .notFound(file.id, namespace: namespace.name) }

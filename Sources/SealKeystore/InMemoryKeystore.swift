@@ -10,31 +10,31 @@ import SealCore
 /// nothing is ever at rest. Safe to share across threads.
 ///
 /// `@unchecked Sendable`: `records` is read and written under `lock`.
-public final class InMemoryKeystore: Keystore, @unchecked Sendable {
-    public let namespace: Namespace
+package final class InMemoryKeystore: KeyStorage, @unchecked Sendable {
+    package let namespace: Namespace
     private let lock = Lock()
     private var records: [KeyID: KeyRecord] = [:]
 
     /// Makes an empty keystore.
-    public init(namespace: Namespace = .default) {
+    package init(namespace: Namespace = .default) {
         self.namespace = namespace
     }
 
-    public func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
+    package func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
         lock.withLock { records[id]?.entry(isProtected: false) }
     }
 
-    public func entries() throws(KeystoreError) -> [KeyEntry] {
+    package func entries() throws(KeystoreError) -> [KeyEntry] {
         lock.withLock { records.values.map { $0.entry(isProtected: false) }.sorted { $0.id < $1.id } }
     }
 
-    public func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
+    package func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
         guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
         return record.ring
     }
 
     @discardableResult
-    public func store(
+    package func store(
         _ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?
     ) throws(KeystoreError) -> StoreOutcome {
         lock.lock()
@@ -44,13 +44,13 @@ public final class InMemoryKeystore: Keystore, @unchecked Sendable {
         return .stored
     }
 
-    public func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
+    package func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
         return record.history
     }
 
     @discardableResult
-    public func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+    package func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
         lock.lock()
         defer { lock.unlock() }
         guard let existing = records[history.id] else {
@@ -63,7 +63,7 @@ public final class InMemoryKeystore: Keystore, @unchecked Sendable {
     }
 
     @discardableResult
-    public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
+    package func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
         lock.lock()
         defer { lock.unlock() }
         guard let existing = records[id] else { throw .notFound(id, namespace: namespace.name) }
@@ -74,12 +74,12 @@ public final class InMemoryKeystore: Keystore, @unchecked Sendable {
 
     /// Nothing is at rest here, so there is nothing to protect: checks that `id` exists.
     @discardableResult
-    public func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry {
+    package func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry {
         guard let record = lock.withLock({ records[id] }) else { throw .notFound(id, namespace: namespace.name) }
         return record.entry(isProtected: false)
     }
 
-    public func delete(_ id: KeyID) throws(KeystoreError) {
+    package func delete(_ id: KeyID) throws(KeystoreError) {
         lock.lock()
         defer { lock.unlock() }
         guard records.removeValue(forKey: id) != nil else { throw .notFound(id, namespace: namespace.name) }

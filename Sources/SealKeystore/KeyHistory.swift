@@ -10,22 +10,22 @@ import SealCore
 ///
 /// Retired keys travel too, so ciphertexts made before a rotation still open on the
 /// receiving side.
-public struct KeyHistory: Sendable, CustomStringConvertible {
+package struct KeyHistory: Sendable, CustomStringConvertible {
     /// One key and when it was made and retired.
-    public struct Version: Sendable {
+    package struct Version: Sendable {
         /// The key.
-        public let key: SymmetricKey
+        package let key: SymmetricKey
         /// When the key was made or first stored.
-        public let created: Date
+        package let created: Date
         /// When it stopped being current; nil for the current key.
-        public let retired: Date?
+        package let retired: Date?
 
         /// Makes a version.
         /// - Parameters:
         ///   - key: the key.
         ///   - created: when it was made.
         ///   - retired: when it stopped being current; nil for the current key.
-        public init(key: SymmetricKey, created: Date, retired: Date?) {
+        package init(key: SymmetricKey, created: Date, retired: Date?) {
             self.key = key
             self.created = created
             self.retired = retired
@@ -33,9 +33,9 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     }
 
     /// The id the keys belong to.
-    public let id: KeyID
+    package let id: KeyID
     /// The current key first, then retired keys, newest first.
-    public let versions: [Version]
+    package let versions: [Version]
 
     /// Makes a history, checking its shape.
     /// - Parameters:
@@ -44,7 +44,7 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     /// - Throws: `KeyHistoryError` when there is no key, more than one id may hold
     ///   (`KeyFile.maximumKeyCount`), the first is retired, a later one is not, or a key
     ///   appears twice.
-    public init(id: KeyID, versions: [Version]) throws(KeyHistoryError) {
+    package init(id: KeyID, versions: [Version]) throws(KeyHistoryError) {
         guard let first = versions.first else { throw .noKey(id) }
         for version in versions {
             guard KeyTime.admits(version.created), version.retired.map(KeyTime.admits) ?? true else { throw .timeOutOfRange(id) }
@@ -71,18 +71,18 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     }
 
     /// The key new ciphertexts are made with.
-    public var current: SymmetricKey { versions[0].key }
+    package var current: SymmetricKey { versions[0].key }
 
     /// The keys as a ring, for encrypting and decrypting.
-    public var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key), id: id.rawValue) }
+    package var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key), id: id.rawValue) }
 
-    public var description: String {
+    package var description: String {
         "KeyHistory(\(id), current: \(current.fingerprint), retired: \(versions.count - 1))"
     }
 }
 
 /// Why a key history was refused.
-public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The history has no key at all.
     case noKey(KeyID)
     /// Not exactly one key is current (not retired).
@@ -94,7 +94,7 @@ public enum KeyHistoryError: Error, Equatable, Sendable, CustomStringConvertible
     /// A creation or retirement time is outside 1970 ... 9999.
     case timeOutOfRange(KeyID)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noKey(let id): return "the keys for '\(id)' are empty: there must be a current key"
         case .notOneCurrentKey(let id):
@@ -147,30 +147,30 @@ private func unixTime(_ date: Date) -> Int64 { KeyTime.seconds(of: date) }
 /// the last second an ISO 8601 date with four year digits (as `keys list --json` writes) can show.
 /// Every time that enters a keystore is checked against this range first, so that no later
 /// conversion (to whole seconds, to text) can overflow.
-public enum KeyTime {
+package enum KeyTime {
     /// 9999-12-31T23:59:59Z.
-    public static let latest: Int64 = 253_402_300_799
+    package static let latest: Int64 = 253_402_300_799
     package static let rangeDescription = "1970-01-01 to 9999-12-31 (Unix seconds 0 to 253402300799)"
 
     /// Whether `seconds` since the epoch is a time a key may have.
-    public static func admits(_ seconds: Int64) -> Bool { (0...latest).contains(seconds) }
+    package static func admits(_ seconds: Int64) -> Bool { (0...latest).contains(seconds) }
 
     /// Whether `date` is a time a key may have.
-    public static func admits(_ date: Date) -> Bool {
+    package static func admits(_ date: Date) -> Bool {
         let seconds = date.timeIntervalSince1970
         return seconds.isFinite && seconds >= 0 && seconds < Double(latest + 1)
     }
 
     /// Whole seconds since the epoch, clamped to the admitted range (callers check `admits` first;
     /// the clamp only keeps a conversion from trapping).
-    public static func seconds(of date: Date) -> Int64 {
+    package static func seconds(of date: Date) -> Int64 {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         guard seconds.isFinite else { return 0 }
         return Int64(Swift.min(Swift.max(seconds, 0), Double(latest)))
     }
 }
 
-extension Keystore {
+extension KeyStorage {
     /// Stores several ids' keys, or none of them: every id is checked against the import
     /// rule before anything is written, so one conflict leaves the keystore untouched.
     ///
@@ -183,7 +183,7 @@ extension Keystore {
     /// - Throws: `.conflictingKey` naming the first id whose stored key differs (nothing
     ///   written), `.locked`, `.wrongPassphrase`, or a file problem.
     @discardableResult
-    public func storeAll(_ histories: [KeyHistory], passphrase: Passphrase?) throws(KeystoreError) -> [StoreOutcome] {
+    package func storeAll(_ histories: [KeyHistory], passphrase: Passphrase?) throws(KeystoreError) -> [StoreOutcome] {
         for history in histories where try entry(for: history.id) != nil {
             guard try keyRing(for: history.id, passphrase: passphrase).current == history.current else {
                 throw .conflictingKey(history.id)

@@ -1,6 +1,6 @@
 import SealCore
 
-extension Keystore {
+extension KeyStorage {
     /// Checks, changing nothing, that `move(_:to:passphrase:)` can move `id`: its keys are
     /// here and open, and the destination lacks the id or holds the same current key. Checking
     /// every id first lets a migration of many ids refuse before it moves any.
@@ -9,7 +9,7 @@ extension Keystore {
     ///   - destination: the keystore it would move into.
     ///   - passphrase: unlocks protected keys here and the destination's protected entry.
     /// - Throws: what `move` would throw for these reasons.
-    public func checkMove(_ id: KeyID, to destination: some Keystore, passphrase: Passphrase?) throws(KeystoreError) {
+    package func checkMove(_ id: KeyID, to destination: some KeyStorage, passphrase: Passphrase?) throws(KeystoreError) {
         guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
         let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
         guard let existing = try destination.entry(for: id) else { return }
@@ -33,7 +33,7 @@ extension Keystore {
     /// - Throws: `.notFound`, `.conflictingKey` when the destination holds a different key
     ///   (or, read back, does not hold these), `.locked`, `.wrongPassphrase`, or a storage problem.
     @discardableResult
-    public func move(_ id: KeyID, to destination: some Keystore, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
+    package func move(_ id: KeyID, to destination: some KeyStorage, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
         let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
         let existing = try destination.entry(for: id)

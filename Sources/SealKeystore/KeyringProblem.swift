@@ -1,6 +1,8 @@
+import SealCore
+
 /// What went wrong with the desktop keyring (the freedesktop Secret Service: GNOME
 /// Keyring, KWallet), with what to do about it. Never carries key material.
-public enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
+package enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
     /// No session bus, or nothing on it answers as the Secret Service.
     case unavailable(reason: String)
     /// The keyring is locked; SealKit never asks to unlock it (that would pop up a
@@ -13,7 +15,7 @@ public enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
     /// An item that no longer parses or opens: someone else changed it.
     case damagedItem(KeyID, namespace: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable(let reason):
             return "the Secret Service (desktop keyring) is not available (\(reason)): run inside a desktop session "

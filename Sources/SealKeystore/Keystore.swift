@@ -12,7 +12,7 @@ import SealCore
 /// Keys go in and are used through the keystore; there is deliberately no call that
 /// hands key bytes back out. Only key transfer and backup export them, through
 /// `history(for:passphrase:)`.
-public protocol Keystore: Sendable {
+package protocol KeyStorage: Sendable {
     /// The namespace this keystore works in.
     var namespace: Namespace { get }
 
@@ -97,15 +97,15 @@ public protocol Keystore: Sendable {
     func delete(_ id: KeyID) throws(KeystoreError)
 }
 
-extension Keystore {
+extension KeyStorage {
     /// For backends whose entries cannot be individually damaged: every entry, no problems.
-    public func survey() throws(KeystoreError) -> KeystoreSurvey {
+    package func survey() throws(KeystoreError) -> KeystoreSurvey {
         KeystoreSurvey(entries: try entries(), problems: [])
     }
 }
 
 /// Whether `store` may accept the identical key again.
-public enum StoreMode: Sendable {
+package enum StoreMode: Sendable {
     /// A new id only (`keys generate`).
     case create
     /// A new id, or the identical key again (`keys import`, transfer, restore).
@@ -113,7 +113,7 @@ public enum StoreMode: Sendable {
 }
 
 /// What `store` did.
-public enum StoreOutcome: Sendable, Equatable {
+package enum StoreOutcome: Sendable, Equatable {
     /// The key was written.
     case stored
     /// The identical key was already there; nothing changed.
@@ -123,13 +123,13 @@ public enum StoreOutcome: Sendable, Equatable {
 /// Public facts about one id's keys. Holds no key material.
 public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
     /// One stored key, current or retired.
-    public struct Version: Sendable, Equatable {
+    package struct Version: Sendable, Equatable {
         /// The key's fingerprint.
-        public let fingerprint: KeyFingerprint
+        package let fingerprint: KeyFingerprint
         /// When the key was made or first stored.
-        public let created: Date
+        package let created: Date
         /// When it stopped being current; nil for the current key.
-        public let retired: Date?
+        package let retired: Date?
     }
 
     /// The id the keys are stored under.
@@ -137,31 +137,37 @@ public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
     /// Whether the keys are wrapped under a passphrase at rest.
     public let isProtected: Bool
     /// The current key first, then retired keys, newest first.
-    public let versions: [Version]
+    package let versions: [Version]
 
     /// The current key's version.
-    public var current: Version { versions[0] }
+    package var current: Version { versions[0] }
     /// Retired keys, newest first.
-    public var retired: ArraySlice<Version> { versions.dropFirst() }
+    package var retired: ArraySlice<Version> { versions.dropFirst() }
 
+    /// The fingerprint of the current key, the one new ciphertexts are sealed with.
+    public var fingerprint: KeyFingerprint { current.fingerprint }
+    /// The fingerprints of retired keys, newest first: they only decrypt.
+    public var retiredFingerprints: [KeyFingerprint] { retired.map(\.fingerprint) }
+
+    /// The id, the current fingerprint, `protected` and the number of retired keys: `alice 3f9a:07c2:d41e:8b65 +1 retired`.
     public var description: String {
         "\(id) \(current.fingerprint)\(isProtected ? " protected" : "")\(retired.isEmpty ? "" : " +\(retired.count) retired")"
     }
 }
 
 /// What `Keystore.survey()` found: the usable entries, and the ones that are not.
-public struct KeystoreSurvey: Sendable {
+package struct KeystoreSurvey: Sendable {
     /// One entry that cannot be used.
-    public struct Problem: Sendable {
+    package struct Problem: Sendable {
         /// The id, when it can still be read from the entry.
-        public let id: KeyID?
+        package let id: KeyID?
         /// Where the entry is (a file path, or a backend's name for it).
-        public let path: String
+        package let path: String
         /// What is wrong, with the fix.
-        public let error: KeystoreError
+        package let error: KeystoreError
 
         /// Makes a problem report.
-        public init(id: KeyID?, path: String, error: KeystoreError) {
+        package init(id: KeyID?, path: String, error: KeystoreError) {
             self.id = id
             self.path = path
             self.error = error
@@ -169,12 +175,12 @@ public struct KeystoreSurvey: Sendable {
     }
 
     /// Healthy entries, sorted by id.
-    public let entries: [KeyEntry]
+    package let entries: [KeyEntry]
     /// Entries that cannot be used.
-    public let problems: [Problem]
+    package let problems: [Problem]
 
     /// Makes a survey.
-    public init(entries: [KeyEntry], problems: [Problem]) {
+    package init(entries: [KeyEntry], problems: [Problem]) {
         self.entries = entries
         self.problems = problems
     }

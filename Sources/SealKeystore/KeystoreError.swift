@@ -1,7 +1,8 @@
+import SealCore
 import SystemPackage
 
 /// What went wrong in a keystore, with what to do about it. Never carries key material.
-public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No key is stored under this id.
     case notFound(KeyID, namespace: String)
     /// `generate` or `create` met an id that already holds a key.
@@ -32,7 +33,7 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The desktop keyring (Secret Service) could not do what was asked.
     case keyring(KeyringProblem)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notFound(let id, let namespace):
             return "no key for '\(id)' in namespace '\(namespace)': make one with 'sealkit keys generate \(id)', or bring it from "

@@ -3,6 +3,5 @@
 // transfer, the desktop keyring, QR codes and the audit are products of their own
 // (SealKitTransfer, SealKitKeyring, SealKitQR, SealKitAudit), so an app pays only for what it adds.
 @_exported import SealCore
-@_exported import SealJSON
 @_exported import SealKeystore
 @_exported import SealProfile

@@ -7,413 +7,401 @@ import SealCore
 import SealJSON
 import SealKeystore
 import SealProfile
+import Synchronization
 
-/// One user's field encryption, shaped like Rownd's SDK: `encrypt(plaintext:)`,
-/// `decrypt(ciphertext:)`, `isEncryptionPossible()`, and `ensureKey()` after sign-in.
+/// One user's field encryption, shaped like Rownd's SDK: `encrypt(plaintext:)`, `decrypt(ciphertext:)`,
+/// `isEncryptionPossible()`, and `ensureKey(existing:)` after sign-in.
 ///
-/// The user id names the key in the keystore. Keys are read once and kept (in guarded
-/// memory) for the vault's lifetime; changes made through the vault refresh them.
+/// The format is chosen once, when the vault is made: ``CiphertextFormat/v1`` is Rownd's, which the
+/// SDKs read and which binds nothing; ``CiphertextFormat/v2`` binds every value to the user and to its
+/// context, and names the key that sealed it. A vault reads what it writes, and a v2 vault refuses v1
+/// values, which could have been copied from anywhere. Profile fields follow the app schema instead,
+/// field by field.
 ///
 /// ```swift
-/// let vault = Vault(keystore: FileKeystore(root: root), userID: try KeyID("user-123"))
-/// try vault.ensureKey()
-/// let sealed = try vault.encrypt(plaintext: "A+ blood type")
-/// let opened = try vault.decrypt(ciphertext: sealed)
+/// let vault = Vault(keystore: try Keystore(directory: folder), user: try KeyID("user-123"), format: .v2)
+/// try vault.ensureKey(existing: profileFromServer)
+/// let sealed = try vault.encrypt(plaintext: "A+ blood type", context: "blood-type")
+/// let opened = try vault.decrypt(ciphertext: sealed, context: "blood-type")
 /// ```
 ///
-/// `@unchecked Sendable`: `cachedRing` and `subscribers` are read and written under `lock`; everything
-/// else is immutable.
-public final class Vault: @unchecked Sendable {
-    /// The keystore the user's keys live in.
-    public let keystore: any Keystore
-    /// The signed-in user, whose id names the key; nil when nobody is signed in.
-    public let userID: KeyID?
+/// The user's keys are read once and kept, in guarded memory, for the vault's life; changes made
+/// through the vault refresh them.
+public final class Vault: Sendable {
+    /// Where the user's keys live.
+    public let keystore: Keystore
+    /// The signed-in user, whose id names the key and, in v2, is bound into every value.
+    public let user: KeyID
+    /// The format `encrypt(plaintext:context:)` writes and `decrypt(ciphertext:context:)` reads.
+    public let format: CiphertextFormat
     private let passphrase: Passphrase?
+    private let state = Mutex(State())
 
-    private let lock = Lock()
-    private var cachedRing: KeyRing?
-    private var subscribers: [UUID: AsyncStream<VaultEvent>.Continuation] = [:]
+    private struct State {
+        var ring: KeyRing?
+        var subscribers: [UUID: AsyncStream<VaultEvent>.Continuation] = [:]
+    }
 
-    /// Binds a keystore to a user.
+    /// Binds a keystore to a user and a format.
     /// - Parameters:
     ///   - keystore: where the user's keys live.
-    ///   - userID: the signed-in user; nil makes every operation fail with `.noUser`.
-    ///   - passphrase: unlocks passphrase-protected keys, and protects keys `ensureKey()` creates.
-    public init(keystore: any Keystore, userID: KeyID?, passphrase: Passphrase? = nil) {
+    ///   - user: the signed-in user.
+    ///   - format: `.v1` for values Rownd's SDKs read, `.v2` for values bound to the user and their context.
+    ///   - passphrase: unlocks passphrase-protected keys, and protects the keys `ensureKey` makes.
+    public init(keystore: Keystore, user: KeyID, format: CiphertextFormat, passphrase: Passphrase? = nil) {
         self.keystore = keystore
-        self.userID = userID
+        self.user = user
+        self.format = format
         self.passphrase = passphrase
     }
 
     deinit {
-        for continuation in subscribers.values { continuation.finish() }
+        for continuation in state.withLock({ $0.subscribers.values }) { continuation.finish() }
     }
 
-    // MARK: Rownd's surface
+    // MARK: Values
 
-    /// Encrypts text with the user's current key.
-    /// - Parameter plaintext: the text to protect.
-    /// - Returns: base64 of nonce ‖ tag ‖ encrypted bytes, readable by Rownd's SDKs.
-    /// - Throws: `VaultError` when no user is set or the key is missing or locked.
-    public func encrypt(plaintext: String) throws(VaultError) -> String {
-        let id = try requireUser()
-        do {
-            return try ring(for: id).encrypt(plaintext)
-        } catch {
-            emit(.encryptionFailed(id))
-            throw error
-        }
-    }
-
-    /// Encrypts text with the user's current key in `format`; a v2 ciphertext is bound to the
-    /// user's id and to `context`, and opens only with both.
+    /// Encrypts text with the user's current key, in the vault's format.
     /// - Parameters:
     ///   - plaintext: the text to protect.
-    ///   - context: what the value is for (`"billing-note"`); empty is allowed. Bound by v2 only.
-    ///   - format: v2 by default here; v1 is Rownd's format, which binds nothing, so
-    ///     `decrypt(ciphertext:context:)` refuses it: open it with `decrypt(ciphertext:)`.
-    /// - Returns: the ciphertext's text: `sk2:...` for v2.
-    /// - Throws: `VaultError` when no user is set or the key is missing or locked.
-    public func encrypt(plaintext: String, context: String, format: CiphertextFormat = .v2) throws(VaultError) -> String {
-        let id = try requireUser()
-        do throws(VaultError) {
-            let keys = try ring(for: id)
-            do {
+    ///   - context: what the value is for (`"billing-note"`): a v2 value opens only with the same context.
+    ///     A v1 value binds nothing, so a v1 vault takes only the empty context.
+    /// - Returns: the ciphertext's text: standard base64 for v1, `sk2:` and base64 for v2.
+    /// - Throws: ``SealKitError`` when the key is missing or locked, or a v1 vault is given a context.
+    public func encrypt(plaintext: String, context: String = "") throws(SealKitError) -> String {
+        try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
+            try requirePlace(context)
+            let keys = try ring()
+            do throws(SecureMemoryError) {
                 return try keys.encrypt(plaintext, format: format, place: .context(context))
             } catch {
-                throw .secureMemory(error)
+                throw SealKitError(error)
             }
-        } catch {
-            emit(.encryptionFailed(id))
-            throw error
         }
     }
 
-    /// Decrypts a v2 ciphertext, which opens only for the user's id and the `context` it was
-    /// sealed with. A v1 value names no context, so it is refused here (`CiphertextError.notBound`);
-    /// open v1 values with `decrypt(ciphertext:)`.
-    /// - Throws: `VaultError.ciphertext` naming the problem, v2's wrong place, unknown key,
-    ///   tampering and a v1 value apart.
-    public func decrypt(ciphertext: String, context: String) throws(VaultError) -> String {
-        let id = try requireUser()
-        do throws(VaultError) {
-            let ring = try ring(for: id)
-            do {
-                return try ring.decrypt(ciphertext, place: .context(context), acceptsV1: false).plaintext
-            } catch {
-                throw VaultError.ciphertext(id, error)
-            }
-        } catch {
-            emit(.decryptionFailed(id))
-            throw error
-        }
-    }
-
-    /// Decrypts a ciphertext with the user's current key, then retired keys.
-    /// - Parameter ciphertext: base64 of nonce ‖ tag ‖ encrypted bytes.
+    /// Decrypts a ciphertext with the user's current key, then their retired keys.
+    ///
+    /// A v1 vault opens v1 values, and v2 values sealed with the empty context; a v2 vault opens only
+    /// v2 values sealed for this user and `context`.
+    /// - Parameters:
+    ///   - ciphertext: what `encrypt(plaintext:context:)` returned, here or on another device.
+    ///   - context: the context it was sealed with.
     /// - Returns: the plaintext.
-    /// - Throws: `VaultError` naming the problem: no user, missing key, not base64,
-    ///   too short, or failed authentication.
-    public func decrypt(ciphertext: String) throws(VaultError) -> String {
-        let id = try requireUser()
-        do throws(VaultError) {
-            let ring = try ring(for: id)
-            do {
-                return try ring.decrypt(ciphertext).plaintext
+    /// - Throws: ``SealKitError`` whose reason tells a wrong place, an unknown key, tampering and a
+    ///   v1 value in a v2 vault (`.notBound`) apart.
+    public func decrypt(ciphertext: String, context: String = "") throws(SealKitError) -> String {
+        try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
+            try requirePlace(context)
+            let keys = try ring()
+            do throws(CiphertextError) {
+                return try keys.decrypt(ciphertext, place: .context(context), acceptsV1: format == .v1).plaintext
             } catch {
-                throw VaultError.ciphertext(id, error)
+                throw SealKitError(error, keyID: user, prefix: "cannot decrypt with key '\(user)': ")
             }
-        } catch {
-            emit(.decryptionFailed(id))
-            throw error
         }
     }
 
-    /// Whether `encrypt` and `decrypt` can work now: a user is set and its key is
-    /// present and usable (unlocked, when passphrase-protected).
+    /// What a ciphertext says about itself: its format, and the key that sealed it, read from a v2
+    /// header or, for v1, found by trying the user's keys.
+    /// - Parameter ciphertext: a v1 or v2 ciphertext.
+    /// - Throws: ``SealKitError/Reason/notCiphertext`` or ``SealKitError/Reason/unsupportedFormat``
+    ///   for text that is neither.
+    public func inspect(ciphertext: String) throws(SealKitError) -> CiphertextInfo {
+        switch CiphertextShape(of: ciphertext) {
+        case .v2(let tag):
+            return CiphertextInfo(format: .v2, keyFingerprint: tag)
+        case .v1:
+            guard let keys = try? ring() else { return CiphertextInfo(format: .v1, keyFingerprint: nil) }
+            var text = ciphertext
+            let index = text.withUTF8 { bytes in
+                try? keys.open(utf8: UnsafeRawBufferPointer(bytes), place: .context(""), acceptsV1: true).keyIndex
+            }
+            return CiphertextInfo(format: .v1, keyFingerprint: index.map { keys.all[$0].fingerprint })
+        case .unsupportedVersion:
+            throw SealKitError(.unsupportedVersion)
+        case nil:
+            throw SealKitError(.notBase64)
+        }
+    }
+
+    /// Whether `encrypt` and `decrypt` can work now: the user's key is present and usable
+    /// (unlocked, when passphrase-protected).
     public func isEncryptionPossible() -> Bool {
         if case .possible = encryptionStatus() { return true }
         return false
     }
 
     /// Whether encryption is possible, and if not, why.
-    public func encryptionStatus() -> EncryptionStatus {
-        do {
-            let id = try requireUser()
-            let ring = try ring(for: id)
-            return .possible(ring.current.fingerprint)
+    ///
+    /// Given the user's data, it also checks that the user's keys open every ciphertext in it: a device
+    /// whose key differs from the one the data is sealed under (a second device that made a key of
+    /// its own) gets `.notPossible` with ``SealKitError/Reason/keyElsewhere``.
+    /// - Parameters:
+    ///   - profile: the user's profile as the server holds it, as JSON text; nil checks the key alone.
+    ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
+    public func encryptionStatus(existing profile: String? = nil, schema: ProfileSchema? = nil) -> EncryptionStatus {
+        do throws(SealKitError) {
+            let keys = try ring()
+            if let profile {
+                let check = ProfileKeyCheck(profile: try Self.parse(profile), schema: schema, keys: keys)
+                if !check.missingKeys.isEmpty { throw keyElsewhere(check.missingKeys) }
+                if !check.unreadable.isEmpty {
+                    throw SealKitError(
+                        .unreadableData, keyID: user,
+                        "the keys of '\(user)' are here, but " + check.unreadable.prefix(5).map(\.description).joined(separator: "; "))
+                }
+            }
+            return .possible(keys.current.fingerprint)
         } catch {
             return .notPossible(error)
         }
     }
 
-    /// Whether encryption is possible and the user's keys open every ciphertext in their data.
-    ///
-    /// A device whose key differs from the one the user's data is sealed under (a second device
-    /// that made a key of its own) gets `.notPossible(.keyElsewhere(...))`, naming the missing keys.
-    /// - Parameters:
-    ///   - profile: the user's profile as the server holds it.
-    ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
-    public func encryptionStatus(for profile: JSONValue, schema: ProfileSchema? = nil) -> EncryptionStatus {
-        do {
-            let id = try requireUser()
-            let ring = try ring(for: id)
-            let check = ProfileKeyCheck(profile: profile, schema: schema, keys: ring)
-            if !check.missingKeys.isEmpty { return .notPossible(.keyElsewhere(id, check.missingKeys)) }
-            if !check.unreadable.isEmpty { return .notPossible(.unreadableData(id, check.unreadable)) }
-            return .possible(ring.current.fingerprint)
-        } catch {
-            return .notPossible(error)
-        }
-    }
+    // MARK: Keys
 
     /// Makes sure the user has a key, creating one on first use, but never when the user's data
     /// shows they already have one elsewhere: a second device that made its own key would fork the
-    /// user's key, and each device would then seal fields the other cannot open. Safe to call every
-    /// time; an existing key is left alone.
+    /// user's key, and each device would then seal fields the other cannot open. Safe to call after
+    /// every sign-in; an existing key is left alone.
     /// - Parameters:
-    ///   - profile: the user's profile as the server holds it (or any JSON holding their
-    ///     ciphertexts); pass `.object([])` for a user with no data yet.
+    ///   - profile: the user's profile as the server holds it (or any JSON holding their ciphertexts),
+    ///     as JSON text; `"{}"` for a user with no data yet.
     ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
     /// - Returns: the user's key entry.
-    /// - Throws: `VaultError.keyElsewhere` when no key is stored and the data holds ciphertexts:
-    ///   receive the user's key (key transfer, a backup) instead.
+    /// - Throws: ``SealKitError/Reason/keyElsewhere`` when no key is stored and the data holds
+    ///   ciphertexts: receive the user's key (a transfer, a backup) instead.
     @discardableResult
-    public func ensureKey(existing profile: JSONValue, schema: ProfileSchema? = nil) throws(VaultError) -> KeyEntry {
-        let id = try requireUser()
-        do {
-            if let entry = try keystore.entry(for: id) { return entry }
-        } catch {
-            throw .keystore(error)
-        }
-        let check = ProfileKeyCheck(profile: profile, schema: schema, keys: nil)
-        guard check.missingKeys.isEmpty else { throw .keyElsewhere(id, check.missingKeys) }
-        return try ensureKey()
-    }
-
-    /// Makes sure the user has a key, creating and storing one on first use. Only for a user known
-    /// to have no data yet: for one who may have signed in elsewhere, `ensureKey(existing:schema:)`
-    /// checks their data first, so that a second device does not fork the user's key.
-    /// - Returns: the user's key entry.
-    @discardableResult
-    public func ensureKey() throws(VaultError) -> KeyEntry {
-        let id = try requireUser()
+    public func ensureKey(existing profile: String, schema: ProfileSchema? = nil) throws(SealKitError) -> KeyEntry {
+        if let entry = try keystore.entry(for: user) { return entry }
+        let check = ProfileKeyCheck(profile: try Self.parse(profile), schema: schema, keys: nil)
+        guard check.missingKeys.isEmpty else { throw keyElsewhere(check.missingKeys) }
         do throws(KeystoreError) {
-            if let entry = try keystore.entry(for: id) { return entry }
             do throws(KeystoreError) {
-                try keystore.store(SymmetricKey.generate(), as: id, mode: .create, passphrase: passphrase)
-                emit(.keyGenerated(id))
+                try keystore.storage.store(SymmetricKey.generate(), as: user, mode: .create, passphrase: passphrase)
+                emit(.keyGenerated(user))
             } catch {
                 // Another process may have created it between our look and our write: theirs stands.
                 guard case .alreadyExists = error else { throw error }
             }
-            guard let entry = try keystore.entry(for: id) else { throw KeystoreError.notFound(id, namespace: keystore.namespace.name) }
+            guard let entry = try keystore.storage.entry(for: user) else {
+                throw KeystoreError.notFound(user, namespace: keystore.storage.namespace.name)
+            }
             return entry
         } catch {
-            throw .keystore(error)
+            throw SealKitError(error)
         }
     }
 
-    /// Stores a key received from elsewhere (a transfer, a backup) as the user's key.
-    /// The identical key again changes nothing; a different one is refused.
-    /// - Returns: whether anything was written.
-    @discardableResult
-    public func importKey(_ key: SymmetricKey) throws(VaultError) -> StoreOutcome {
-        let id = try requireUser()
-        do {
-            let outcome = try keystore.store(key, as: id, mode: .import, passphrase: passphrase)
-            if outcome == .stored { emit(.keyImported(id)) }
-            forgetRing()
-            return outcome
-        } catch {
-            throw .keystore(error)
-        }
-    }
-
-    /// Makes a new current key and keeps the old ones for decryption.
+    /// Makes a new current key and keeps the old ones to decrypt what they sealed.
     /// - Returns: the entry after rotation.
     @discardableResult
-    public func rotateKey() throws(VaultError) -> KeyEntry {
-        let id = try requireUser()
+    public func rotateKey() throws(SealKitError) -> KeyEntry {
         do {
-            let entry = try keystore.rotate(id, to: SymmetricKey.generate(), passphrase: passphrase)
+            let entry = try keystore.storage.rotate(user, to: SymmetricKey.generate(), passphrase: passphrase)
             forgetRing()
-            emit(.keyRotated(id))
+            emit(.keyRotated(user))
             return entry
         } catch {
-            throw .keystore(error)
+            throw SealKitError(error)
         }
     }
 
     /// Deletes every key of the user. Ciphertexts made with them can no longer be opened.
-    public func deleteKey() throws(VaultError) {
-        let id = try requireUser()
+    public func deleteKey() throws(SealKitError) {
         do {
-            try keystore.delete(id)
+            try keystore.storage.delete(user)
             forgetRing()
-            emit(.keyDeleted(id))
+            emit(.keyDeleted(user))
         } catch {
-            throw .keystore(error)
+            throw SealKitError(error)
         }
     }
 
     // MARK: Profiles
 
-    /// Encrypts the fields `schema` flags, with the user's current key, as Rownd's SDK does
-    /// before upload, but for every JSON type. v2 values are bound to the user's id and their
-    /// field's name. Values already encrypted are left alone; a value sealed under a key this
-    /// keystore lacks fails the whole profile rather than being sealed twice.
-    /// - Parameter format: the format of every new ciphertext; nil follows each field's schema.
+    /// Encrypts the fields the schema flags, as Rownd's SDK does before upload, but for every JSON
+    /// type. Each field is written in the format its schema names (v1 unless it says `"format": "v2"`);
+    /// v2 values are bound to the user and the field's name. Values already encrypted are left alone; a
+    /// value sealed under a key this keystore lacks fails the whole profile rather than being sealed twice.
     /// - Parameters:
-    ///   - profile: a JSON object of fields, or Rownd's user-state shape (`{"data": {...}}`).
+    ///   - profile: JSON text: an object of fields, or Rownd's user-state shape (`{"data": {...}}`).
     ///   - schema: the app schema saying which fields are encrypted.
-    /// - Returns: the profile with flagged fields encrypted, in the same order.
-    public func encryptProfile(
-        _ profile: JSONValue, schema: ProfileSchema, format: CiphertextFormat? = nil
-    ) throws(VaultError) -> JSONValue {
-        let id = try requireUser()
-        let keys = try ringOrReport(for: id, failure: .encryptionFailed(id))
-        do {
-            return try ProfileEncryptor(schema: schema, format: format).encrypt(profile, with: keys)
-        } catch {
-            emit(.encryptionFailed(id))
-            throw .profile(error)
-        }
-    }
-
-    /// Encrypts the fields `schema` flags in a profile given as JSON text, as `encryptProfile(_:schema:)`
-    /// does, and returns compact JSON text. For the common profile this never builds a value tree,
-    /// so it is several times faster than parsing, encrypting and serializing.
-    /// - Parameters:
-    ///   - json: the profile's JSON text: an object of fields, or Rownd's user-state shape.
-    ///   - schema: the app schema saying which fields are encrypted.
-    /// - Returns: the encrypted profile as compact JSON, members in their order.
-    /// - Throws: `VaultError.profile` with `.invalidJSON` for text that is not strict JSON, or as `encryptProfile(_:schema:)`.
-    public func encryptProfile(json: String, schema: ProfileSchema) throws(VaultError) -> String {
-        let id = try requireUser()
-        let keys = try ringOrReport(for: id, failure: .encryptionFailed(id))
-        var json = json
-        let result = json.withUTF8 { text in
-            Result { () throws(ProfileError) -> String in
-                var output: [UInt8] = []
-                try ProfileEncryptor(schema: schema).encrypt(jsonText: text, with: keys, appendingTo: &output)
-                return String(decoding: output, as: UTF8.self)
+    /// - Returns: compact JSON text, members in their order, flagged fields encrypted.
+    /// - Throws: ``SealKitError`` naming every failing field in ``SealKitError/fields``, never a value.
+    public func encryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> String {
+        try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
+            let keys = try ring()
+            var profile = profile
+            let result = profile.withUTF8 { text in
+                Result { () throws(ProfileError) -> String in
+                    var output: [UInt8] = []
+                    try ProfileEncryptor(schema: schema).encrypt(jsonText: text, with: keys, appendingTo: &output)
+                    return String(decoding: output, as: UTF8.self)
+                }
+            }
+            do throws(ProfileError) {
+                return try result.get()
+            } catch {
+                throw SealKitError(error, keyID: user)
             }
         }
-        do {
-            return try result.get()
-        } catch {
-            emit(.encryptionFailed(id))
-            throw .profile(error)
-        }
     }
 
-    /// Decrypts every flagged field, restoring each value's type from the schema.
-    /// - Returns: the profile, and the fields that only a retired key opened (to re-encrypt with `rotateProfile`).
-    /// - Throws: `VaultError.profile` listing every field that failed, never a value.
-    public func decryptProfile(_ profile: JSONValue, schema: ProfileSchema) throws(VaultError) -> DecryptedProfile {
-        let id = try requireUser()
-        let keys = try ringOrReport(for: id, failure: .decryptionFailed(id))
-        do {
-            return try ProfileEncryptor(schema: schema).decrypt(profile, with: keys)
-        } catch {
-            emit(.decryptionFailed(id))
-            throw .profile(error)
-        }
-    }
-
-    /// Re-encrypts fields that only a retired key opens under the current key.
-    ///
-    /// A field written as v2 opens only v2 values; `migratingFromV1` reads its v1 values on
-    /// purpose and rewrites them as v2 (`ProfileEncryptor.rotate(_:with:migratingFromV1:)`).
+    /// Decrypts every flagged field, restoring each value's JSON type from the schema.
     /// - Parameters:
-    ///   - profile: an encrypted profile, as fields or in Rownd's user-state shape.
+    ///   - profile: JSON text of an encrypted profile, as fields or in Rownd's user-state shape.
     ///   - schema: the app schema saying which fields are encrypted, and in which format.
-    ///   - format: the format of every new ciphertext; nil follows each field's schema.
+    /// - Returns: the profile, and the fields only a retired key opened (for ``rotateProfile(_:schema:migratingFromV1:)``).
+    /// - Throws: ``SealKitError`` naming every failing field in ``SealKitError/fields``, never a value.
+    public func decryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> DecryptedProfile {
+        try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
+            let keys = try ring()
+            let tree = try Self.parse(profile)
+            do throws(ProfileError) {
+                let result = try ProfileEncryptor(schema: schema).decrypt(tree, with: keys)
+                return DecryptedProfile(json: result.profile.serialized(), fieldsUnderRetiredKeys: result.fieldsUnderRetiredKeys)
+            } catch {
+                throw SealKitError(error, keyID: user)
+            }
+        }
+    }
+
+    /// Re-encrypts, under the current key, the fields that only a retired key opens.
+    ///
+    /// A field written as v2 opens only v2 values; `migratingFromV1` reads its v1 values on purpose and
+    /// rewrites them as v2. Rotate the user's key afterwards: a v1 value of the old key could otherwise
+    /// still be copied into the field.
+    /// - Parameters:
+    ///   - profile: JSON text of an encrypted profile, as fields or in Rownd's user-state shape.
+    ///   - schema: the app schema saying which fields are encrypted, and in which format.
     ///   - migratingFromV1: read v1 values in fields written as v2, and rewrite them as v2.
     /// - Returns: the profile, and the fields that were re-encrypted.
     public func rotateProfile(
-        _ profile: JSONValue, schema: ProfileSchema, format: CiphertextFormat? = nil, migratingFromV1: Bool = false
-    ) throws(VaultError) -> RotatedProfile {
-        let id = try requireUser()
-        let keys = try ring(for: id)
+        _ profile: String, schema: ProfileSchema, migratingFromV1: Bool = false
+    ) throws(SealKitError) -> RotatedProfile {
+        let keys = try ring()
+        let tree = try Self.parse(profile)
         do {
-            return try ProfileEncryptor(schema: schema, format: format).rotate(profile, with: keys, migratingFromV1: migratingFromV1)
+            let result = try ProfileEncryptor(schema: schema).rotate(tree, with: keys, migratingFromV1: migratingFromV1)
+            return RotatedProfile(json: result.profile.serialized(), rotatedFields: result.rotatedFields)
         } catch {
-            throw .profile(error)
+            throw SealKitError(error, keyID: user)
         }
     }
 
-    private func ringOrReport(for id: KeyID, failure: VaultEvent) throws(VaultError) -> KeyRing {
+    // MARK: Events
+
+    /// A stream of key lifecycle events, like Rownd's: every subscriber gets every event from the
+    /// moment it subscribes. Events carry the key id, never a key.
+    public func events() -> AsyncStream<VaultEvent> {
+        let (stream, continuation) = AsyncStream<VaultEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let token = UUID()
+        state.withLock { $0.subscribers[token] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    private func emit(_ event: VaultEvent) {
+        let continuations = state.withLock { Array($0.subscribers.values) }
+        for continuation in continuations { continuation.yield(event) }
+    }
+
+    // MARK: Internals
+
+    /// Runs `body`, telling subscribers `failure` when it throws.
+    private func reporting<T>(_ failure: VaultEvent, _ body: () throws(SealKitError) -> T) throws(SealKitError) -> T {
         do {
-            return try ring(for: id)
+            return try body()
         } catch {
             emit(failure)
             throw error
         }
     }
 
-    /// The user's unlocked keys, for the package's bulk paths (profiles, `--lines`).
-    package func keyRing() throws(VaultError) -> KeyRing {
-        try ring(for: try requireUser())
-    }
-
-    // MARK: Events
-
-    /// A stream of key lifecycle events, like Rownd's: every subscriber gets every
-    /// event from the moment it subscribes. Events carry the key id, never a key.
-    public func events() -> AsyncStream<VaultEvent> {
-        let (stream, continuation) = AsyncStream<VaultEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let token = UUID()
-        lock.withLock { subscribers[token] = continuation }
-        continuation.onTermination = { [weak self] _ in
-            self?.lock.withLock { _ = self?.subscribers.removeValue(forKey: token) }
+    /// A v1 value binds no context, so a v1 vault cannot honour one.
+    private func requirePlace(_ context: String) throws(SealKitError) {
+        if format == .v1 && !context.isEmpty {
+            throw SealKitError(
+                .invalidArgument, keyID: user,
+                "a v1 value binds no context, so it would open anywhere: make the vault with format .v2 to bind one")
         }
-        return stream
     }
 
-    private func emit(_ event: VaultEvent) {
-        let continuations = lock.withLock { Array(subscribers.values) }
-        for continuation in continuations { continuation.yield(event) }
+    private func keyElsewhere(_ keys: [MissingKey]) -> SealKitError {
+        SealKitError(
+            .keyElsewhere, keyID: user,
+            "the data of '\(user)' is sealed under " + keys.map(\.description).joined(separator: "; ")
+                + ": receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one")
     }
 
-    // MARK: Internals
-
-    private func requireUser() throws(VaultError) -> KeyID {
-        guard let userID else { throw .noUser }
-        return userID
-    }
-
-    private func ring(for id: KeyID) throws(VaultError) -> KeyRing {
-        if let cached = lock.withLock({ cachedRing }) { return cached }
+    private static func parse(_ profile: String) throws(SealKitError) -> JSONValue {
         do {
-            let ring = try keystore.keyRing(for: id, passphrase: passphrase)
-            lock.withLock { cachedRing = ring }
+            return try JSONValue.parse(profile)
+        } catch {
+            throw SealKitError(error, what: "the profile")
+        }
+    }
+
+    /// The user's unlocked keys, read once.
+    private func ring() throws(SealKitError) -> KeyRing {
+        if let cached = state.withLock({ $0.ring }) { return cached }
+        do {
+            let ring = try keystore.storage.keyRing(for: user, passphrase: passphrase)
+            state.withLock { $0.ring = ring }
             return ring
         } catch {
-            throw .keystore(error)
+            throw SealKitError(error)
         }
     }
 
+    /// The user's unlocked keys, for the package's bulk paths (`--lines`).
+    package func keyRing() throws(SealKitError) -> KeyRing { try ring() }
+
     private func forgetRing() {
-        lock.withLock { cachedRing = nil }
+        state.withLock { $0.ring = nil }
     }
 }
 
+/// What a ciphertext says about itself.
+public struct CiphertextInfo: Sendable, Equatable {
+    /// The format it is in.
+    public let format: CiphertextFormat
+    /// The key that sealed it: from the header of a v2 value; for v1, the user's key that opens it,
+    /// or nil when none does.
+    public let keyFingerprint: KeyFingerprint?
+}
+
+/// A profile after decryption.
+public struct DecryptedProfile: Sendable, Equatable {
+    /// The profile as compact JSON text, every encrypted field in plaintext with its type restored.
+    public let json: String
+    /// Fields that only a retired key opened, in profile order: rotate the profile to move them to the current key.
+    public let fieldsUnderRetiredKeys: [String]
+}
+
+/// A profile after rotation.
+public struct RotatedProfile: Sendable, Equatable {
+    /// The profile as compact JSON text, every encrypted field under the current key.
+    public let json: String
+    /// The fields that were re-encrypted, in profile order.
+    public let rotatedFields: [String]
+}
+
 /// Whether a vault can encrypt now.
-public enum EncryptionStatus: Sendable {
+public enum EncryptionStatus: Sendable, Equatable {
     /// It can, with the current key of this fingerprint.
     case possible(KeyFingerprint)
     /// It cannot, for this reason.
-    case notPossible(VaultError)
+    case notPossible(SealKitError)
 }
 
 /// A key lifecycle event. Carries the key id, never key material.
 public enum VaultEvent: Sendable, Equatable {
     /// A key was made for the user.
     case keyGenerated(KeyID)
-    /// A key received from elsewhere was stored.
-    case keyImported(KeyID)
     /// The user's key was rotated; the old one is kept to decrypt.
     case keyRotated(KeyID)
     /// Every key of the user was deleted.
@@ -422,41 +410,4 @@ public enum VaultEvent: Sendable, Equatable {
     case encryptionFailed(KeyID)
     /// Decryption for the user failed.
     case decryptionFailed(KeyID)
-}
-
-/// Why a vault operation failed.
-public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// No user is set, so there is no key to use.
-    case noUser
-    /// The keystore refused or failed.
-    case keystore(KeystoreError)
-    /// The ciphertext could not be decrypted with the user's keys.
-    case ciphertext(KeyID, CiphertextError)
-    /// The user's data is sealed under keys this keystore does not have: receive them instead of
-    /// making a new key.
-    case keyElsewhere(KeyID, [MissingKey])
-    /// The user's keys are here, but these values of their data still do not open.
-    case unreadableData(KeyID, [UnreadableValue])
-    /// Guarded memory for a key could not be had.
-    case secureMemory(SecureMemoryError)
-    /// A profile could not be encrypted or decrypted; lists every failing field.
-    case profile(ProfileError)
-
-    /// One line naming the problem and the fix; never key material or values.
-    public var description: String {
-        switch self {
-        case .noUser: return "no user is set: sign a user in (give a key id) before encrypting"
-        case .keystore(let error): return error.description
-        case .ciphertext(let id, let error): return "cannot decrypt with key '\(id)': \(error)"
-        case .keyElsewhere(let id, let keys):
-            return "the data of '\(id)' is sealed under "
-                + keys.map(\.description).joined(separator: "; ")
-                + ": receive the user's key from a device that has it "
-                + "('sealkit transfer receive') instead of making a new one"
-        case .unreadableData(let id, let values):
-            return "the keys of '\(id)' are here, but " + values.prefix(5).map(\.description).joined(separator: "; ")
-        case .secureMemory(let error): return error.description
-        case .profile(let error): return error.description
-        }
-    }
 }

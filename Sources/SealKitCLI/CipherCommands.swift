@@ -209,11 +209,11 @@ struct StatusCommand: ParsableCommand {
         let vault: Vault
         do {
             let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
-            vault = Vault(keystore: keystore, userID: id, passphrase: passphrase)
+            vault = Vault(keystore: Keystore(keystore), user: id, format: .v1, passphrase: passphrase)
         } catch {
             throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
         }
-        let status = try profile.map { vault.encryptionStatus(for: $0, schema: try data.readSchema()) } ?? vault.encryptionStatus()
+        let status = vault.encryptionStatus(existing: profile?.serialized(), schema: try data.readSchema())
         switch status {
         case .possible(let fingerprint):
             let entry = try keystore.entry(for: id)

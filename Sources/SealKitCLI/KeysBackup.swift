@@ -207,7 +207,7 @@ extension KeysCommand {
         /// Lists what `keys` holds (no ids, no `--all`), or stores the ids chosen, all or none, and
         /// prints one line per id. Shared by passphrase and share backups.
         static func restore(
-            _ keys: [KeyHistory], ids named: [KeyID], all: Bool, protect: Bool, keystore: any Keystore, options: KeystoreOptions
+            _ keys: [KeyHistory], ids named: [KeyID], all: Bool, protect: Bool, keystore: any KeyStorage, options: KeystoreOptions
         ) throws {
             let output = StandardOutput()
             guard all || !named.isEmpty else {

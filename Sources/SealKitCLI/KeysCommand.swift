@@ -38,7 +38,9 @@ struct KeysCommand: ParsableCommand {
                 let check = ProfileKeyCheck(profile: profile, schema: try data.readSchema(), keys: nil)
                 if !check.missingKeys.isEmpty {
                     throw CLIFailure(
-                        "not making a key for '\(id)': \(VaultError.keyElsewhere(id, check.missingKeys))",
+                        "not making a key for '\(id)': the data of '\(id)' is sealed under "
+                            + check.missingKeys.map(\.description).joined(separator: "; ")
+                            + ": receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one",
                         status: .conflict)
                 }
             }

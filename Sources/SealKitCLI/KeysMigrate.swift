@@ -52,7 +52,7 @@ extension KeysCommand {
             for id in ids {
                 guard let entry = try source.entry(for: id) else { throw KeystoreError.notFound(id, namespace: source.namespace.name) }
                 if try entry.isProtected || destination.entry(for: id)?.isProtected == true {
-                    let protectedSide: any Keystore = entry.isProtected ? source : destination
+                    let protectedSide: any KeyStorage = entry.isProtected ? source : destination
                     passphrase = try keystoreOptions.passphrase(toUnlockProtected: id, in: protectedSide)
                     break
                 }

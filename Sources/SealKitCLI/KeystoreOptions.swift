@@ -28,10 +28,10 @@ struct KeystoreOptions: ParsableArguments {
     var backend: KeystoreBackend?
 
     /// The keystore chosen with `--keystore` or `$SEALKIT_KEYSTORE`, at the configured namespace.
-    func keystore() throws -> any Keystore { try Self.keystore(chosenBackend(), namespace: namespace) }
+    func keystore() throws -> any KeyStorage { try Self.keystore(chosenBackend(), namespace: namespace) }
 
     /// The keystore of kind `backend` at the configured namespace (and root, for files).
-    func keystore(_ backend: KeystoreBackend) throws -> any Keystore { try Self.keystore(backend, namespace: namespace) }
+    func keystore(_ backend: KeystoreBackend) throws -> any KeyStorage { try Self.keystore(backend, namespace: namespace) }
 
     /// `--keystore`, else `$SEALKIT_KEYSTORE`, else the file keystore.
     func chosenBackend() throws -> KeystoreBackend {
@@ -54,7 +54,7 @@ struct KeystoreOptions: ParsableArguments {
     /// The CLI opens keystores on its main thread only.
     nonisolated(unsafe) static var opened: String?
 
-    static func keystore(_ backend: KeystoreBackend, namespace: String?) throws -> any Keystore {
+    static func keystore(_ backend: KeystoreBackend, namespace: String?) throws -> any KeyStorage {
         let environment = ProcessInfo.processInfo.environment
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         switch backend {
@@ -154,14 +154,14 @@ struct KeystoreOptions: ParsableArguments {
 
     /// The passphrase for unlocking `id`: none when its keys are not protected, else the
     /// given one, else a prompt on the terminal, which allows three tries.
-    func passphrase(toUnlock id: KeyID, in keystore: some Keystore) throws -> Passphrase? {
+    func passphrase(toUnlock id: KeyID, in keystore: some KeyStorage) throws -> Passphrase? {
         guard let entry = try keystore.entry(for: id), entry.isProtected else { return nil }
         return try passphrase(toUnlockProtected: id, in: keystore)
     }
 
     /// The passphrase for keys known to be protected: the given one, else a prompt, which allows
     /// three tries, each checked against the keys in `keystore`.
-    func passphrase(toUnlockProtected id: KeyID, in keystore: some Keystore) throws -> Passphrase {
+    func passphrase(toUnlockProtected id: KeyID, in keystore: some KeyStorage) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
         for attempt in 1...Self.tries {
             guard let typed = try Self.ask("Passphrase for key '\(id)': ") else {

@@ -91,7 +91,8 @@ struct SealKitCommand: AsyncParsableCommand {
     static func keystorePlace(for error: any Error) -> String {
         let notFound: Bool
         switch error {
-        case KeystoreError.notFound, VaultError.keystore(.notFound): notFound = true
+        case KeystoreError.notFound: notFound = true
+        case let error as SealKitError: notFound = error.reason == .keyNotFound
         default: notFound = false
         }
         guard notFound, let place = KeystoreOptions.opened else { return "" }
@@ -166,15 +167,30 @@ enum ExitStatus: Int32 {
             case .invalid: self = .protocolError
             case .declined, .failed, .cancelled: self = .negative
             }
-        case let error as VaultError:
-            switch error {
-            case .noUser: self = .usage
-            case .keystore(let inner): self.init(inner)
-            case .ciphertext, .profile, .unreadableData: self = .dataError
-            case .keyElsewhere: self = .conflict
-            case .secureMemory: self = .ioError
-            }
+        case let error as SealKitError: self.init(error.reason)
         default: return nil
+        }
+    }
+
+    /// The status for each reason a library call gives, as scripts have always seen it.
+    init(_ reason: SealKitError.Reason) {
+        switch reason {
+        case .noUser, .invalidArgument, .tooLarge: self = .usage
+        case .keyNotFound, .missingInput: self = .noInput
+        case .keyExists, .conflictingKey, .keyElsewhere: self = .conflict
+        case .passphraseRequired, .wrongPassphrase, .unsafeFile, .keyringLocked: self = .noPermission
+        case .keystoreBusy: self = .temporaryFailure
+        case .keyringUnavailable, .fileSystem: self = .ioError
+        case .damagedKey, .notCiphertext, .unsupportedFormat, .unknownKey, .wrongPlace, .notBound, .authenticationFailed,
+            .invalidKeyText, .invalidJSON, .invalidSchema, .profileFields, .unreadableData, .invalidTransfer,
+            .unreadableImage:
+            self = .dataError
+        case .relayUnavailable: self = .unavailable
+        case .protocolViolation: self = .protocolError
+        case .declined: self = .negative
+        case .wrongCode: self = .noPermission
+        case .timedOut: self = .temporaryFailure
+        case .cancelled: self = .interrupted
         }
     }
 

@@ -98,7 +98,7 @@ func assembleTransferCode(expecting kind: TransferTextKind, from lines: [String]
 
 extension KeystoreOptions {
     /// The ids named, or with `all` every id in the namespace.
-    func keyIDs(_ names: [String], all: Bool, in keystore: some Keystore) throws -> [KeyID] {
+    func keyIDs(_ names: [String], all: Bool, in keystore: some KeyStorage) throws -> [KeyID] {
         let ids = all ? try keystore.entries().map(\.id) : try names.map(keyID)
         guard !ids.isEmpty else { throw TransferError.nothingToSend }
         guard Set(ids).count == ids.count else { throw ValidationError("each key id may be given once") }
@@ -106,7 +106,7 @@ extension KeystoreOptions {
     }
 
     /// The ids' keys with their history, unlocked with one passphrase (given, or asked once).
-    func histories(_ ids: [KeyID], in keystore: some Keystore) throws -> [KeyHistory] {
+    func histories(_ ids: [KeyID], in keystore: some KeyStorage) throws -> [KeyHistory] {
         let protected = try ids.filter { try keystore.entry(for: $0)?.isProtected == true }
         var passphrase: Passphrase?
         if let first = protected.first {
@@ -121,7 +121,7 @@ extension KeystoreOptions {
     /// protected, and protects new ids (as `keys import` does). With `protect`, an id already
     /// stored without a passphrase is refused before anything is stored, as `keys restore ID
     /// --protect` refuses it: --protect never leaves keys unprotected while saying otherwise.
-    func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: some Keystore) throws -> Passphrase? {
+    func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: some KeyStorage) throws -> Passphrase? {
         if protect, let unprotected = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == false }) {
             throw protectExisting(unprotected)
         }
@@ -300,7 +300,7 @@ struct TransferCommand: AsyncParsableCommand {
             }
         }
 
-        private func sendRownd(format: TransferFormat, keystore: any Keystore) throws {
+        private func sendRownd(format: TransferFormat, keystore: any KeyStorage) throws {
             let id = try keyID(ids[0])
             let ring = try keystore.keyRing(for: id, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore))
             let text = KeyText.rowndLinkText(for: ring.current, link: link ?? "")

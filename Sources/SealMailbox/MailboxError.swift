@@ -1,6 +1,6 @@
 /// Why a wormhole through a mailbox server failed. Each description is one line that says
 /// what went wrong and what to do; none repeats the code, a key or a message body.
-public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The relay address cannot be used.
     case badRelay(String)
     /// No WebSocket connection to the relay could be made.
@@ -31,7 +31,7 @@ public enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// connection is closed then, since every later message would wait behind it).
     case stalled(RelayURL, seconds: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badRelay(let reason): return reason
         case .unreachable(let relay, let reason):

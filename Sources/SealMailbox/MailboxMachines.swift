@@ -118,7 +118,7 @@ struct MailboxMachine: Equatable {
 }
 
 /// How a wormhole ended, told to the server when closing (magic-wormhole's moods).
-public enum Mood: String, Sendable {
+package enum Mood: String, Sendable {
     /// The transfer finished.
     case happy
     /// Nobody came (timeout, or the user gave up before a peer appeared).

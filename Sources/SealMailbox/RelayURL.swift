@@ -2,16 +2,16 @@
 ///
 /// Only plain `ws://` is spoken: every message between the two clients is end-to-end
 /// encrypted with the PAKE's key, so TLS would hide only metadata the server sees anyway.
-public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
+package struct RelayURL: Sendable, Equatable, CustomStringConvertible {
     /// The public magic-wormhole mailbox server, used when nothing else is configured.
-    public static let publicRelay = RelayURL(host: "relay.magic-wormhole.io", port: 4000, path: "/v1")
+    package static let publicRelay = RelayURL(host: "relay.magic-wormhole.io", port: 4000, path: "/v1")
 
     /// The host name or address.
-    public let host: String
+    package let host: String
     /// The TCP port (80 when the address names none).
-    public let port: Int
+    package let port: Int
     /// The request path, starting with `/`.
-    public let path: String
+    package let path: String
 
     init(host: String, port: Int, path: String) {
         self.host = host
@@ -24,7 +24,7 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: `MailboxError.badRelay` when it is not a `ws://` address with a host, or holds
     ///   anything but printable ASCII (a control byte such as ESC would reach the terminal in every
     ///   message that names the relay).
-    public init(_ text: String) throws(MailboxError) {
+    package init(_ text: String) throws(MailboxError) {
         guard text.utf8.count <= 2048, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw .badRelay("a relay address is a ws:// URL of printable ASCII without spaces, such as ws://relay.example:4000/v1")
         }
@@ -71,12 +71,12 @@ public struct RelayURL: Sendable, Equatable, CustomStringConvertible {
     /// mailbox endpoint `/v1` on it; any other path is kept as given.
     /// - Parameter text: such as `ws://127.0.0.1:4000` or `ws://127.0.0.1:4000/v1`.
     /// - Throws: `MailboxError.badRelay`, as `init(_:)`.
-    public init(endpoint text: String) throws(MailboxError) {
+    package init(endpoint text: String) throws(MailboxError) {
         let address = try RelayURL(text)
         self = address.path == "/" ? RelayURL(host: address.host, port: address.port, path: "/v1") : address
     }
 
-    public var description: String {
+    package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "ws://\(shownHost)\(port == 80 ? "" : ":\(port)")\(path)"
     }

@@ -5,7 +5,7 @@ import SealJSON
 ///
 /// Parsing is strict about the fields this client uses and ignores the rest (`server_tx`,
 /// `server_rx`, `id`), so newer servers that add fields still work.
-public enum ServerMessage: Equatable, Sendable {
+package enum ServerMessage: Equatable, Sendable {
     /// The first message: `motd` to show, or `error` when the server refuses this client.
     case welcome(motd: String?, error: String?)
     /// The server received one of our messages.
@@ -29,12 +29,12 @@ public enum ServerMessage: Equatable, Sendable {
 
     /// The largest text message this client reads from a server (256 KiB). SealKit's own
     /// mailbox messages stay far below it (see `NetworkTransfer`).
-    public static let maximumBytes = 256 * 1024
+    package static let maximumBytes = 256 * 1024
 
     /// Reads one server message.
     /// - Parameter bytes: the WebSocket text message.
     /// - Throws: `MailboxError` when it is too large, not JSON, or lacks a field its type needs.
-    public init(parsing bytes: some Collection<UInt8>) throws(MailboxError) {
+    package init(parsing bytes: some Collection<UInt8>) throws(MailboxError) {
         guard bytes.count <= Self.maximumBytes else { throw .messageTooLarge(limit: Self.maximumBytes) }
         let value: JSONValue
         do {
@@ -85,7 +85,7 @@ public enum ServerMessage: Equatable, Sendable {
     }
 
     /// Whether `text` is a nameplate as servers allocate them: 1 to 10 decimal digits.
-    public static func isNameplate(_ text: String) -> Bool {
+    package static func isNameplate(_ text: String) -> Bool {
         (1...10).contains(text.utf8.count) && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }

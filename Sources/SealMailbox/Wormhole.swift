@@ -17,13 +17,13 @@ import SealJSON
 /// try await wormhole.send(message); let answer = try await wormhole.receive()
 /// await wormhole.close(mood: .happy)
 /// ```
-public actor Wormhole {
+package actor Wormhole {
     /// The relay this wormhole goes through.
-    public nonisolated let relay: RelayURL
+    package nonisolated let relay: RelayURL
     /// The application id: both sides must use the same one (it is also SPAKE2's identity).
-    public nonisolated let appID: String
+    package nonisolated let appID: String
     /// The server's message of the day, if its welcome had one.
-    public private(set) var messageOfTheDay: String?
+    package private(set) var messageOfTheDay: String?
 
     private let side: String
     private let appVersions: JSONValue
@@ -62,7 +62,7 @@ public actor Wormhole {
     ///     sent or awaited), its writes included: a relay that stops reading ends the transfer with `.stalled`.
     /// - Throws: `MailboxError.unreachable` or `.unwelcome` naming the relay;
     ///   `.interrupted` when the task is cancelled meanwhile.
-    public init(relay: RelayURL, appID: String, appVersions: JSONValue, timeout: Int) async throws(MailboxError) {
+    package init(relay: RelayURL, appID: String, appVersions: JSONValue, timeout: Int) async throws(MailboxError) {
         self.relay = relay
         self.appID = appID
         self.appVersions = appVersions
@@ -87,7 +87,7 @@ public actor Wormhole {
 
     /// Allocates a nameplate, makes a code on it, and opens the mailbox (the receiving side).
     /// - Returns: the code to show to the person on the other side.
-    public func allocateCode() async throws(MailboxError) -> WormholeCode {
+    package func allocateCode() async throws(MailboxError) -> WormholeCode {
         deadline = .now + .seconds(timeout)
         try await transmit(.allocate)
         try await pump { $0.allocated != nil }
@@ -103,7 +103,7 @@ public actor Wormhole {
 
     /// Joins the mailbox of a code the person typed (the sending side).
     /// - Parameter code: the code the other side showed.
-    public func join(code: WormholeCode) async throws(MailboxError) {
+    package func join(code: WormholeCode) async throws(MailboxError) {
         try await use(code)
     }
 
@@ -124,14 +124,14 @@ public actor Wormhole {
     /// - Returns: the peer's `app_versions` (an empty object when it sent none).
     /// - Throws: `.timedOut` when nobody comes within the timeout, `.wrongCode` when the peer's
     ///   messages do not decrypt.
-    public func waitForPeer() async throws(MailboxError) -> JSONValue {
+    package func waitForPeer() async throws(MailboxError) -> JSONValue {
         deadline = .now + .seconds(timeout)
         try await pump { $0.peerVersions != nil }
         return peerVersions!
     }
 
     /// The verifier both sides can compare: equal exactly when the keys are. Nil before the key exists.
-    public var verifier: [UInt8]? { key?.verifier }
+    package var verifier: [UInt8]? { key?.verifier }
 
     /// Seals `plaintext` as the next numbered phase ("0", "1", ...) and adds it to the mailbox.
     /// It goes out from a cancelled task too (within a few seconds at most), so that a cancelled
@@ -139,7 +139,7 @@ public actor Wormhole {
     /// - Precondition: `waitForPeer()` returned.
     /// - Throws: `.stalled` when the relay did not take it within the timeout, `.connectionLost`
     ///   when the connection is gone, `.interrupted` when the task was cancelled before it went out.
-    public func send(_ plaintext: some ContiguousByteSource & Sendable) async throws(MailboxError) {
+    package func send(_ plaintext: some ContiguousByteSource & Sendable) async throws(MailboxError) {
         guard let key else { preconditionFailure("send before the key exists") }
         let phase = String(nextSendPhase)
         nextSendPhase += 1
@@ -163,7 +163,7 @@ public actor Wormhole {
     /// Releases the nameplate and closes the mailbox with `mood`, waits briefly for the
     /// server to confirm both, and disconnects: within `goodbyeWait` whatever the relay does (a
     /// relay that stops reading is left then). Safe to call on any way out, more than once.
-    public func close(mood: Mood) async {
+    package func close(mood: Mood) async {
         // Writes and confirmations share one bound: a server that does not take or answer them within it is left.
         let deadline = ContinuousClock.now + Self.goodbyeWait
         if await sayGoodbye(mood: mood, before: deadline) { await awaitConfirmations(before: deadline) }
@@ -177,7 +177,7 @@ public actor Wormhole {
     /// - Returns: whether the server confirmed that it holds no nameplate for us (true also when
     ///   none was claimed); false when the relay did not confirm the release in time.
     @discardableResult
-    public func abandon(mood: Mood) async -> Bool {
+    package func abandon(mood: Mood) async -> Bool {
         let deadline = ContinuousClock.now + Self.goodbyeWait
         if await sayGoodbye(mood: mood, before: deadline) { await awaitConfirmations(before: deadline) }
         await transport.close(before: max(deadline, .now + .milliseconds(250)))

@@ -26,12 +26,12 @@ import Darwin
 ///
 /// This is SealKit's strict, typed mode. `RowndProfileEncryptor` does what Rownd's SDKs did
 /// instead (only strings, and failures left in place), for profiles Rownd apps read or wrote.
-public struct ProfileEncryptor: Sendable {
+package struct ProfileEncryptor: Sendable {
     /// The schema that says which fields are encrypted.
-    public let schema: ProfileSchema
+    package let schema: ProfileSchema
     /// The format every new ciphertext is written in, whatever each field's schema says; nil
     /// follows each field's `format`.
-    public let format: CiphertextFormat?
+    package let format: CiphertextFormat?
     /// Whether any encrypted field is written as v2, which the text fast path leaves to the value tree.
     private let writesV2: Bool
 
@@ -39,7 +39,7 @@ public struct ProfileEncryptor: Sendable {
     /// - Parameters:
     ///   - schema: the app schema saying which fields are encrypted.
     ///   - format: the format of every new ciphertext (`--format`); nil follows each field's schema.
-    public init(schema: ProfileSchema, format: CiphertextFormat? = nil) {
+    package init(schema: ProfileSchema, format: CiphertextFormat? = nil) {
         self.schema = schema
         self.format = format
         writesV2 = format == .v2 || (format == nil && schema.encryptedFields.contains { $0.format == .v2 })
@@ -65,7 +65,7 @@ public struct ProfileEncryptor: Sendable {
     ///   does not match its schema type, holds a non-string value without one, or holds a
     ///   ciphertext that does not open. Nothing is returned when any field fails: encryption never
     ///   falls back to plaintext.
-    public func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> JSONValue {
+    package func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> JSONValue {
         return try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
             switch value {
             case .null:
@@ -114,7 +114,7 @@ public struct ProfileEncryptor: Sendable {
     ///   - keys: the user's keys; new ciphertexts use `keys.current`.
     /// - Returns: the encrypted profile's compact JSON text.
     /// - Throws: `ProfileError.invalidJSON` for text that is not strict JSON, else as `encrypt(_:with:)`.
-    public func encrypt(jsonText: [UInt8], with keys: KeyRing) throws(ProfileError) -> [UInt8] {
+    package func encrypt(jsonText: [UInt8], with keys: KeyRing) throws(ProfileError) -> [UInt8] {
         var output: [UInt8] = []
         try jsonText.withUnsafeBufferPointer { (text) throws(ProfileError) in
             try encrypt(jsonText: text, with: keys, appendingTo: &output)
@@ -255,7 +255,7 @@ public struct ProfileEncryptor: Sendable {
     /// - Throws: `ProfileError.notAnObject`, or `ProfileError.fieldsFailed` listing every encrypted,
     ///   non-null field that is not a ciphertext, opens under none of the keys, or does not decrypt to
     ///   its schema type. Nothing is returned when any field fails.
-    public func decrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> DecryptedProfile {
+    package func decrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> ProfileDecryption {
         var openedCount = 0
         do {
             let (plain, retired) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
@@ -267,7 +267,7 @@ public struct ProfileEncryptor: Sendable {
                     return .value(restored, noted: needsRotation)
                 }
             }
-            return DecryptedProfile(profile: plain, fieldsUnderRetiredKeys: retired)
+            return ProfileDecryption(profile: plain, fieldsUnderRetiredKeys: retired)
         } catch .fieldsFailed(let failures) {
             throw .fieldsFailed(Self.namingMissingKeys(failures, noneOpened: openedCount == 0))
         }
@@ -314,7 +314,7 @@ public struct ProfileEncryptor: Sendable {
     /// - Returns: the profile, and the fields that were re-encrypted.
     /// - Throws: the same errors as `decrypt`, listing every failing field. Nothing is returned
     ///   when any field fails.
-    public func rotate(_ profile: JSONValue, with keys: KeyRing, migratingFromV1: Bool = false) throws(ProfileError) -> RotatedProfile {
+    package func rotate(_ profile: JSONValue, with keys: KeyRing, migratingFromV1: Bool = false) throws(ProfileError) -> ProfileRotation {
         let (rotated, fields) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
             switch Self.open(value, field: field, keys: keys, acceptsV1: migratingFromV1 || format(of: field) == .v1) {
             case .failed(let reason): return .failed(reason)
@@ -330,7 +330,7 @@ public struct ProfileEncryptor: Sendable {
             case .null: return .value(value)
             }
         }
-        return RotatedProfile(profile: rotated, rotatedFields: fields)
+        return ProfileRotation(profile: rotated, rotatedFields: fields)
     }
 
     // MARK: Fields
@@ -428,19 +428,19 @@ private enum FieldOutcome {
 }
 
 /// A decrypted profile.
-public struct DecryptedProfile: Sendable, Equatable {
+package struct ProfileDecryption: Sendable, Equatable {
     /// The profile with every encrypted field in plaintext.
-    public let profile: JSONValue
+    package let profile: JSONValue
     /// Fields that only a retired key opened, in profile order: `rotate` moves them to the current key.
-    public let fieldsUnderRetiredKeys: [String]
+    package let fieldsUnderRetiredKeys: [String]
 }
 
 /// A profile after rotation.
-public struct RotatedProfile: Sendable, Equatable {
+package struct ProfileRotation: Sendable, Equatable {
     /// The profile with every encrypted field under the current key.
-    public let profile: JSONValue
+    package let profile: JSONValue
     /// Fields that were re-encrypted, in profile order.
-    public let rotatedFields: [String]
+    package let rotatedFields: [String]
 }
 
 extension ProfileSchema.FieldType {

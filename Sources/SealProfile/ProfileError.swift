@@ -2,7 +2,7 @@ import SealCore
 import SealJSON
 
 /// Why a profile could not be encrypted, decrypted or rotated. Names fields, never values.
-public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The profile's text is not strict JSON.
     case invalidJSON(JSONError)
     /// The profile is not a JSON object.
@@ -14,7 +14,7 @@ public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// cannot be told, so nothing is encrypted, decrypted or rotated.
     case fieldsBesideData([String])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidJSON(let error):
             return "the profile is \(error)"
@@ -42,9 +42,9 @@ public enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// One encrypted field that failed, and why. Never holds or shows the field's value.
-public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
+package struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
     /// Why a field failed.
-    public enum Reason: Equatable, Sendable {
+    package enum Reason: Equatable, Sendable {
         /// The value's JSON type is not the schema's type for the field.
         case typeMismatch(expected: ProfileSchema.FieldType, found: String)
         /// A non-string value in a field whose schema gives no type, so decryption could not restore it.
@@ -64,17 +64,17 @@ public struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The field's name.
-    public let field: String
+    package let field: String
     /// What went wrong.
-    public let reason: Reason
+    package let reason: Reason
 
     /// Names the field that failed and why.
-    public init(field: String, reason: Reason) {
+    package init(field: String, reason: Reason) {
         self.field = field
         self.reason = reason
     }
 
-    public var description: String { field + " " + reasonDescription }
+    package var description: String { field + " " + reasonDescription }
 
     /// What a device missing the user's key should do.
     static let receiveAdvice =

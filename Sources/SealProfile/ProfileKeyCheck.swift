@@ -13,17 +13,17 @@ import SealJSON
 ///   then, so only its key tag is checked.
 ///
 /// Plaintext values are not this check's business; `profile encrypt` seals them.
-public struct ProfileKeyCheck: Sendable, Equatable {
+package struct ProfileKeyCheck: Sendable, Equatable {
     /// Keys the data is sealed under that the keys checked do not include.
-    public let missingKeys: [MissingKey]
+    package let missingKeys: [MissingKey]
     /// Values under a key the keys include that still do not open: tampered, moved to another field
     /// or user (v2), or of a format this SealKit does not read. Paths and reasons, never values.
-    public let unreadable: [UnreadableValue]
+    package let unreadable: [UnreadableValue]
     /// How many ciphertexts the check looked at.
-    public let ciphertextCount: Int
+    package let ciphertextCount: Int
 
     /// Whether the keys open every ciphertext that counts.
-    public var opensEverything: Bool { missingKeys.isEmpty && unreadable.isEmpty }
+    package var opensEverything: Bool { missingKeys.isEmpty && unreadable.isEmpty }
 
     /// Checks `profile` against `keys`.
     /// - Parameters:
@@ -31,7 +31,7 @@ public struct ProfileKeyCheck: Sendable, Equatable {
     ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
     ///   - keys: the id's keys, or nil when the keystore has none for the id (then every ciphertext
     ///     is under a missing key).
-    public init(profile: JSONValue, schema: ProfileSchema?, keys: KeyRing?) {
+    package init(profile: JSONValue, schema: ProfileSchema?, keys: KeyRing?) {
         var missing: [(tag: KeyFingerprint?, paths: [String])] = []
         var unreadable: [UnreadableValue] = []
         var count = 0
@@ -106,19 +106,19 @@ public struct ProfileKeyCheck: Sendable, Equatable {
 }
 
 /// A key that a user's data is sealed under and the keys checked do not include.
-public struct MissingKey: Sendable, Equatable, CustomStringConvertible {
+package struct MissingKey: Sendable, Equatable, CustomStringConvertible {
     /// The key's fingerprint, from a v2 header; nil for v1 ciphertexts, which name no key.
-    public let fingerprint: KeyFingerprint?
+    package let fingerprint: KeyFingerprint?
     /// The values sealed under it, by path (`data.ssn`, `ssn`), in profile order.
-    public let paths: [String]
+    package let paths: [String]
 
     /// Names a missing key and the values sealed under it.
-    public init(fingerprint: KeyFingerprint?, paths: [String]) {
+    package init(fingerprint: KeyFingerprint?, paths: [String]) {
         self.fingerprint = fingerprint
         self.paths = paths
     }
 
-    public var description: String {
+    package var description: String {
         (fingerprint.map { "key \($0), which this keystore does not have" } ?? "a key this keystore does not have") + " ("
             + (paths.count == 1 ? "field " : "fields ") + paths.prefix(5).joined(separator: ", ")
             + (paths.count > 5 ? " and \(paths.count - 5) more" : "") + ")"
@@ -126,11 +126,11 @@ public struct MissingKey: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A ciphertext under a known key that does not open, and why.
-public struct UnreadableValue: Sendable, Equatable, CustomStringConvertible {
+package struct UnreadableValue: Sendable, Equatable, CustomStringConvertible {
     /// The value's path.
-    public let path: String
+    package let path: String
     /// Why it does not open.
-    public let reason: CiphertextError
+    package let reason: CiphertextError
 
-    public var description: String { "\(path): \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }

@@ -17,27 +17,27 @@ import Darwin
 /// wrapped shapes; wrap such a schema under `"schema"`.
 public struct ProfileSchema: Sendable, Equatable {
     /// One field's definition.
-    public struct Field: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
         /// The field's key in the profile.
-        public let name: String
+        package let name: String
         /// The name people see, when the schema gives one.
-        public let displayName: String?
+        package let displayName: String?
         /// The JSON type of the value; decryption restores encrypted values to it.
         /// Nil when the schema gives none (or, for a field that is not encrypted, one SealKit does not know).
-        public let type: FieldType?
+        package let type: FieldType?
         /// Whether the field is required.
-        public let isRequired: Bool
+        package let isRequired: Bool
         /// Who owns the field's data, such as `"user"`, when the schema says.
-        public let ownedBy: String?
+        package let ownedBy: String?
         /// Whether the field's encryption state is `enabled`.
-        public let isEncrypted: Bool
+        package let isEncrypted: Bool
         /// The ciphertext format new values of the field are written in: v1 unless the schema says
         /// `"encryption": {"state": "enabled", "sealkit": {"format": 2}}`. Rownd's SDKs ignore the
         /// `sealkit` member, so every device of the app reads the same schema the same way.
-        public let format: CiphertextFormat
+        package let format: CiphertextFormat
 
         /// Describes a field.
-        public init(
+        package init(
             name: String, type: FieldType?, isEncrypted: Bool, format: CiphertextFormat = .v1,
             displayName: String? = nil, isRequired: Bool = false, ownedBy: String? = nil
         ) {
@@ -58,7 +58,7 @@ public struct ProfileSchema: Sendable, Equatable {
     /// file reference) and encrypt as strings; `any` values of every JSON type encrypt as their
     /// compact JSON text and come back as the same JSON value; a `null` field holds only null,
     /// which stays null. This enum also names the kinds of JSON values (`string` to `array`).
-    public enum FieldType: String, Sendable, CaseIterable {
+    package enum FieldType: String, Sendable, CaseIterable {
         /// A JSON string.
         case string
         /// A JSON number.
@@ -79,7 +79,7 @@ public struct ProfileSchema: Sendable, Equatable {
         case array
 
         /// Whether this type allows a value of JSON kind `kind` (one of string, number, boolean, object, array).
-        public func admits(_ kind: FieldType) -> Bool {
+        package func admits(_ kind: FieldType) -> Bool {
             switch self {
             case .any: return true
             case .image, .document: return kind == .string
@@ -98,10 +98,10 @@ public struct ProfileSchema: Sendable, Equatable {
     }
 
     /// Fields Rownd uses to look users up, which therefore can never be encrypted.
-    public static let identifyingFields = ["email", "phone_number"]
+    package static let identifyingFields = ["email", "phone_number"]
 
     /// Every field, in schema order.
-    public let fields: [Field]
+    package let fields: [Field]
     private let indexByName: [String: Int]
     /// The encrypted fields' names as UTF-8, for paths that match keys as bytes; nil when a name is
     /// not ASCII, since only for ASCII is byte equality the same as `field(named:)`'s.
@@ -167,10 +167,10 @@ public struct ProfileSchema: Sendable, Equatable {
     }
 
     /// The fields whose encryption state is `enabled`, in schema order.
-    public var encryptedFields: [Field] { fields.filter(\.isEncrypted) }
+    package var encryptedFields: [Field] { fields.filter(\.isEncrypted) }
 
     /// The definition of the field called `name`, if the schema has one.
-    public func field(named name: String) -> Field? {
+    package func field(named name: String) -> Field? {
         indexByName[name].map { fields[$0] }
     }
 
@@ -178,7 +178,7 @@ public struct ProfileSchema: Sendable, Equatable {
     /// - Parameter fields: the fields, in order.
     /// - Throws: `SchemaError.duplicateField` when a name repeats;
     ///   `SchemaError.identifyingFieldEncrypted` when `email` or `phone_number` is encrypted.
-    public init(fields: [Field]) throws(SchemaError) {
+    package init(fields: [Field]) throws(SchemaError) {
         var indexByName: [String: Int] = [:]
         for (index, field) in fields.enumerated() {
             guard indexByName.updateValue(index, forKey: field.name) == nil else {
@@ -198,7 +198,7 @@ public struct ProfileSchema: Sendable, Equatable {
     /// Reads a schema from parsed JSON.
     /// - Parameter json: the schema, bare, under `"schema"`, or under `"app": {"schema": ...}`.
     /// - Throws: `SchemaError` naming the JSON path of the first malformed place.
-    public init(parsing json: JSONValue) throws(SchemaError) {
+    package init(parsing json: JSONValue) throws(SchemaError) {
         let (fields, route) = try Self.parseFields(json)
         // Parsed JSON has no duplicate keys, so only the identifying-field rule can fail here;
         // report it with the path as written.
@@ -215,7 +215,7 @@ public struct ProfileSchema: Sendable, Equatable {
     /// - Returns: the schema, and each encrypted identifying field with the keys leading from
     ///   the root to the object that defines it (for a JSON pointer).
     /// - Throws: `SchemaError` for every other problem, as `init(parsing:)` does.
-    public static func inspecting(
+    package static func inspecting(
         _ json: JSONValue
     ) throws(SchemaError) -> (schema: ProfileSchema, encryptedIdentifiers: [(field: String, route: [String])]) {
         let (fields, route) = try parseFields(json)
@@ -244,7 +244,7 @@ public struct ProfileSchema: Sendable, Equatable {
 
     /// Reads a schema from JSON text.
     /// - Throws: `SchemaError.invalidJSON`, or `SchemaError` naming the malformed place.
-    public init(parsing text: String) throws(SchemaError) {
+    package init(parsing text: String) throws(SchemaError) {
         let json: JSONValue
         do { json = try JSONValue.parse(text) } catch { throw .invalidJSON(error) }
         try self.init(parsing: json)
@@ -252,7 +252,7 @@ public struct ProfileSchema: Sendable, Equatable {
 
     /// Reads a schema from UTF-8 JSON bytes.
     /// - Throws: `SchemaError.invalidJSON`, or `SchemaError` naming the malformed place.
-    public init(parsing bytes: some Collection<UInt8>) throws(SchemaError) {
+    package init(parsing bytes: some Collection<UInt8>) throws(SchemaError) {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw .invalidJSON(error) }
         try self.init(parsing: json)

@@ -19,12 +19,12 @@ import SealJSON
 /// Two deliberate differences from the SDKs: a string that already opens under the user's keys is
 /// not encrypted again (the SDKs would seal it twice), and a plaintext that is not UTF-8 is left as
 /// a ciphertext and noted (the SDKs would put replacement characters in its place).
-public struct RowndProfileEncryptor: Sendable {
+package struct RowndProfileEncryptor: Sendable {
     /// The schema that says which fields are encrypted; its types are not used, as Rownd's SDKs do not use them.
-    public let schema: ProfileSchema
+    package let schema: ProfileSchema
 
     /// Makes an encryptor that treats profiles as Rownd's SDKs do.
-    public init(schema: ProfileSchema) {
+    package init(schema: ProfileSchema) {
         self.schema = schema
     }
 
@@ -34,7 +34,7 @@ public struct RowndProfileEncryptor: Sendable {
     ///   - keys: the user's keys; new ciphertexts use `keys.current`.
     /// - Returns: the profile, and a note for each flagged value left in plaintext because it is not a string.
     /// - Throws: `ProfileError.notAnObject` only.
-    public func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
+    package func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
         try map(profile, includingMeta: false) { field, value -> RowndFieldOutcome in
             switch value {
             case .null:
@@ -59,7 +59,7 @@ public struct RowndProfileEncryptor: Sendable {
     /// - Returns: the profile, a note for each flagged value left as it is, and the fields that
     ///   only a retired key opened.
     /// - Throws: `ProfileError.notAnObject` only.
-    public func decrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
+    package func decrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
         try map(profile, includingMeta: true) { field, value -> RowndFieldOutcome in
             switch Self.open(value, field: field, keys: keys) {
             case .none: return .kept
@@ -78,7 +78,7 @@ public struct RowndProfileEncryptor: Sendable {
     /// - Returns: the profile, a note for each flagged value that is not a ciphertext or does not
     ///   open (left as it is), and the fields that were re-encrypted.
     /// - Throws: `ProfileError.notAnObject` only.
-    public func rotate(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
+    package func rotate(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
         try map(profile, includingMeta: true) { field, value -> RowndFieldOutcome in
             switch Self.open(value, field: field, keys: keys) {
             case .none, .opened(_, false): return .kept
@@ -167,20 +167,20 @@ private enum RowndFieldOutcome {
 }
 
 /// A profile after a Rownd-compatible operation.
-public struct RowndProfileResult: Sendable, Equatable {
+package struct RowndProfileResult: Sendable, Equatable {
     /// The resulting profile.
-    public let profile: JSONValue
+    package let profile: JSONValue
     /// The flagged values left as they were and why, in profile order (`data`, then `meta`).
-    public let notes: [RowndFieldNote]
+    package let notes: [RowndFieldNote]
     /// Paths of fields that only a retired key opened: after `decrypt`, `rotate` moves them to the
     /// current key; after `rotate`, the fields that were re-encrypted.
-    public let fieldsUnderRetiredKeys: [String]
+    package let fieldsUnderRetiredKeys: [String]
 }
 
 /// A flagged value that a Rownd-compatible operation left as it was. Names the field, never the value.
-public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
+package struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
     /// Why the value was left.
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// On encrypt: the value is not a string, and Rownd encrypts only strings.
         case leftInPlaintext(found: String)
         /// On decrypt or rotate: the value is not a string, so it cannot be a ciphertext.
@@ -196,17 +196,17 @@ public struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The field's path: `data.ssn`, `meta.ssn`, or `ssn` in a bare profile.
-    public let path: String
+    package let path: String
     /// Why it was left.
-    public let reason: Reason
+    package let reason: Reason
 
     /// Names the field that was left and why.
-    public init(path: String, reason: Reason) {
+    package init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         switch reason {
         case .leftInPlaintext(let found):
             return "\(path) left in plaintext: it holds \(found), and Rownd encrypts only strings"

@@ -1,7 +1,7 @@
 import SealJSON
 
 /// What is wrong with a profile schema. Schemas hold field names and settings, never user data.
-public enum SchemaError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SchemaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The schema text is not valid JSON.
     case invalidJSON(JSONError)
     /// The value at `path` (such as `schema.ssn.encryption.state`) is not what a schema allows there.
@@ -13,7 +13,7 @@ public enum SchemaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The schema would encrypt nothing: it flags no field, or a key is misspelt (see `SchemaLint`).
     case encryptsNothing(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidJSON(let error):
             return "the schema is \(error)"

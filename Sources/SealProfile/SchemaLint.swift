@@ -4,7 +4,7 @@ import SealJSON
 /// key or wrapper leaves every field in plaintext with no error, which is the worst way for
 /// an encryption tool to fail. A schema is configuration, never user data, so messages may
 /// quote its keys.
-public enum SchemaLint {
+package enum SchemaLint {
     /// Keys a field definition may hold; a key near `encryption` that is one of these is meant.
     static let definitionKeys: Set<String> = ["display_name", "type", "required", "owned_by", "encryption"]
 
@@ -13,7 +13,7 @@ public enum SchemaLint {
     /// top-level wrapper within two edits of `schema` or `app` (`schemas`, `ap`).
     /// - Parameter json: the whole schema document.
     /// - Throws: `SchemaError.encryptsNothing` naming the key and the likely fix.
-    public static func checkSpelling(_ json: JSONValue) throws(SchemaError) {
+    package static func checkSpelling(_ json: JSONValue) throws(SchemaError) {
         guard case .object(let root) = json else { return }
         var fieldMap: [(key: String, value: JSONValue)] = root
         var base = ""
@@ -60,7 +60,7 @@ public enum SchemaLint {
     /// Refuses a schema that flags no field for encryption: used to encrypt, decrypt or audit,
     /// it would change nothing and say nothing.
     /// - Throws: `SchemaError.encryptsNothing`.
-    public static func requireEncryptedField(_ schema: ProfileSchema) throws(SchemaError) {
+    package static func requireEncryptedField(_ schema: ProfileSchema) throws(SchemaError) {
         guard schema.encryptedFields.isEmpty else { return }
         let fix = #"set "encryption": {"state": "enabled"} on each field to encrypt"#
         if schema.fields.isEmpty {
@@ -85,7 +85,7 @@ public enum SchemaLint {
     /// Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
     /// substitutions and swaps of neighbours), by Unicode scalar. Anything beyond `limit`
     /// comes back as `limit + 1`, so long keys cost little. The CLI uses it for "did you mean".
-    public static func editDistance(_ a: String, _ b: String, limit: Int) -> Int {
+    package static func editDistance(_ a: String, _ b: String, limit: Int) -> Int {
         let s = Array(a.unicodeScalars), t = Array(b.unicodeScalars)
         if abs(s.count - t.count) > limit { return limit + 1 }
         var previous2 = [Int](repeating: 0, count: t.count + 1)

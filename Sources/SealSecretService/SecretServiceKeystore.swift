@@ -27,22 +27,22 @@ import Glibc
 ///   keyring is cancelled after `timeout`.
 /// - Changes hold an exclusive lock on a file in `$XDG_RUNTIME_DIR`, so several SealKit
 ///   processes sharing the keyring lose nothing.
-public struct SecretServiceKeystore: Keystore {
-    public let namespace: Namespace
+package struct SecretServiceKeystore: KeyStorage {
+    package let namespace: Namespace
     /// How long any one call to the keyring may take before it is abandoned.
-    public let timeout: Duration
+    package let timeout: Duration
     /// The lock file serialising changes between processes; nil for none.
     let lockPath: String?
 
     /// The keyring's value of the `version` attribute: the item's form (docs/format.md).
-    public static let formatVersion = "1"
+    package static let formatVersion = "1"
 
     /// Opens (without contacting it yet) the user's Secret Service.
     /// - Parameters:
     ///   - namespace: keeps apps and environments apart, as with files.
     ///   - timeout: how long any one call to the keyring may take.
     ///   - environment: where to find `$XDG_RUNTIME_DIR` for the lock file.
-    public init(
+    package init(
         namespace: Namespace = .default, timeout: Duration = .seconds(10),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
@@ -57,43 +57,43 @@ public struct SecretServiceKeystore: Keystore {
 
     private var items: KeyItems<Storage> { KeyItems(Storage(namespace: namespace, timeout: timeout, lockPath: lockPath)) }
 
-    public func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? { try items.entry(for: id) }
+    package func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? { try items.entry(for: id) }
 
-    public func entries() throws(KeystoreError) -> [KeyEntry] { try items.entries() }
+    package func entries() throws(KeystoreError) -> [KeyEntry] { try items.entries() }
 
-    public func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
+    package func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
         try items.keyRing(for: id, passphrase: passphrase)
     }
 
-    public func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
+    package func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         try items.history(for: id, passphrase: passphrase)
     }
 
     @discardableResult
-    public func store(
+    package func store(
         _ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?
     ) throws(KeystoreError) -> StoreOutcome {
         try items.store(key, as: id, mode: mode, passphrase: passphrase)
     }
 
     @discardableResult
-    public func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
+    package func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
         try items.store(history, passphrase: passphrase)
     }
 
     @discardableResult
-    public func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
+    package func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
         try items.rotate(id, to: newKey, passphrase: passphrase)
     }
 
     @discardableResult
-    public func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry {
+    package func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry {
         try items.changePassphrase(of: id, from: current, to: new)
     }
 
-    public func survey() throws(KeystoreError) -> KeystoreSurvey { try items.survey() }
+    package func survey() throws(KeystoreError) -> KeystoreSurvey { try items.survey() }
 
-    public func delete(_ id: KeyID) throws(KeystoreError) { try items.delete(id) }
+    package func delete(_ id: KeyID) throws(KeystoreError) { try items.delete(id) }
 }
 
 /// The items themselves, through libsecret's non-variadic calls.

@@ -25,7 +25,7 @@ public struct KeyOffer: Sendable, Equatable {
     /// How many keys travel: the current one and retired ones.
     public let keyCount: Int
 
-    init(_ history: KeyHistory) {
+    package init(_ history: KeyHistory) {
         id = history.id
         fingerprint = history.current.fingerprint
         keyCount = history.versions.count
@@ -34,11 +34,11 @@ public struct KeyOffer: Sendable, Equatable {
 
 /// A receiver's decision not to store offered keys: throw it from the `store` callback of
 /// `AsyncKeyTransfer.receive`, and the sender is told `reason`.
-public struct KeysDeclined: Error, Equatable, Sendable {
+package struct KeysDeclined: Error, Equatable, Sendable {
     /// What the sender is told.
-    public let reason: Refusal
+    package let reason: Refusal
     /// Declines with `reason` (by default, that the person said no).
-    public init(_ reason: Refusal = .declined) { self.reason = reason }
+    package init(_ reason: Refusal = .declined) { self.reason = reason }
 }
 
 /// Network key transfer for async code: `receive` and `send` are `async throws`, wait without
@@ -47,14 +47,14 @@ public struct KeysDeclined: Error, Equatable, Sendable {
 /// reading included), and on Task cancellation as on Ctrl-C: the wait stops, the release and the
 /// mailbox's close are sent (a write the relay does not take is given up after a second), and a
 /// receiver that already holds the keys tells the sender it stored nothing.
-public enum AsyncKeyTransfer {
+package enum AsyncKeyTransfer {
     /// Receives keys: allocates a code (`.codeAllocated`), waits for the sender, and hands the keys to
     /// `store`, which decides. When `store` returns, the sender is told the keys are stored; when it
     /// throws (`KeysDeclined` for a reason of the app's; `KeystoreError.conflictingKey` is
     /// `.conflict`; anything else `.failed`; cancellation `.cancelled`), the sender is told nothing
     /// was stored. The answer is always sent, once.
     /// - Returns: the keys that `store` accepted.
-    public static func receive(
+    package static func receive(
         relay: RelayURL, timeout: Int = 600, events: AsyncStream<TransferEvent>.Continuation? = nil,
         store: @Sendable ([KeyHistory]) async throws -> Void
     ) async throws -> [KeyHistory] {
@@ -78,7 +78,7 @@ public enum AsyncKeyTransfer {
 
     /// Sends `keys` to the receiver whose code is `code`, and returns once it confirmed storing them
     /// (`.stored`); `ReceiverRefusedError` when it stored nothing.
-    public static func send(
+    package static func send(
         _ keys: [KeyHistory], code: WormholeCode, relay: RelayURL, timeout: Int = 600,
         events: AsyncStream<TransferEvent>.Continuation? = nil
     ) async throws {

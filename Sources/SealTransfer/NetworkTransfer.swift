@@ -15,7 +15,7 @@ import SealMailbox
 /// SealKit), the sender sends every key of each id in numbered phases, and the receiver answers
 /// with one message saying whether it stored them. Without the code, neither the relay nor
 /// anyone watching can read or forge a message; a wrong guess ends the attempt on both sides.
-public enum NetworkTransfer {
+package enum NetworkTransfer {
     /// `app_versions`' member that marks a SealKit key transfer peer.
     static let versionsKey = "sealkit"
     /// The protocol named in `app_versions`.
@@ -35,7 +35,7 @@ public enum NetworkTransfer {
 
     /// The default relay: `SEALKIT_RELAY` when set (`/v1` added when it has no path), else the public
     /// magic-wormhole mailbox server.
-    public static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
+    package static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
         guard let configured = environment["SEALKIT_RELAY"], !configured.isEmpty else { return RelayURL.publicRelay }
         do {
             return try RelayURL(endpoint: configured)
@@ -134,7 +134,7 @@ public enum NetworkTransfer {
 }
 
 /// What the receiver tells the sender after the keys arrived.
-public enum ReceiverAnswer: Equatable, Sendable {
+package enum ReceiverAnswer: Equatable, Sendable {
     /// Every key is in the receiver's keystore.
     case stored
     /// Nothing was stored, for this reason.
@@ -157,10 +157,10 @@ public enum Refusal: String, Sendable {
 }
 
 /// Why the receiver stored nothing, as the sender reports it.
-public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What the receiver said.
-    public let reason: Refusal
-    public var description: String {
+    package let reason: Refusal
+    package var description: String {
         switch reason {
         case .declined: return "the receiver declined the keys; nothing was stored there"
         case .conflict: return "the receiver already has a different key under one of these ids; nothing was stored there"
@@ -175,11 +175,11 @@ public struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringConv
 ///
 /// `AsyncKeyTransfer.receive` drives one for apps; the `sealkit` CLI drives one directly, because
 /// its Ctrl-C must answer the sender while the person is at a prompt (`abandon()`).
-public actor NetworkKeyReceiver {
+package actor NetworkKeyReceiver {
     /// The code to show; the sender types it.
-    public nonisolated let code: WormholeCode
+    package nonisolated let code: WormholeCode
     /// The relay in use.
-    public nonisolated var relay: RelayURL { wormhole.relay }
+    package nonisolated var relay: RelayURL { wormhole.relay }
     private let wormhole: Wormhole
     private var finished = false
     private var keysArrived = false
@@ -188,7 +188,7 @@ public actor NetworkKeyReceiver {
     /// - Parameters:
     ///   - relay: the mailbox server.
     ///   - timeout: seconds to wait for the sender (and for each later step).
-    public init(relay: RelayURL, timeout: Int) async throws(MailboxError) {
+    package init(relay: RelayURL, timeout: Int) async throws(MailboxError) {
         let wormhole = try await Wormhole(
             relay: relay, appID: TransferOffer.appID, appVersions: NetworkTransfer.appVersions(.receiver), timeout: timeout)
         do {
@@ -205,7 +205,7 @@ public actor NetworkKeyReceiver {
     /// - Throws: `MailboxError` (wrong code, timeout, not SealKit, `.interrupted` when the task is
     ///   cancelled, ...) or `TransferError` (a damaged keys message); the wormhole is closed then.
     /// - Parameter onPeer: called once the sender has joined and proven the code, before its keys arrive.
-    public func receiveKeys(onPeer: (@Sendable () -> Void)? = nil) async throws -> [KeyHistory] {
+    package func receiveKeys(onPeer: (@Sendable () -> Void)? = nil) async throws -> [KeyHistory] {
         do {
             try NetworkTransfer.checkPeer(try await wormhole.waitForPeer(), expecting: .sender)
             onPeer?()
@@ -281,7 +281,7 @@ public actor NetworkKeyReceiver {
     /// - Returns: whether the answer went out to the relay; false when the connection was lost or the
     ///   relay did not take it (the sender was not told), or when the transfer had already ended.
     @discardableResult
-    public func answer(_ answer: ReceiverAnswer) async -> Bool {
+    package func answer(_ answer: ReceiverAnswer) async -> Bool {
         guard finish() else { return false }
         let told = (try? await wormhole.send(NetworkTransfer.answer(answer))) != nil
         await wormhole.close(mood: answer == .stored ? .happy : .errory)
@@ -289,7 +289,7 @@ public actor NetworkKeyReceiver {
     }
 
     /// Closes the wormhole after a failure, with the mood magic-wormhole uses for it.
-    public func cancel(after error: Error) async {
+    package func cancel(after error: Error) async {
         guard finish() else { return }
         await wormhole.close(mood: mood(for: error))
     }
@@ -301,7 +301,7 @@ public actor NetworkKeyReceiver {
     /// whatever the relay does.
     /// - Returns: whether the relay confirmed the nameplate's release (see `Wormhole.abandon(mood:)`).
     @discardableResult
-    public func abandon() async -> Bool {
+    package func abandon() async -> Bool {
         // The caller is then at the question or the passphrase prompt, not using the wormhole.
         if keysArrived, finish() { try? await wormhole.send(NetworkTransfer.answer(.refused(.cancelled))) }
         finished = true
@@ -317,13 +317,13 @@ public actor NetworkKeyReceiver {
 }
 
 /// The sending end: joins the receiver's code, sends keys, waits for the receipt.
-public actor NetworkKeySender {
+package actor NetworkKeySender {
     private let wormhole: Wormhole
     private var finished = false
     private var keysSent = false
 
     /// Connects to `relay` and joins the mailbox of `code`.
-    public init(relay: RelayURL, code: WormholeCode, timeout: Int) async throws(MailboxError) {
+    package init(relay: RelayURL, code: WormholeCode, timeout: Int) async throws(MailboxError) {
         let wormhole = try await Wormhole(
             relay: relay, appID: TransferOffer.appID, appVersions: NetworkTransfer.appVersions(.sender), timeout: timeout)
         do {
@@ -336,7 +336,7 @@ public actor NetworkKeySender {
     }
 
     /// The relay in use.
-    public nonisolated var relay: RelayURL { wormhole.relay }
+    package nonisolated var relay: RelayURL { wormhole.relay }
 
     /// Sends `keys` once the receiver's key is proven, and returns when it confirms storing them.
     /// - Throws: `MailboxError` (`.interrupted` when the task is cancelled), `TransferError`, or
@@ -344,7 +344,7 @@ public actor NetworkKeySender {
     /// - Parameters:
     ///   - keys: every key of each id to send, current and retired.
     ///   - onPeer: called once the receiver has joined and proven the code, before the keys go out.
-    public func send(_ keys: [KeyHistory], onPeer: (@Sendable () -> Void)? = nil) async throws {
+    package func send(_ keys: [KeyHistory], onPeer: (@Sendable () -> Void)? = nil) async throws {
         do {
             let messages = try NetworkTransfer.keysMessages(keys)
             try NetworkTransfer.checkPeer(try await wormhole.waitForPeer(), expecting: .receiver)
@@ -362,7 +362,7 @@ public actor NetworkKeySender {
     }
 
     /// Closes the wormhole after a failure.
-    public func cancel(after error: Error) async {
+    package func cancel(after error: Error) async {
         guard !finished else { return }
         finished = true
         await wormhole.close(mood: mood(for: error))
@@ -372,14 +372,14 @@ public actor NetworkKeySender {
     /// while another task waits in `send(_:)`, whose wait then ends; within a few seconds, whatever the relay does.
     /// - Returns: whether the relay confirmed the nameplate's release (see `Wormhole.abandon(mood:)`).
     @discardableResult
-    public func abandon() async -> Bool {
+    package func abandon() async -> Bool {
         finished = true
         return await wormhole.abandon(mood: .lonely)
     }
 
     /// Whether the keys went out to the receiver: an interrupt after that cannot take them back,
     /// and the receiver may store them.
-    public var hasSentKeys: Bool { keysSent }
+    package var hasSentKeys: Bool { keysSent }
 }
 
 private func mood(for error: Error) -> Mood {

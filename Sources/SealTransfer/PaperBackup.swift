@@ -12,33 +12,33 @@ import SealKeystore
 /// The passphrase goes through Argon2id (libsodium's moderate limits: 3 passes,
 /// 256 MiB) with a random salt; the keys are sealed with XSalsa20-Poly1305 under the
 /// result. The limits and salt travel in the backup, so it opens wherever SealKit runs.
-public enum PaperBackup {
+package enum PaperBackup {
     /// What an opened backup holds.
-    public struct Contents: Sendable {
+    package struct Contents: Sendable {
         /// When the backup was made.
-        public let created: Date
+        package let created: Date
         /// Each id's keys, current first, in the order backed up.
-        public let keys: [KeyHistory]
+        package let keys: [KeyHistory]
 
         /// The keys stored under `id`.
         /// - Throws: `.notInBackup` naming the ids the backup does hold.
-        public func history(for id: KeyID) throws(TransferError) -> KeyHistory {
+        package func history(for id: KeyID) throws(TransferError) -> KeyHistory {
             guard let found = keys.first(where: { $0.id == id }) else { throw .notInBackup(id, holds: keys.map(\.id)) }
             return found
         }
     }
 
     /// Words in a passphrase SealKit makes: 6 × log2(7,776) ≈ 77.5 bits.
-    public static let generatedWordCount = 6
+    package static let generatedWordCount = 6
     /// The fewest characters (Unicode scalars) of a passphrase the user chooses for a backup.
-    public static let minimumChosenLength = 12
+    package static let minimumChosenLength = 12
 
     /// Makes a backup passphrase: words of the EFF large word list chosen with libsodium's
     /// generator, separated by spaces. Each word adds log2(7,776) ≈ 12.9 bits, so the default six
     /// give 77.5 bits; at Argon2id's moderate cost per guess that is out of reach of offline guessing.
     /// - Parameter wordCount: how many words; at least `generatedWordCount`.
     /// - Returns: the passphrase, in guarded memory.
-    public static func makePassphrase(wordCount: Int = generatedWordCount) -> Passphrase {
+    package static func makePassphrase(wordCount: Int = generatedWordCount) -> Passphrase {
         precondition(wordCount >= generatedWordCount, "a backup passphrase has at least \(generatedWordCount) words")
         let words = EFFWordList.words
         var bytes: [UInt8] = []
@@ -55,7 +55,7 @@ public enum PaperBackup {
     /// Checks a passphrase the user chose for a new backup: at least `minimumChosenLength`
     /// characters, so a stolen printout is not opened by a short guess.
     /// - Throws: `BackupPassphraseError.tooShort` with the length found.
-    public static func checkChosen(_ passphrase: Passphrase) throws(BackupPassphraseError) {
+    package static func checkChosen(_ passphrase: Passphrase) throws(BackupPassphraseError) {
         // Count scalars from the bytes, so the passphrase is never copied into a String.
         let length = passphrase.storage.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
         guard length >= minimumChosenLength else { throw .tooShort(length: length) }
@@ -71,7 +71,7 @@ public enum PaperBackup {
     ///   - now: the time the backup counts as made.
     /// - Returns: the backup's lines: one, or numbered parts when it is too long for one QR code.
     /// - Throws: `TransferError` for no keys, too many keys, or when Argon2id cannot run.
-    public static func seal(_ keys: [KeyHistory], passphrase: Passphrase, now: Date = Date()) throws(TransferError) -> [String] {
+    package static func seal(_ keys: [KeyHistory], passphrase: Passphrase, now: Date = Date()) throws(TransferError) -> [String] {
         try seal(keys, passphrase: passphrase, kdf: .moderate, now: now)
     }
 
@@ -113,7 +113,7 @@ public enum PaperBackup {
     /// - Returns: the backup's keys.
     /// - Throws: `.wrongPassphrase` when the passphrase is wrong or the backup was
     ///   altered (the two cannot be told apart), else `TransferError` for damaged text.
-    public static func open(_ text: String, passphrase: Passphrase) throws(TransferError) -> Contents {
+    package static func open(_ text: String, passphrase: Passphrase) throws(TransferError) -> Contents {
         let body = try body(of: text)
         let field = { (offset: Int) in body[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
         let kdf = PassphraseKDF(opsLimit: field(0), memLimit: field(8))
@@ -152,7 +152,7 @@ public enum PaperBackup {
 
     /// Checks that `text` is a paper backup whole enough to ask for its passphrase.
     /// - Throws: what `open` throws for text that is not a backup or is damaged.
-    public static func check(_ text: String) throws(TransferError) {
+    package static func check(_ text: String) throws(TransferError) {
         _ = try body(of: text)
     }
 
@@ -171,7 +171,7 @@ public enum PaperBackup {
     /// - Parameter passphrase: the passphrase as typed.
     /// - Returns: the words in lower case joined by single spaces, which is how `makePassphrase`
     ///   writes them, when there are at least `generatedWordCount` and each is on the list; else nil.
-    public static func listForm(of passphrase: Passphrase) -> Passphrase? {
+    package static func listForm(of passphrase: Passphrase) -> Passphrase? {
         guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return nil }
         defer { wipe(&words) }
         guard words.count >= generatedWordCount, words.allSatisfy({ EFFWordList.set.contains($0) }) else { return nil }
@@ -186,7 +186,7 @@ public enum PaperBackup {
     /// - Parameter passphrase: the passphrase as typed.
     /// - Returns: each word not on the list, by its position (1 is the first) and in lower case, with
     ///   the list's words to compare it to; empty when the passphrase does not read as list words.
-    public static func unlistedWords(in passphrase: Passphrase) -> (positions: [(position: Int, word: String)], list: [String]) {
+    package static func unlistedWords(in passphrase: Passphrase) -> (positions: [(position: Int, word: String)], list: [String]) {
         guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return ([], []) }
         defer { wipe(&words) }
         guard words.count >= generatedWordCount else { return ([], []) }
@@ -244,11 +244,11 @@ public enum PaperBackup {
 }
 
 /// Why a chosen backup passphrase is refused.
-public enum BackupPassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum BackupPassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Fewer than `PaperBackup.minimumChosenLength` characters.
     case tooShort(length: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tooShort(let length):
             return "a backup passphrase you choose needs at least \(PaperBackup.minimumChosenLength) characters "

@@ -5,12 +5,12 @@ import SealCore
 /// `{"data":"<sign-in link>#<base64 key>"}` form that earlier SealKit versions printed.
 ///
 /// Parsed from bytes, never through Swift strings, so the key text can be wiped.
-public enum KeyText {
+package enum KeyText {
     /// Reads a key from any of the accepted forms. Surrounding whitespace is ignored.
     /// - Parameter bytes: the text; the caller should wipe its copy.
     /// - Returns: the key.
     /// - Throws: `KeyTextError` saying which form was recognised and what is wrong with it.
-    public static func parseKey(_ bytes: [UInt8]) throws(KeyTextError) -> SymmetricKey {
+    package static func parseKey(_ bytes: [UInt8]) throws(KeyTextError) -> SymmetricKey {
         var text = ArraySlice(bytes)
         while let first = text.first, isWhitespace(first) { text.removeFirst() }
         while let last = text.last, isWhitespace(last) { text.removeLast() }
@@ -129,7 +129,7 @@ public enum KeyText {
 }
 
 /// Why pasted key text was refused. Never repeats the text.
-public enum KeyTextError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeyTextError: Error, Equatable, Sendable, CustomStringConvertible {
     /// There is no text.
     case empty
     /// The text names a key that is not 32 bytes of base64.
@@ -139,7 +139,7 @@ public enum KeyTextError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The link carries no key.
     case noKeyInLink
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .empty:
             return "no key material on stdin: pipe in a base64 key, or Rownd's key text <link>#<base64 key>"

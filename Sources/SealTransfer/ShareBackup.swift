@@ -15,10 +15,10 @@ import SealKeystore
 /// tag of the shares' encrypted secret (before the SLIP-39 passphrase): it tells shares of another
 /// backup apart from a wrong passphrase. The bundle opens with the secret alone, so shares that
 /// python-shamir-mnemonic makes afresh from the same secret open it too (they may carry another tag).
-public enum ShareBackup {
+package enum ShareBackup {
     static let formatVersion: UInt8 = 1
     /// Bytes of the shares' tag.
-    public static let tagByteCount = 16
+    package static let tagByteCount = 16
 
     /// Seals `keys` under `secret`, a fresh random key whose bytes the shares hold.
     /// - Parameters:
@@ -26,7 +26,7 @@ public enum ShareBackup {
     ///   - secret: the fresh random key the SLIP-39 shares hold.
     ///   - sharesTag: the tag SLIP-39's split gave for the shares that hold `secret`.
     ///   - now: the backup's time, written into it.
-    public static func seal(_ keys: [KeyHistory], secret: SymmetricKey, sharesTag: [UInt8], now: Date = Date()) throws(TransferError) -> String {
+    package static func seal(_ keys: [KeyHistory], secret: SymmetricKey, sharesTag: [UInt8], now: Date = Date()) throws(TransferError) -> String {
         try KeyBundle.validate(keys)
         precondition(sharesTag.count == tagByteCount)
         let plaintext = SecureBytes(count: 8 + KeyBundle.byteCount(of: keys)) { buffer in
@@ -39,14 +39,14 @@ public enum ShareBackup {
     }
 
     /// The tag of the shares a bundle was made with.
-    public static func sharesTag(of text: String) throws(TransferError) -> [UInt8] {
+    package static func sharesTag(of text: String) throws(TransferError) -> [UInt8] {
         Array(try body(of: text)[1...tagByteCount])
     }
 
     /// Opens a bundle with the secret the shares hold.
     /// - Throws: `.wrongPassphrase` when `secret` does not open it (another secret: another backup's
     ///   shares, or the right shares under a wrong SLIP-39 passphrase); `TransferError` for damaged text.
-    public static func open(_ text: String, secret: SymmetricKey) throws(TransferError) -> PaperBackup.Contents {
+    package static func open(_ text: String, secret: SymmetricKey) throws(TransferError) -> PaperBackup.Contents {
         let body = try body(of: text)
         let plaintext: SecureBytes
         do {

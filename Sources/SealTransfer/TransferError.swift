@@ -7,7 +7,7 @@ import SealCore
 import SealKeystore
 
 /// The kinds of text key transfer and backups exchange.
-public enum TransferTextKind: String, Sendable, Equatable {
+package enum TransferTextKind: String, Sendable, Equatable {
     /// An offline receiver's offer.
     case offer
     /// An offline sender's reply.
@@ -21,7 +21,7 @@ public enum TransferTextKind: String, Sendable, Equatable {
 
     /// The format version SealKit writes and reads: 2 for offers and replies (the PAKE-authenticated
     /// transfer; version 1 is retired), 1 for parts and backups.
-    public var version: Int {
+    package var version: Int {
         switch self {
         case .offer, .reply: return 2
         case .part, .backup, .shares: return 1
@@ -29,7 +29,7 @@ public enum TransferTextKind: String, Sendable, Equatable {
     }
 
     /// The text every code of this kind starts with, such as `sealkit-offer-v2:`.
-    public var prefix: String { "sealkit-\(rawValue)-v\(version):" }
+    package var prefix: String { "sealkit-\(rawValue)-v\(version):" }
 
     var name: String {
         switch self {
@@ -44,7 +44,7 @@ public enum TransferTextKind: String, Sendable, Equatable {
 
 /// Why an offer, reply, part or backup was refused. Each description is one line that
 /// says what went wrong and what to do; none repeats key material or passphrases.
-public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The text is not a SealKit code of the expected kind.
     case notTransferText(expected: TransferTextKind)
     /// A SealKit code of another kind where this one was expected (a backup pasted into `receive`).
@@ -100,7 +100,7 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The backup holds no key for the id asked for.
     case notInBackup(KeyID, holds: [KeyID])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notTransferText(let expected):
             return "not a SealKit \(expected.name): expected one line starting with '\(expected.prefix)'"

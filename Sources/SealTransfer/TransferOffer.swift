@@ -14,19 +14,19 @@ import SealKeystore
 /// receiver's code can make a reply this receiver opens, and only this receiver can open
 /// it, whoever carried, read or swapped the offer. The check bytes only catch a damaged
 /// paste early, before the one-time exchange is spent; they protect nothing.
-public struct TransferOffer: Sendable, CustomStringConvertible {
+package struct TransferOffer: Sendable, CustomStringConvertible {
     /// The application id of every key transfer, offline and network: SPAKE2's identity, and
     /// the network transfer's magic-wormhole app id. Both sides must use it.
-    public static let appID = "sealkit/key-transfer/v1"
+    package static let appID = "sealkit/key-transfer/v1"
     /// How long a reply stays valid unless the sender says otherwise: 10 minutes.
-    public static let defaultLifetime: TimeInterval = 600
+    package static let defaultLifetime: TimeInterval = 600
     /// The longest lifetime a reply may ask for, and a receiver accepts: 24 hours.
-    public static let maximumLifetime: TimeInterval = 86_400
+    package static let maximumLifetime: TimeInterval = 86_400
     /// How far the sender's and receiver's clocks may disagree: 2 minutes.
-    public static let allowedClockSkew: TimeInterval = 120
+    package static let allowedClockSkew: TimeInterval = 120
 
     /// The receiver's SPAKE2 message (public).
-    public let message: [UInt8]
+    package let message: [UInt8]
 
     init(message: [UInt8]) {
         self.message = message
@@ -35,7 +35,7 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     /// Reads an offer as the receiver showed it.
     /// - Parameter text: the offer's one line; surrounding whitespace is ignored.
     /// - Throws: `TransferError` when it is not a version 2 offer, or is damaged.
-    public init(_ text: String) throws(TransferError) {
+    package init(_ text: String) throws(TransferError) {
         let body = try TransferText.checkedBody(of: TransferText.trimmed(text), as: .offer)
         guard body.count == SPAKE2Symmetric.messageByteCount else {
             throw .malformed(.offer, reason: "it holds \(body.count) bytes, an offer holds \(SPAKE2Symmetric.messageByteCount)")
@@ -44,9 +44,9 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     }
 
     /// The offer's one line of text, for the sender.
-    public var text: String { TransferText.checkedText(message, as: .offer) }
+    package var text: String { TransferText.checkedText(message, as: .offer) }
 
-    public var description: String { "TransferOffer(\(text))" }
+    package var description: String { "TransferOffer(\(text))" }
 
     /// Seals keys for the receiver that showed this offer and `code`.
     ///
@@ -62,7 +62,7 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     /// - Returns: the reply's lines: one, or numbered parts when it is too long for one QR code.
     /// - Throws: `TransferError` for no keys, a bad lifetime, too many keys, or an offer
     ///   whose SPAKE2 message is not valid.
-    public func reply(
+    package func reply(
         sending keys: [KeyHistory], code: WormholeCode, expiresIn: TimeInterval = defaultLifetime, now: Date = Date()
     ) throws(TransferError) -> [String] {
         guard expiresIn >= 1, expiresIn <= Self.maximumLifetime else { throw .badLifetime(seconds: Int(expiresIn)) }

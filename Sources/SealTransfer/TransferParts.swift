@@ -6,12 +6,12 @@ import SealCore
 /// The pieces are consecutive slices of the whole code's text. The transfer id is a
 /// BLAKE2b digest of the whole code, so parts of two transfers never mix and a joined
 /// code is checked as a whole before anything reads it.
-public enum TransferParts {
+package enum TransferParts {
     /// The longest line `split` makes: well inside a QR code's byte capacity at error
     /// correction level M (2331 bytes), so printed and on-screen codes stay easy to scan.
-    public static let maximumLineLength = 1200
+    package static let maximumLineLength = 1200
     /// The most parts one transfer may have.
-    public static let maximumPartCount = 99
+    package static let maximumPartCount = 99
 
     static let transferIDByteCount = 9
     static let transferIDLength = 12
@@ -22,7 +22,7 @@ public enum TransferParts {
     /// - Parameter payload: a whole code (reply or backup).
     /// - Returns: the code itself when it fits one line, else its parts, in order.
     /// - Throws: `.tooLarge` when it would need more than `maximumPartCount` parts.
-    public static func split(_ payload: String) throws(TransferError) -> [String] {
+    package static func split(_ payload: String) throws(TransferError) -> [String] {
         let bytes = Array(payload.utf8)
         if bytes.count <= maximumLineLength { return [payload] }
         let room = maximumLineLength - headerMaximumLength
@@ -40,7 +40,7 @@ public enum TransferParts {
     /// Blank lines are skipped.
     /// - Returns: the whole code.
     /// - Throws: `TransferError` for missing, repeated or foreign parts, or parts that do not fit.
-    public static func join(_ lines: [String]) throws(TransferError) -> String {
+    package static func join(_ lines: [String]) throws(TransferError) -> String {
         var assembler = PartAssembler()
         var joined: String?
         for line in lines {
@@ -57,21 +57,21 @@ public enum TransferParts {
 }
 
 /// Collects lines as they arrive (pasted, scanned, or piped) until one whole code is there.
-public struct PartAssembler: Sendable {
+package struct PartAssembler: Sendable {
     private var transferID: Substring?
     private var count = 0
     private var pieces: [Int: Substring] = [:]
     private var done = false
 
     /// Makes an empty assembler.
-    public init() {}
+    package init() {}
 
     /// Adds one line.
     /// - Parameter line: a whole code, a part, or a blank line (skipped).
     /// - Returns: the whole code once it is complete, else nil. After that, the assembler
     ///   refuses further codes.
     /// - Throws: `TransferError` for a damaged, repeated or foreign part, or a whole code mixed with parts.
-    public mutating func add(_ line: String) throws(TransferError) -> String? {
+    package mutating func add(_ line: String) throws(TransferError) -> String? {
         let text = TransferText.trimmed(line)
         if text.isEmpty { return nil }
         guard !done else { throw .partsMixedWithWhole }
@@ -110,11 +110,11 @@ public struct PartAssembler: Sendable {
     }
 
     /// Part numbers still missing, in order; empty before the first part.
-    public var missing: [Int] { count == 0 ? [] : (1...count).filter { pieces[$0] == nil } }
+    package var missing: [Int] { count == 0 ? [] : (1...count).filter { pieces[$0] == nil } }
 
     /// The error for input that ended before a whole code arrived.
     /// - Parameter kind: what was expected, for the message when nothing arrived at all.
-    public func incompleteError(expecting kind: TransferTextKind) -> TransferError {
+    package func incompleteError(expecting kind: TransferTextKind) -> TransferError {
         count == 0 ? .noInput(kind) : .missingParts(missing, count: count)
     }
 

@@ -22,17 +22,17 @@ import SealKeystore
 /// ```
 ///
 /// `@unchecked Sendable`: `used` is read and written under `lock`; everything else is immutable.
-public final class TransferReceiver: @unchecked Sendable {
+package final class TransferReceiver: @unchecked Sendable {
     /// The offer to show the sender.
-    public let offer: TransferOffer
+    package let offer: TransferOffer
     /// The code to show the sender apart from the offer (it is the secret).
-    public let code: WormholeCode
+    package let code: WormholeCode
     private let spake: SPAKE2Symmetric
     private let lock = Lock()
     private var used = false
 
     /// Makes a fresh code and SPAKE2 exchange with libsodium's randomness.
-    public convenience init() {
+    package convenience init() {
         self.init(code: WormholeCode.generate())
     }
 
@@ -49,7 +49,7 @@ public final class TransferReceiver: @unchecked Sendable {
     /// up anything: for asking again after a damaged paste.
     /// - Parameter text: the reply's line (parts joined).
     /// - Throws: `TransferError` saying what is wrong with the text.
-    public func check(_ text: String) throws(TransferError) {
+    package func check(_ text: String) throws(TransferError) {
         _ = try Self.parse(text)
     }
 
@@ -61,7 +61,7 @@ public final class TransferReceiver: @unchecked Sendable {
     /// - Throws: `TransferError`: damaged (nothing used up), `.wrongCode` (the sender typed
     ///   another code, answered another offer, or the reply was altered), expired, or offer
     ///   already used.
-    public func accept(_ text: String, now: Date = Date()) throws(TransferError) -> TransferReply {
+    package func accept(_ text: String, now: Date = Date()) throws(TransferError) -> TransferReply {
         let (peerMessage, sealed) = try Self.parse(text)
         lock.lock()
         let alreadyUsed = used
@@ -118,11 +118,11 @@ public final class TransferReceiver: @unchecked Sendable {
 }
 
 /// An accepted reply: what the sender sent, checked and ready to store.
-public struct TransferReply: Sendable {
+package struct TransferReply: Sendable {
     /// When the sender made the reply (the sender's clock).
-    public let created: Date
+    package let created: Date
     /// When the reply stops being accepted.
-    public let expires: Date
+    package let expires: Date
     /// Each id's keys, current first, in the order sent.
-    public let keys: [KeyHistory]
+    package let keys: [KeyHistory]
 }

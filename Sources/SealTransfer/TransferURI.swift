@@ -6,18 +6,18 @@ import SealMailbox
 /// percent-encoded) under SealKit's own scheme, `sealkit-transfer:`. The `wormhole-transfer:` scheme
 /// is defined for magic-wormhole's file-transfer app id only; a SealKit code under it would send a
 /// stock wormhole app to the wrong app id, so SealKit neither writes nor accepts it.
-public struct TransferURI: Sendable, Equatable {
+package struct TransferURI: Sendable, Equatable {
     /// The URI scheme: SealKit's, not magic-wormhole's `wormhole-transfer:`.
-    public static let scheme = "sealkit-transfer:"
+    package static let scheme = "sealkit-transfer:"
     /// The code, such as `7-guitarist-revenge`.
-    public let code: String
+    package let code: String
     /// The relay the receiver waits on, with its `/v1` endpoint, when the URI names one.
-    public let relay: RelayURL?
+    package let relay: RelayURL?
 
     /// The URI for a receiver's code and relay. The role is `leader`: the side that parses the URI,
     /// the sender, is the one that sends. The relay is written without its `/v1` endpoint, as the
     /// spec says.
-    public static func make(code: String, relay: RelayURL) -> String {
+    package static func make(code: String, relay: RelayURL) -> String {
         var rendezvous = relay.description
         if rendezvous.hasSuffix("/v1") { rendezvous.removeLast(3) }
         return scheme + percentEncoded(code) + "?version=0&rendezvous=" + percentEncoded(rendezvous) + "&role=leader"
@@ -26,7 +26,7 @@ public struct TransferURI: Sendable, Equatable {
     /// Parses a `sealkit-transfer:` URI.
     /// - Throws: `TransferURIError` for another scheme (`wormhole-transfer:` gets its own reason),
     ///   an unknown version, a bad relay, or bad percent-encoding.
-    public init(parsing text: String) throws(TransferURIError) {
+    package init(parsing text: String) throws(TransferURIError) {
         let trimmed = Substring(text).drop { $0 == " " }
         if trimmed.lowercased().hasPrefix("wormhole-transfer:") { throw .fileTransferURI }
         guard trimmed.lowercased().hasPrefix(Self.scheme) else { throw .notAURI }
@@ -114,7 +114,7 @@ enum PercentEncoding {
 }
 
 /// Why a transfer URI was refused.
-public enum TransferURIError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TransferURIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The text does not start with the scheme.
     case notAURI
     /// A magic-wormhole file transfer's URI (`wormhole-transfer:`), not a SealKit key transfer's.
@@ -122,7 +122,7 @@ public enum TransferURIError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The URI breaks its format, for this reason.
     case malformed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAURI: return "not a sealkit-transfer: URI"
         case .fileTransferURI:

@@ -5,9 +5,9 @@ import Testing
 
 /// The `Keystore` contract as checks any backend must pass: `FileKeystore`,
 /// `InMemoryKeystore` and `SecretServiceKeystore` each run every one of them, unchanged.
-public enum KeystoreConformance {
+package enum KeystoreConformance {
     /// One check of the contract.
-    public enum Check: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    package enum Check: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case emptyKeystoreReadsAsEmpty
         case identicalIsUnchangedDifferentIsRefused
         case rotationKeepsRetiredKeysNewestFirst
@@ -17,24 +17,24 @@ public enum KeystoreConformance {
         case namespacesAreKeptApart
         case concurrentWritersLoseNothing
 
-        public var testDescription: String { rawValue }
+        package var testDescription: String { rawValue }
     }
 
     /// Makes a keystore for one check.
-    public struct Backend: Sendable {
+    package struct Backend: Sendable {
         /// Whether keys are sealed under the passphrase at rest (not so in memory).
-        public let protectsAtRest: Bool
+        package let protectsAtRest: Bool
         /// A keystore in `namespace`; the same namespace gives the same keys.
-        public let open: @Sendable (Namespace) throws -> any Keystore
+        package let open: @Sendable (Namespace) throws -> any KeyStorage
 
-        public init(protectsAtRest: Bool, open: @escaping @Sendable (Namespace) throws -> any Keystore) {
+        package init(protectsAtRest: Bool, open: @escaping @Sendable (Namespace) throws -> any KeyStorage) {
             self.protectsAtRest = protectsAtRest
             self.open = open
         }
     }
 
     /// Runs `check` against `backend` in a namespace no other check uses.
-    public static func run(_ check: Check, on backend: Backend) throws {
+    package static func run(_ check: Check, on backend: Backend) throws {
         let namespace = try Namespace("conformance-\(UUID().uuidString.prefix(8).lowercased())")
         let store = try backend.open(namespace)
         switch check {
@@ -51,7 +51,7 @@ public enum KeystoreConformance {
         }
     }
 
-    static func emptyKeystoreReadsAsEmpty(_ store: some Keystore) throws {
+    static func emptyKeystoreReadsAsEmpty(_ store: some KeyStorage) throws {
         let id = try KeyID("nobody")
         let notFound = KeystoreError.notFound(id, namespace: store.namespace.name)
         #expect(try store.entries().isEmpty)
@@ -63,7 +63,7 @@ public enum KeystoreConformance {
         #expect(try store.entries().isEmpty)
     }
 
-    static func identicalIsUnchangedDifferentIsRefused(_ store: some Keystore) throws {
+    static func identicalIsUnchangedDifferentIsRefused(_ store: some KeyStorage) throws {
         let id = try KeyID("user-1 ✓")
         let key = SymmetricKey.generate()
         #expect(try store.store(key, as: id, mode: .import, passphrase: nil) == .stored)
@@ -78,7 +78,7 @@ public enum KeystoreConformance {
         #expect(before.current.fingerprint == key.fingerprint && !before.isProtected && before.retired.isEmpty)
     }
 
-    static func rotationKeepsRetiredKeysNewestFirst(_ store: some Keystore) throws {
+    static func rotationKeepsRetiredKeysNewestFirst(_ store: some KeyStorage) throws {
         let id = try KeyID("r")
         let first = SymmetricKey.generate(), second = SymmetricKey.generate(), third = SymmetricKey.generate()
         try store.store(first, as: id, mode: .create, passphrase: nil)
@@ -94,7 +94,7 @@ public enum KeystoreConformance {
         #expect(throws: KeystoreError.conflictingKey(id)) { try store.store(first, as: id, mode: .import, passphrase: nil) }
     }
 
-    static func protectedKeysNeedTheRightPassphrase(_ store: some Keystore, protectsAtRest: Bool) throws {
+    static func protectedKeysNeedTheRightPassphrase(_ store: some KeyStorage, protectsAtRest: Bool) throws {
         let id = try KeyID("p")
         let key = SymmetricKey.generate()
         let passphrase = try Passphrase("open sesame")
@@ -114,7 +114,7 @@ public enum KeystoreConformance {
         #expect(try store.keyRing(for: id, passphrase: passphrase).retired == [key])
     }
 
-    static func historiesFollowTheImportRule(_ store: some Keystore) throws {
+    static func historiesFollowTheImportRule(_ store: some KeyStorage) throws {
         let id = try KeyID("h")
         let old = SymmetricKey.generate(), current = SymmetricKey.generate()
         let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -141,7 +141,7 @@ public enum KeystoreConformance {
         #expect(try store.keyRing(for: id, passphrase: nil).retired == [old, extra])
     }
 
-    static func deleteRemovesOnlyThatID(_ store: some Keystore) throws {
+    static func deleteRemovesOnlyThatID(_ store: some KeyStorage) throws {
         let a = try KeyID("a"), b = try KeyID("b")
         try store.store(SymmetricKey.generate(), as: a, mode: .create, passphrase: nil)
         let kept = SymmetricKey.generate()
@@ -155,7 +155,7 @@ public enum KeystoreConformance {
         #expect(try store.store(SymmetricKey.generate(), as: a, mode: .create, passphrase: nil) == .stored)
     }
 
-    static func namespacesAreKeptApart(_ store: some Keystore, other: some Keystore) throws {
+    static func namespacesAreKeptApart(_ store: some KeyStorage, other: some KeyStorage) throws {
         let id = try KeyID("shared")
         let mine = SymmetricKey.generate(), theirs = SymmetricKey.generate()
         try store.store(mine, as: id, mode: .create, passphrase: nil)
@@ -168,7 +168,7 @@ public enum KeystoreConformance {
         #expect(try store.keyRing(for: id, passphrase: nil).current == mine)
     }
 
-    static func concurrentWritersLoseNothing(_ store: some Keystore) throws {
+    static func concurrentWritersLoseNothing(_ store: some KeyStorage) throws {
         let box = UncheckedStore(store: store)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for i in 0..<5 {
@@ -186,7 +186,7 @@ public enum KeystoreConformance {
         #expect(winners.value == 1)
     }
 
-    private struct UncheckedStore<Store: Keystore>: @unchecked Sendable { let store: Store }
+    private struct UncheckedStore<Store: KeyStorage>: @unchecked Sendable { let store: Store }
 
     private final class Counter: @unchecked Sendable {
         private let lock = NSLock()

@@ -68,7 +68,7 @@ struct KeyTests {
         #expect(throws: PassphraseKDFError.unsupportedLimits) {
             try PassphraseKDF(opsLimit: 1, memLimit: 1 << 40).deriveKey(from: Passphrase("pass"), salt: salt)
         }
-        #expect(throws: PassphraseError.empty) { try Passphrase("") }
+        #expect(throws: PassphraseError.empty) { try Passphrase(bytes: [UInt8]()) }
     }
 
     @Test func argon2idMatchesPyNaCl() throws {

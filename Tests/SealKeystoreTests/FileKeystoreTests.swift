@@ -189,14 +189,14 @@ struct KeyIDTests {
     }
 
     @Test func refusesUnsafeIDs() {
-        #expect(throws: KeyIDError.empty) { try KeyID("") }
-        #expect(throws: KeyIDError.dotName) { try KeyID(".") }
-        #expect(throws: KeyIDError.dotName) { try KeyID("..") }
-        #expect(throws: KeyIDError.containsSlash) { try KeyID("a/b") }
-        #expect(throws: KeyIDError.containsControlCharacter) { try KeyID("a\u{1B}[2J") }
-        #expect(throws: KeyIDError.containsControlCharacter) { try KeyID("a\u{85}") }
-        #expect(throws: KeyIDError.tooLong(byteCount: 256)) { try KeyID(String(repeating: "a", count: 256)) }
-        #expect(throws: KeyIDError.tooLong(byteCount: 256)) { try KeyID(String(repeating: "é", count: 128)) }
+        #expect(throws: KeyIDError.empty) { try KeyID(validating: "") }
+        #expect(throws: KeyIDError.dotName) { try KeyID(validating: ".") }
+        #expect(throws: KeyIDError.dotName) { try KeyID(validating: "..") }
+        #expect(throws: KeyIDError.containsSlash) { try KeyID(validating: "a/b") }
+        #expect(throws: KeyIDError.containsControlCharacter) { try KeyID(validating: "a\u{1B}[2J") }
+        #expect(throws: KeyIDError.containsControlCharacter) { try KeyID(validating: "a\u{85}") }
+        #expect(throws: KeyIDError.tooLong(byteCount: 256)) { try KeyID(validating: String(repeating: "a", count: 256)) }
+        #expect(throws: KeyIDError.tooLong(byteCount: 256)) { try KeyID(validating: String(repeating: "é", count: 128)) }
     }
 
     @Test func namespaces() throws {

@@ -364,9 +364,9 @@ struct DeceptiveKeyIDTests {
         "a\u{E0001}b",
     ])
     func invisibleAndFormattingCharactersAreRefused(_ text: String) {
-        #expect(throws: KeyIDError.self) { try KeyID(text) }
+        #expect(throws: KeyIDError.self) { try KeyID(validating: text) }
         do {
-            _ = try KeyID(text)
+            _ = try KeyID(validating: text)
         } catch {
             guard case .containsInvisibleCharacter(let value) = error else { Issue.record("\(error)"); return }
             let first = text.unicodeScalars.first { !($0.properties.generalCategory == .lowercaseLetter) }!

@@ -1,5 +1,8 @@
 import Foundation
+import SealCore
+import SealJSON
 import SealKit
+import SealProfile
 import Testing
 
 /// The claims of docs/threat-model.md that no other test states directly, the limits included:

@@ -92,7 +92,7 @@ import Testing
         let encrypted = try encryptor.encrypt(profile, with: keys)
         #expect(encrypted == profile)
         #expect(try encryptor.decrypt(encrypted, with: keys).profile == profile)
-        #expect(try encryptor.rotate(encrypted, with: keys) == RotatedProfile(profile: profile, rotatedFields: []))
+        #expect(try encryptor.rotate(encrypted, with: keys) == ProfileRotation(profile: profile, rotatedFields: []))
     }
 
     @Test func nonStringWithoutATypeIsRefused() {
@@ -269,7 +269,7 @@ import Testing
                 == ["id": "u", "data": ["ssn": "1", "codes": [true], "age": nil, "address": ["k": "v"], "nickname": "n"]])
         #expect(decrypted.fieldsUnderRetiredKeys.isEmpty)
         // Rotating again changes nothing.
-        #expect(try encryptor.rotate(rotated.profile, with: ring) == RotatedProfile(profile: rotated.profile, rotatedFields: []))
+        #expect(try encryptor.rotate(rotated.profile, with: ring) == ProfileRotation(profile: rotated.profile, rotatedFields: []))
     }
 
     @Test func profilesMustBeObjects() {

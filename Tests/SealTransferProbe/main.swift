@@ -6,7 +6,10 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import SealKitTransfer
+import SealCore
+import SealKeystore
+import SealMailbox
+import SealTransfer
 
 // The async transfer API (`AsyncKeyTransfer`) in a process of its own, for tests that time it with
 // their own clock: in the test process, synchronous tests beside it can hold the cooperative pool.

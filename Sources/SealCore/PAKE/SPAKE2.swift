@@ -22,12 +22,12 @@ import CSodium
 ///
 /// `@unchecked Sendable`: every stored property is immutable (guarded bytes that are never written
 /// after they are made).
-public final class SPAKE2Symmetric: @unchecked Sendable {
+package final class SPAKE2Symmetric: @unchecked Sendable {
     /// Bytes of a message: the side byte `S` and a 32-byte Ed25519 element.
-    public static let messageByteCount = 1 + elementByteCount
+    package static let messageByteCount = 1 + elementByteCount
 
     /// The message to send to the other side (public).
-    public let message: [UInt8]
+    package let message: [UInt8]
 
     static let elementByteCount = Int(crypto_core_ed25519_BYTES)
     static let scalarByteCount = Int(crypto_core_ed25519_SCALARBYTES)
@@ -56,7 +56,7 @@ public final class SPAKE2Symmetric: @unchecked Sendable {
     /// - Parameters:
     ///   - password: the shared low-entropy secret, such as a wormhole code's UTF-8 bytes.
     ///   - identity: the symmetric identity both sides share, such as the app id.
-    public convenience init(password: some ContiguousByteSource, identity: some ContiguousByteSource) {
+    package convenience init(password: some ContiguousByteSource, identity: some ContiguousByteSource) {
         self.init(password: password, identity: identity, entropy: SecureRandom.bytes(count:))
     }
 
@@ -65,7 +65,7 @@ public final class SPAKE2Symmetric: @unchecked Sendable {
     /// - Parameters:
     ///   - code: the code both people share.
     ///   - appID: the application id, such as `sealkit/key-transfer/v1`.
-    public convenience init(code: WormholeCode, appID: String) {
+    package convenience init(code: WormholeCode, appID: String) {
         self.init(password: code.storage, identity: Array(appID.utf8))
     }
 
@@ -127,7 +127,7 @@ public final class SPAKE2Symmetric: @unchecked Sendable {
     /// - Throws: `SPAKE2Error` for a message of the wrong length, from an asymmetric side,
     ///   holding an invalid or small-order element, reflecting our own message, or when this
     ///   exchange already finished.
-    public func finish(peerMessage: [UInt8]) throws(SPAKE2Error) -> WormholeKey {
+    package func finish(peerMessage: [UInt8]) throws(SPAKE2Error) -> WormholeKey {
         let alreadyFinished = lock.withLock {
             defer { finished = true }
             return finished
@@ -224,11 +224,11 @@ public final class SPAKE2Symmetric: @unchecked Sendable {
 
 extension SPAKE2Symmetric: CustomStringConvertible {
     /// Shows the public message only.
-    public var description: String { "SPAKE2Symmetric(message: \(Base64.encode(message)))" }
+    package var description: String { "SPAKE2Symmetric(message: \(Base64.encode(message)))" }
 }
 
 /// Why a peer's SPAKE2 message was refused.
-public enum SPAKE2Error: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SPAKE2Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not 33 bytes.
     case wrongLength
     /// The side byte is not `S` (python-spake2's asymmetric sides are `A` and `B`).
@@ -240,7 +240,7 @@ public enum SPAKE2Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// This exchange already finished once.
     case alreadyFinished
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .wrongLength: return "not a SPAKE2 message: expected \(SPAKE2Symmetric.messageByteCount) bytes"
         case .wrongSide: return "not a symmetric SPAKE2 message: the side byte is not 'S'"

@@ -10,14 +10,14 @@ import CSodium
 /// The text lives in guarded memory; `description` shows only the nameplate. Parsing
 /// forgives what people do when typing a code they were read: capitals, spaces instead of
 /// hyphens, surrounding blanks, leading zeros.
-public struct WormholeCode: Sendable {
+package struct WormholeCode: Sendable {
     /// The longest text `init(parsing:)` reads; real codes are under 30 characters.
-    public static let maximumTextLength = 100
+    package static let maximumTextLength = 100
     /// The most digits a nameplate may have.
     static let maximumNameplateDigits = 9
 
     /// The nameplate: decimal digits without leading zeros. Public: the mailbox server sees it.
-    public let nameplate: String
+    package let nameplate: String
     /// The canonical code text, `nameplate-odd-even`, in lower case (the SPAKE2 password).
     package let storage: SecureBytes
 
@@ -32,7 +32,7 @@ public struct WormholeCode: Sendable {
     /// - Parameter nameplate: the nameplate the mailbox server allocated.
     /// - Returns: the code.
     /// - Throws: `WormholeCodeError.badNameplate` unless the nameplate is decimal digits.
-    public static func generate(nameplate: String) throws(WormholeCodeError) -> WormholeCode {
+    package static func generate(nameplate: String) throws(WormholeCodeError) -> WormholeCode {
         let nameplate = try canonicalNameplate(nameplate)
         Sodium.ready
         return WormholeCode(
@@ -44,7 +44,7 @@ public struct WormholeCode: Sendable {
     /// A new code for a transfer without a mailbox server: a nameplate from 1 to 99 (part of
     /// the secret there, as no server sees it) and two words, all from libsodium's randomness.
     /// - Returns: the code.
-    public static func generate() -> WormholeCode {
+    package static func generate() -> WormholeCode {
         Sodium.ready
         // The nameplate is valid by construction.
         return try! generate(nameplate: String(randombytes_uniform(99) + 1))
@@ -53,7 +53,7 @@ public struct WormholeCode: Sendable {
     /// Reads a code someone typed.
     /// - Parameter text: the code, such as `7-guitarist-revenge` or ` 7 Guitarist revenge `.
     /// - Throws: `WormholeCodeError` saying what is wrong, without repeating the code.
-    public init(parsing text: String) throws(WormholeCodeError) {
+    package init(parsing text: String) throws(WormholeCodeError) {
         var utf8 = Array(text.utf8)
         defer { ConstantTime.wipe(&utf8) }
         guard utf8.count <= Self.maximumTextLength else { throw .tooLong }
@@ -90,7 +90,7 @@ public struct WormholeCode: Sendable {
 
     /// The code as text, to show to the person who reads it to the other side. It is the
     /// secret: never log it, put it in an error, or pass it on a command line.
-    public var revealedText: String {
+    package var revealedText: String {
         storage.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -110,20 +110,20 @@ public struct WormholeCode: Sendable {
 
 extension WormholeCode: Equatable {
     /// Compares two codes in constant time.
-    public static func == (lhs: WormholeCode, rhs: WormholeCode) -> Bool {
+    package static func == (lhs: WormholeCode, rhs: WormholeCode) -> Bool {
         ConstantTime.equals(lhs.storage, rhs.storage)
     }
 }
 
 extension WormholeCode: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Shows the nameplate, never the words.
-    public var description: String { "WormholeCode(nameplate: \(nameplate), words: hidden)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["nameplate": nameplate]) }
+    package var description: String { "WormholeCode(nameplate: \(nameplate), words: hidden)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["nameplate": nameplate]) }
 }
 
 /// Why typed text is not a wormhole code. The messages never repeat the code.
-public enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Nothing but blanks.
     case empty
     /// Longer than `WormholeCode.maximumTextLength`.
@@ -142,7 +142,7 @@ public enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConvertib
     /// A character no code has (outside ASCII letters, digits, hyphens and spaces).
     case notAWord
 
-    public var description: String {
+    package var description: String {
         let form = "expected a code like 7-guitarist-revenge (a number and two words)"
         switch self {
         case .empty: return "no code given: \(form)"

@@ -9,11 +9,11 @@ import CSodium
 ///
 /// The bytes live in guarded memory and are wiped when the last copy goes; printing a key
 /// shows nothing of it.
-public struct WormholeKey: Sendable {
+package struct WormholeKey: Sendable {
     /// The size of the key in bytes.
-    public static let byteCount = 32
+    package static let byteCount = 32
     /// Bytes `seal` adds: a 24-byte nonce and a 16-byte tag.
-    public static let sealOverhead = Int(crypto_secretbox_NONCEBYTES) + Int(crypto_secretbox_MACBYTES)
+    package static let sealOverhead = Int(crypto_secretbox_NONCEBYTES) + Int(crypto_secretbox_MACBYTES)
 
     package let storage: SecureBytes
 
@@ -31,7 +31,7 @@ public struct WormholeKey: Sendable {
     /// purpose as `info`.
     /// - Parameter purpose: what the new key is for, such as `wormhole:verifier`.
     /// - Returns: a 32-byte key for that purpose alone.
-    public func derive(purpose: some ContiguousByteSource) -> WormholeKey {
+    package func derive(purpose: some ContiguousByteSource) -> WormholeKey {
         let info = purpose.withUnsafeBytes { Array($0) }
         return WormholeKey(storage: HKDF.deriveBytes(inputKeyMaterial: storage, info: info, outputByteCount: Self.byteCount))
     }
@@ -42,20 +42,20 @@ public struct WormholeKey: Sendable {
     ///   - side: the sending side's id (hex text in magic-wormhole).
     ///   - phase: the phase name, such as `pake`, `version` or `0`.
     /// - Returns: the phase key.
-    public func phaseKey(side: String, phase: String) -> WormholeKey {
+    package func phaseKey(side: String, phase: String) -> WormholeKey {
         derive(purpose: Array("wormhole:phase:".utf8) + SHA256.hash(Array(side.utf8)) + SHA256.hash(Array(phase.utf8)))
     }
 
     /// magic-wormhole's verifier, `derive_key(key, b"wormhole:verifier")`: equal on both sides
     /// exactly when the keys are, and safe to show (it reveals nothing of the key).
-    public var verifier: [UInt8] {
+    package var verifier: [UInt8] {
         derive(purpose: Array("wormhole:verifier".utf8)).storage.withUnsafeBytes { Array($0) }
     }
 
     /// Seals `plaintext` with a fresh random nonce: magic-wormhole's `encrypt_data`.
     /// - Parameter plaintext: the message.
     /// - Returns: nonce || secretbox, `sealOverhead` bytes longer than the plaintext.
-    public func seal(_ plaintext: some ContiguousByteSource) -> [UInt8] {
+    package func seal(_ plaintext: some ContiguousByteSource) -> [UInt8] {
         seal(plaintext, nonce: SecureRandom.bytes(count: Int(crypto_secretbox_NONCEBYTES)))
     }
 
@@ -115,7 +115,7 @@ public struct WormholeKey: Sendable {
     /// - Parameter sealed: nonce || secretbox.
     /// - Returns: the plaintext.
     /// - Throws: `WormholeKeyError.cannotOpen` for a message sealed under another key or altered.
-    public func open(_ sealed: [UInt8]) throws(WormholeKeyError) -> [UInt8] {
+    package func open(_ sealed: [UInt8]) throws(WormholeKeyError) -> [UInt8] {
         try openSecret(sealed).map { secret in secret.withUnsafeBytes { Array($0) } } ?? []
     }
 
@@ -127,23 +127,23 @@ public struct WormholeKey: Sendable {
 
 extension WormholeKey: Equatable {
     /// Compares two keys in constant time.
-    public static func == (lhs: WormholeKey, rhs: WormholeKey) -> Bool {
+    package static func == (lhs: WormholeKey, rhs: WormholeKey) -> Bool {
         ConstantTime.equals(lhs.storage, rhs.storage)
     }
 }
 
 extension WormholeKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String { "WormholeKey(hidden)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: [:]) }
+    package var description: String { "WormholeKey(hidden)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: [:]) }
 }
 
 /// Why a sealed wormhole message could not be opened.
-public enum WormholeKeyError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WormholeKeyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Sealed under another key (a wrong code on one side) or altered on its way.
     case cannotOpen
 
-    public var description: String {
+    package var description: String {
         "cannot open the message: the codes differ on the two sides, or it was altered"
     }
 }

@@ -1,4 +1,3 @@
-import SealCore
 // The standard library's own NFC normalizer, the one `String` equality is defined by. It is SPI in
 // this toolchain (no public normalization API yet); Foundation's `precomposedStringWithCanonicalMapping`
 // would pull all of Foundation into the keystore, which FoundationEssentials keeps out.
@@ -12,12 +11,21 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
     public let rawValue: String
 
     /// The longest id accepted, in UTF-8 bytes.
-    public static let maximumByteCount = 255
+    package static let maximumByteCount = 255
 
     /// Validates an id, normalizing it to NFC first.
     /// - Throws: `KeyIDError` for an empty id, one over 255 bytes, `.` or `..`, or one
     ///   containing `/`, control characters, or invisible and formatting characters.
-    public init(_ given: String) throws(KeyIDError) {
+    public init(_ given: String) throws(SealKitError) {
+        do {
+            try self.init(validating: given)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// `init(_:)` with the reason an id was refused.
+    package init(validating given: String) throws(KeyIDError) {
         let rawValue = Self.normalized(given)
         if rawValue.isEmpty { throw .empty }
         if rawValue.utf8.count > Self.maximumByteCount { throw .tooLong(byteCount: rawValue.utf8.count) }
@@ -36,14 +44,14 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// `text` in Unicode Normalization Form C.
-    public static func normalized(_ text: String) -> String {
+    package static func normalized(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text._nfc { scalars.append(scalar) }
         return String(scalars)
     }
 
     /// Whether `text` is already in Normalization Form C, byte for byte.
-    public static func isNormalized(_ text: String) -> Bool { normalized(text).utf8.elementsEqual(text.utf8) }
+    package static func isNormalized(_ text: String) -> Bool { normalized(text).utf8.elementsEqual(text.utf8) }
 
     /// Control (Cc), format (Cf: bidi controls U+202A-202E, U+2066-2069, U+200E, U+200F,
     /// U+061C, zero-width characters), line and paragraph separators (Zl, Zp), and whatever
@@ -58,17 +66,19 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible, Comparable {
 
     /// The file name for this id: a hash, so any id, however long or unusual, maps
     /// to a short, safe name, and ids differing only in case never collide.
-    var fileName: String {
+    package var fileName: String {
         let digest = GenericHash.hash(Array(rawValue.utf8), key: Array("SealKit key id v1 ".utf8), byteCount: 20)
         return Hex.encode(digest) + ".key"
     }
 
+    /// The id as stored.
     public var description: String { rawValue }
+    /// Ids sort by their stored text.
     public static func < (lhs: KeyID, rhs: KeyID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// Why a key id was refused.
-public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The id has no characters.
     case empty
     /// The id is longer than 255 bytes of UTF-8.
@@ -82,7 +92,7 @@ public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The code point of the first invisible or formatting character.
     case containsInvisibleCharacter(UInt32)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .empty: return "invalid key id: it is empty"
         case .tooLong(let count):
@@ -94,41 +104,5 @@ public enum KeyIDError: Error, Equatable, Sendable, CustomStringConvertible {
             let hex = String(value, radix: 16, uppercase: true)
             return "invalid key id: it contains an invisible or formatting character (U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex)) that could make it look like another id"
         }
-    }
-}
-
-/// A namespace keeps the keys of different apps or environments apart
-/// (Rownd's app-group prefix; separate debug and production configurations).
-public struct Namespace: Hashable, Sendable, CustomStringConvertible {
-    /// The namespace's name, used as a folder name.
-    public let name: String
-
-    /// The namespace used when none is given.
-    public static let `default` = Namespace(validated: "default")
-
-    /// Validates a namespace name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with a dot.
-    /// - Throws: `NamespaceError.invalid` otherwise.
-    public init(_ name: String) throws(NamespaceError) {
-        let allowed = name.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-        }
-        guard allowed, (1...64).contains(name.utf8.count), !name.hasPrefix(".") else { throw .invalid }
-        self.name = name
-    }
-
-    private init(validated name: String) { self.name = name }
-
-    public var description: String { name }
-}
-
-/// Why a namespace name was refused.
-public enum NamespaceError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The namespace is not 1 to 64 letters, digits, `.`, `_` or `-`, or starts with `.`.
-    case invalid
-
-    public var description: String {
-        "invalid namespace: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'"
     }
 }

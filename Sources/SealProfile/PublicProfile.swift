@@ -1,0 +1,48 @@
+import SealCore
+import SealJSON
+
+extension ProfileSchema {
+    /// Reads an app schema from its JSON text: Rownd's shape, a map from field name to
+    /// `{"type", "encryption": {"state": "enabled" | "disabled"}, ...}`, given bare, under `"schema"`,
+    /// or under `"app": {"schema": ...}`. A field's `"encryption": {"state": "enabled", "sealkit": {"format": 2}}`
+    /// writes its values as v2, bound to the user and the field.
+    /// - Throws: ``SealKitError/Reason/invalidSchema`` naming the JSON path of the first problem, or
+    ///   ``SealKitError/Reason/invalidJSON``.
+    public init(json: String) throws(SealKitError) {
+        do {
+            try self.init(parsing: json)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// The names of the fields the schema encrypts, in schema order.
+    public var encryptedFieldNames: [String] { encryptedFields.map(\.name) }
+}
+
+extension SealKitError {
+    /// A profile that would not encrypt, decrypt or rotate for `keyID`, with its message unchanged.
+    package init(_ error: ProfileError, keyID: KeyID? = nil) {
+        switch error {
+        case .invalidJSON, .notAnObject:
+            self.init(.invalidJSON, keyID: keyID, String(describing: error))
+        case .fieldsFailed(let failures):
+            self.init(.profileFields, keyID: keyID, fields: failures.map(\.field), String(describing: error))
+        case .fieldsBesideData(let fields):
+            self.init(.profileFields, keyID: keyID, fields: fields, String(describing: error))
+        }
+    }
+
+    /// A schema that cannot be used, with its message unchanged.
+    package init(_ error: SchemaError) {
+        switch error {
+        case .invalidJSON: self.init(.invalidJSON, String(describing: error))
+        default: self.init(.invalidSchema, String(describing: error))
+        }
+    }
+
+    /// Text that is not strict JSON; `what` names it (`the profile is ...`).
+    package init(_ error: JSONError, what: String) {
+        self.init(.invalidJSON, "\(what) is \(error)")
+    }
+}
