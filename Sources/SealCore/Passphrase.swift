@@ -1,7 +1,7 @@
 import CSodium
 
 /// A passphrase held in guarded memory. Its description never shows it.
-public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct Passphrase: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     package let storage: SecureBytes
 
     /// Takes a passphrase's UTF-8 bytes. The caller should wipe its own copy.
@@ -21,6 +21,21 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
         } catch {
             throw SealKitError(error)
         }
+    }
+
+    /// Takes a passphrase's UTF-8 bytes (read from a file or a terminal); the caller wipes its own copy.
+    /// - Throws: ``SealKitError/Reason/invalidArgument`` for an empty passphrase.
+    public init(utf8 bytes: UnsafeRawBufferPointer) throws(SealKitError) {
+        do {
+            try self.init(bytes: bytes)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// Whether two passphrases are the same (typed twice, say), compared in constant time.
+    public static func == (lhs: Passphrase, rhs: Passphrase) -> Bool {
+        ConstantTime.equals(lhs.storage, rhs.storage)
     }
 
     /// `Passphrase(redacted)`: never the passphrase.

@@ -44,22 +44,13 @@ package struct FileKeystore: KeyStorage {
 
     /// Opens (without creating anything yet) a keystore at `root`.
     /// - Parameters:
-    ///   - root: the keystore's root folder; see `defaultRoot(environment:)`.
+    ///   - root: the keystore's root folder (the command line's is `$SEALKIT_HOME`, by default `~/.local/share/sealkit`).
     ///   - namespace: keeps apps and environments apart.
     ///   - lockTimeout: how long a change waits for another process holding the lock.
     package init(root: String, namespace: Namespace = .default, lockTimeout: Duration = defaultLockTimeout) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.namespace = namespace
         self.lockTimeout = lockTimeout
-    }
-
-    /// `$SEALKIT_HOME`, else `$XDG_DATA_HOME/sealkit`, else `$HOME/.local/share/sealkit`.
-    /// - Returns: nil when none of those variables is set.
-    package static func defaultRoot(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if let home = environment["SEALKIT_HOME"], !home.isEmpty { return home }
-        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/sealkit" }
-        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/sealkit" }
-        return nil
     }
 
     // MARK: Reading

@@ -144,6 +144,8 @@ public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
     /// Retired keys, newest first.
     package var retired: ArraySlice<Version> { versions.dropFirst() }
 
+    /// When the current key was made or first stored.
+    public var created: Date { current.created }
     /// The fingerprint of the current key, the one new ciphertexts are sealed with.
     public var fingerprint: KeyFingerprint { current.fingerprint }
     /// The fingerprints of retired keys, newest first: they only decrypt.

@@ -20,13 +20,26 @@ public struct Keystore: Sendable {
         self.storage = storage
     }
 
-    /// A keystore in `directory`, which is made (0700) on first write.
+    /// A keystore in `directory`, which is made (0700) on first write; each namespace is a folder in it.
     /// - Parameters:
     ///   - directory: the keystore's folder; `sealkit` uses `$SEALKIT_HOME`, by default `~/.local/share/sealkit`.
     ///   - namespace: keeps the keys of different apps or environments apart: 1 to 64 letters, digits, `.`, `_`, `-`.
+    ///   - lockTimeout: how long a change waits for another process that holds the keystore's lock.
     /// - Throws: ``SealKitError/Reason/invalidArgument`` for a bad namespace.
-    public init(directory: String, namespace: String = "default") throws(SealKitError) {
-        self.init(FileKeystore(root: directory, namespace: try Self.namespace(namespace)))
+    public init(directory: String, namespace: String = "default", lockTimeout: Duration = .seconds(10)) throws(SealKitError) {
+        self.init(FileKeystore(root: directory, namespace: try Self.namespace(namespace), lockTimeout: lockTimeout))
+    }
+
+    /// The namespace this keystore works in.
+    public var namespace: String { storage.namespace.name }
+
+    /// Where the keys are, for people: the namespace's folder, or the backend's name.
+    public var location: String {
+        switch storage {
+        case let files as FileKeystore: return files.folder
+        case is InMemoryKeystore: return "memory"
+        default: return "the desktop keyring (Secret Service)"
+        }
     }
 
     /// A keystore in this process's memory only, for tests and for apps that keep keys themselves;
@@ -57,6 +70,75 @@ public struct Keystore: Sendable {
         }
     }
 
+    /// Every usable id's public facts, sorted by id, and a problem for each entry that cannot be used
+    /// (damaged, open to other users, not the user's own), so one bad entry does not hide the others.
+    /// - Returns: the entries, and the problems, each naming its key id where the entry still shows it.
+    /// - Throws: ``SealKitError`` only for a problem with the keystore as a whole (its folders).
+    public func survey() throws(SealKitError) -> (entries: [KeyEntry], problems: [SealKitError]) {
+        do {
+            let survey = try storage.survey()
+            return (survey.entries, survey.problems.map { SealKitError($0.error, keyID: $0.id) })
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// Moves `id`'s keys, current and retired, into `destination`, then deletes them here.
+    ///
+    /// The destination stores all of them or none: an id it lacks gets every key, the same current key
+    /// merges, a different one is refused. The keys are deleted here only after the destination has been
+    /// read back and holds every one of them, so a failure at any step leaves them at least here, and
+    /// moving again finishes the job. Protected keys stay protected under the same passphrase.
+    /// - Parameters:
+    ///   - id: the id to move.
+    ///   - destination: the keystore to move it into.
+    ///   - passphrase: unlocks protected keys on either side.
+    ///   - checkOnly: check that the move would succeed, changing nothing (to check many ids before moving any).
+    /// - Returns: the id's entry as the destination now holds it (as it holds it now, for `checkOnly`).
+    /// - Throws: ``SealKitError``: `.keyNotFound`, `.conflictingKey`, `.passphraseRequired`, `.wrongPassphrase`, ...
+    @discardableResult
+    public func move(_ id: KeyID, to destination: Keystore, passphrase: Passphrase?, checkOnly: Bool = false) throws(SealKitError) -> KeyEntry? {
+        do {
+            if checkOnly {
+                try storage.checkMove(id, to: destination.storage, passphrase: passphrase)
+            } else {
+                try storage.move(id, to: destination.storage, passphrase: passphrase)
+            }
+            return try destination.storage.entry(for: id)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// The ids that an earlier SealKit, before ids were normalized, stored under another Unicode form of
+    /// their id (`café` typed as `e` and a combining accent), with whether each is passphrase-protected.
+    /// Always empty for keystores other than files.
+    public func unnormalizedIDs() throws(SealKitError) -> [(id: KeyID, isProtected: Bool)] {
+        guard let files = storage as? FileKeystore else { return [] }
+        do {
+            return try files.unnormalizedFiles().map { ($0.id, $0.isProtected) }
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// Moves the keys stored under another Unicode form of `id` to `id` itself (its NFC form): a `id` that
+    /// holds the same current key merges, a different one is refused. v2 values bind the id's exact bytes,
+    /// so those sealed for the old spelling open under neither spelling afterwards.
+    /// - Returns: true when `id` already held the keys (they merged), false when they were moved to a new entry.
+    @discardableResult
+    public func normalize(_ id: KeyID, passphrase: Passphrase?) throws(SealKitError) -> Bool {
+        guard let files = storage as? FileKeystore else { return false }
+        do throws(KeystoreError) {
+            for file in try files.unnormalizedFiles() where file.id == id {
+                return try files.normalize(file, passphrase: passphrase) == .unchanged
+            }
+            throw KeystoreError.notFound(id, namespace: files.namespace.name)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
     package static func namespace(_ name: String) throws(SealKitError) -> Namespace {
         do {
             return try Namespace(name)
@@ -67,8 +149,8 @@ public struct Keystore: Sendable {
 }
 
 extension SealKitError {
-    /// The keystore's error, with its message unchanged.
-    package init(_ error: KeystoreError) {
+    /// The keystore's error, with its message unchanged; `keyID` names the entry when the error does not.
+    package init(_ error: KeystoreError, keyID entryID: KeyID? = nil) {
         let reason: Reason
         var keyID: KeyID?
         switch error {
@@ -89,7 +171,7 @@ extension SealKitError {
             case .unavailable, .timedOut, .failed: reason = .keyringUnavailable
             }
         }
-        self.init(reason, keyID: keyID, String(describing: error))
+        self.init(reason, keyID: keyID ?? entryID, String(describing: error))
     }
 
     /// A key history that breaks the keystore's rules (from a transfer or backup).

@@ -174,19 +174,51 @@ public final class Vault: Sendable {
     @discardableResult
     public func ensureKey(existing profile: String, schema: ProfileSchema? = nil) throws(SealKitError) -> KeyEntry {
         if let entry = try keystore.entry(for: user) { return entry }
+        do {
+            return try makeKey(existing: profile, schema: schema)
+        } catch where error.reason == .keyExists {
+            // Another process made it between our look and our write: theirs stands.
+            guard let entry = try keystore.entry(for: user) else { throw error }
+            return entry
+        }
+    }
+
+    /// Makes the user's first key, as `ensureKey(existing:schema:)` does, but refuses when the user has a key
+    /// here already (``SealKitError/Reason/keyExists``) instead of keeping it: for tools where a second
+    /// "make" is a mistake to report, such as `sealkit keys generate`.
+    /// - Parameters:
+    ///   - profile: the user's profile as the server holds it, as JSON text; `"{}"` for a user with no data yet.
+    ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
+    /// - Returns: the new key's entry.
+    /// - Throws: ``SealKitError/Reason/keyExists``, or ``SealKitError/Reason/keyElsewhere`` when the data holds
+    ///   ciphertexts sealed under a key this keystore lacks.
+    @discardableResult
+    public func makeKey(existing profile: String, schema: ProfileSchema? = nil) throws(SealKitError) -> KeyEntry {
         let check = ProfileKeyCheck(profile: try Self.parse(profile), schema: schema, keys: nil)
-        guard check.missingKeys.isEmpty else { throw keyElsewhere(check.missingKeys) }
+        if !check.missingKeys.isEmpty, try keystore.entry(for: user) == nil { throw keyElsewhere(check.missingKeys) }
         do throws(KeystoreError) {
-            do throws(KeystoreError) {
-                try keystore.storage.store(SymmetricKey.generate(), as: user, mode: .create, passphrase: passphrase)
-                emit(.keyGenerated(user))
-            } catch {
-                // Another process may have created it between our look and our write: theirs stands.
-                guard case .alreadyExists = error else { throw error }
-            }
+            try keystore.storage.store(SymmetricKey.generate(), as: user, mode: .create, passphrase: passphrase)
+            emit(.keyGenerated(user))
+            forgetRing()
             guard let entry = try keystore.storage.entry(for: user) else {
                 throw KeystoreError.notFound(user, namespace: keystore.storage.namespace.name)
             }
+            return entry
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// Adds, changes or removes the passphrase protecting every key of the user, in one atomic write.
+    /// The vault's own passphrase unlocks the keys when they are protected now.
+    /// - Parameter new: the passphrase to protect them with; nil stores them unprotected.
+    /// - Returns: the entry afterwards.
+    /// - Throws: ``SealKitError``: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`; nothing changes then.
+    @discardableResult
+    public func changePassphrase(to new: Passphrase?) throws(SealKitError) -> KeyEntry {
+        do {
+            let entry = try keystore.storage.changePassphrase(of: user, from: passphrase, to: new)
+            forgetRing()
             return entry
         } catch {
             throw SealKitError(error)

@@ -21,7 +21,7 @@ extension CompletionKind {
                 if word == "--keystore", index + 1 < words.count { backend = KeystoreBackend(rawValue: words[index + 1]) }
                 if word.hasPrefix("--keystore=") { backend = KeystoreBackend(rawValue: String(word.dropFirst("--keystore=".count))) }
             }
-            guard let backend, let entries = try? KeystoreOptions.keystore(backend, namespace: namespace).entries() else { return [] }
+            guard let backend, let entries = try? KeystoreOptions.openKeystore(backend, namespace: namespace).entries() else { return [] }
             return entries.map { "\($0.id)" }.filter { $0.hasPrefix(prefix) }
         }
     }

@@ -177,7 +177,7 @@ enum StandardInput {
         let reader = LineReader(fd: fd, what: what, maximumLineLength: limit, maximumTotal: .max)
         while let chunk = try reader.readChunk() {
             guard result.count + chunk.count <= limit else {
-                ConstantTime.wipe(&result)
+                wipe(&result)
                 throw CLIFailure("\(what) is larger than \(InputLimits.describe(limit)): \(advice)", status: .dataError)
             }
             result.append(contentsOf: chunk)
@@ -232,7 +232,7 @@ final class LineReader {
     }
 
     // What passed through may have been a secret (key text, plaintext).
-    deinit { ConstantTime.wipe(&block) }
+    deinit { wipe(&block) }
 
     /// Raw chunks as they come, for reading everything.
     func readChunk() throws -> ArraySlice<UInt8>? {
@@ -335,12 +335,20 @@ enum TerminalPrompt {
             tcsetattr(fd, TCSAFLUSH, &original)
             _ = Glibc.write(fd, "\n", 1)
         }
+        // Room reserved up front, so no reallocation leaves an unwiped copy of what was typed behind.
         var bytes: [UInt8] = []
-        defer { ConstantTime.wipe(&bytes) }
+        bytes.reserveCapacity(KeystoreOptions.passphraseFileLimit)
+        defer { wipe(&bytes) }
         var byte: UInt8 = 0
-        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+        var tooLong = false
+        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            if bytes.count < KeystoreOptions.passphraseFileLimit { bytes.append(byte) } else { tooLong = true }
+        }
+        if tooLong {
+            throw CLIFailure("the passphrase is longer than \(KeystoreOptions.passphraseFileLimit) bytes", status: .usage)
+        }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        return try Passphrase(bytes: bytes)
+        return try bytes.withUnsafeBytes { try Passphrase(utf8: $0) }
     }
 
     /// Writes `question` (ending in `[y/N] `) to stderr and reads the answer's line from `reader`:
@@ -402,5 +410,15 @@ extension StringProtocol {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
         guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
         return String(self[first...last])
+    }
+}
+
+/// Overwrites secret bytes the command line read (a passphrase, pasted key text, a plaintext) before their
+/// memory is given back. The library wipes its own buffers through libsodium, which is the crypto core's
+/// alone; the command line, a client of the library, uses libc's `explicit_bzero`, which the compiler may
+/// not drop as a dead store either.
+func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { buffer in
+        if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
     }
 }

@@ -31,22 +31,20 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             let id = try keyID(id)
-            let keystore = try keystoreOptions.keystore()
-            if let profile = try data.readProfile(), try keystore.entry(for: id) == nil {
+            let keystore = try keystoreOptions.openKeystore()
+            let profile = try data.readProfile()
+            let schema = try data.readSchema()
+            let vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: try keystoreOptions.passphrase(toProtect: protect))
+            do {
                 // A second device must not fork the user's key: data sealed under a key this keystore
                 // lacks means the user has one already, elsewhere.
-                let check = ProfileKeyCheck(profile: profile, schema: try data.readSchema(), keys: nil)
-                if !check.missingKeys.isEmpty {
-                    throw CLIFailure(
-                        "not making a key for '\(id)': the data of '\(id)' is sealed under "
-                            + check.missingKeys.map(\.description).joined(separator: "; ")
-                            + ": receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one",
-                        status: .conflict)
-                }
+                let entry = try vault.makeKey(existing: profile?.serialized() ?? "{}", schema: schema)
+                print("\(id)\t\(entry.fingerprint)")
+            } catch {
+                // (A `catch where` on the typed error crashes Swift 6.3's SIL ownership verifier here.)
+                guard error.reason == .keyElsewhere else { throw error }
+                throw CLIFailure("not making a key for '\(id)': \(error)", status: .conflict)
             }
-            let key = SymmetricKey.generate()
-            try keystore.store(key, as: id, mode: .create, passphrase: try keystoreOptions.passphrase(toProtect: protect))
-            print("\(id)\t\(key.fingerprint)")
         }
     }
 
@@ -76,7 +74,7 @@ struct KeysCommand: ParsableCommand {
             }
             var text = try qr.map { Array(try ImageInput.single(in: $0, what: "key").utf8) }
                 ?? StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
-            defer { ConstantTime.wipe(&text) }
+            defer { wipe(&text) }
             let key = try KeyText.parseKey(text)
             let passphrase: Passphrase?
             if let existing = try keystore.entry(for: id) {
@@ -104,11 +102,11 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            let keystore = try keystoreOptions.keystore()
+            let keystore = try keystoreOptions.openKeystore()
             // A keystore that was never made is said so (66), apart from one that holds no keys (0).
-            if let files = keystore as? FileKeystore, access(files.folder, F_OK) != 0, errno == ENOENT {
+            if try keystoreOptions.chosenBackend() == .file, access(keystore.location, F_OK) != 0, errno == ENOENT {
                 throw CLIFailure(
-                    "no keystore at \(files.folder): no key was ever stored in namespace '\(files.namespace.name)' here; make one "
+                    "no keystore at \(keystore.location): no key was ever stored in namespace '\(keystore.namespace)' here; make one "
                         + "with 'sealkit keys generate ID' or receive one with 'sealkit transfer receive' (or check SEALKIT_HOME)",
                     status: .noInput)
             }
@@ -117,18 +115,18 @@ struct KeysCommand: ParsableCommand {
             for entry in survey.entries {
                 var flags: [String] = []
                 if entry.isProtected { flags.append("protected") }
-                if !entry.retired.isEmpty { flags.append("\(entry.retired.count) retired") }
-                let created = entry.current.created.formatted(.iso8601)
-                try output.write("\(entry.id)\t\(entry.current.fingerprint)\t\(created)\t\(flags.isEmpty ? "-" : flags.joined(separator: ","))\n")
+                if !entry.retiredFingerprints.isEmpty { flags.append("\(entry.retiredFingerprints.count) retired") }
+                let created = entry.created.formatted(.iso8601)
+                try output.write("\(entry.id)\t\(entry.fingerprint)\t\(created)\t\(flags.isEmpty ? "-" : flags.joined(separator: ","))\n")
             }
             try output.flush()
             guard !survey.problems.isEmpty else { return }
             for problem in survey.problems {
-                let name = problem.id.map { "key '\($0)'" } ?? "an entry whose id cannot be read"
-                StandardError.write("sealkit: \(name): \(problem.error)\n")
+                let name = problem.keyID.map { "key '\($0)'" } ?? "an entry whose id cannot be read"
+                StandardError.write("sealkit: \(name): \(problem)\n")
             }
-            let damaged = survey.problems.contains { ExitStatus($0.error) == .dataError }
-            Glibc.exit(damaged ? ExitStatus.dataError.rawValue : ExitStatus(survey.problems[0].error).rawValue)
+            let damaged = survey.problems.contains { ExitStatus($0.reason) == .dataError }
+            Glibc.exit(damaged ? ExitStatus.dataError.rawValue : ExitStatus(survey.problems[0].reason).rawValue)
         }
     }
 
@@ -155,10 +153,10 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             let id = try keyID(id)
-            let keystore = try keystoreOptions.keystore()
-            guard let before = try keystore.entry(for: id) else { throw KeystoreError.notFound(id, namespace: keystore.namespace.name) }
+            let keystore = try keystoreOptions.openKeystore()
+            guard let before = try keystore.entry(for: id) else { throw missingKey(id, in: keystore) }
             if remove && !before.isProtected {
-                print("\(id)\t\(before.current.fingerprint)\tnot protected (unchanged)")
+                print("\(id)\t\(before.fingerprint)\tnot protected (unchanged)")
                 return
             }
             let current = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
@@ -173,9 +171,9 @@ struct KeysCommand: ParsableCommand {
                     missing: "keys passwd needs the new passphrase: use --new-passphrase-file, or run on a terminal",
                     abandoned: "nothing was changed")
             }
-            let entry = try keystore.changePassphrase(of: id, from: current, to: new)
+            let entry = try Vault(keystore: keystore, user: id, format: .v1, passphrase: current).changePassphrase(to: new)
             let what = new == nil ? "unprotected" : before.isProtected ? "passphrase changed" : "protected"
-            print("\(id)\t\(entry.current.fingerprint)\t\(what)")
+            print("\(id)\t\(entry.fingerprint)\t\(what)")
         }
     }
 
@@ -189,10 +187,10 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             let id = try keyID(id)
-            let keystore = try keystoreOptions.keystore()
+            let keystore = try keystoreOptions.openKeystore()
             let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
-            let entry = try keystore.rotate(id, to: SymmetricKey.generate(), passphrase: passphrase)
-            print("\(id)\t\(entry.current.fingerprint)\t\(entry.retired.count) retired")
+            let entry = try Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase).rotateKey()
+            print("\(id)\t\(entry.fingerprint)\t\(entry.retiredFingerprints.count) retired")
         }
     }
 
@@ -207,16 +205,16 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             let id = try keyID(id)
-            let keystore = try keystoreOptions.keystore()
+            let keystore = try keystoreOptions.openKeystore()
             if !force {
                 // Ask only people: a script (stdin not a terminal) deletes as it always did.
-                let shown = (try? keystore.entry(for: id)).flatMap { $0 }.map { " (current key \($0.current.fingerprint))" } ?? ""
+                let shown = (try? keystore.entry(for: id)).flatMap { $0 }.map { " (current key \($0.fingerprint))" } ?? ""
                 let question = "Delete every key of '\(id)'\(shown)? Ciphertexts made with them can no longer be opened."
                 if TerminalPrompt.confirm(question) == false {
                     throw CLIFailure("nothing was deleted: answer 'y' to delete, or use --force", status: .negative)
                 }
             }
-            try keystore.delete(id)
+            try Vault(keystore: keystore, user: id, format: .v1).deleteKey()
             print("\(id)\tdeleted")
         }
     }
@@ -228,4 +226,12 @@ func protectExisting(_ id: KeyID) -> CLIFailure {
     CLIFailure(
         "'\(id)' is already stored without a passphrase, and --protect does not change stored keys: nothing was changed; run 'sealkit keys passwd \(id)' to protect them",
         status: .usage)
+}
+
+/// The error for an id with no keys in `keystore`, as the keystore says it: the one a vault for it gives.
+func missingKey(_ id: KeyID, in keystore: Keystore) -> any Error {
+    if case .notPossible(let error) = Vault(keystore: keystore, user: id, format: .v1).encryptionStatus(), error.reason == .keyNotFound {
+        return error
+    }
+    return CLIFailure("no key for '\(id)' in namespace '\(keystore.namespace)'", status: .noInput)
 }

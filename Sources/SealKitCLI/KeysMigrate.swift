@@ -44,35 +44,36 @@ extension KeysCommand {
         func run() throws {
             if normalize { return try normalizeIDs() }
             guard let to else { return }
-            let source = try keystoreOptions.keystore(to == .file ? .secretService : .file)
-            let destination = try keystoreOptions.keystore(to)
+            let source = try keystoreOptions.openKeystore(to == .file ? .secretService : .file)
+            let destination = try keystoreOptions.openKeystore(to)
             let ids = all ? try source.entries().map(\.id) : try self.ids.map(keyID)
             // One passphrase for every protected id, on either side, asked at most once.
             var passphrase: Passphrase?
             for id in ids {
-                guard let entry = try source.entry(for: id) else { throw KeystoreError.notFound(id, namespace: source.namespace.name) }
+                guard let entry = try source.entry(for: id) else { throw missingKey(id, in: source) }
                 if try entry.isProtected || destination.entry(for: id)?.isProtected == true {
-                    let protectedSide: any KeyStorage = entry.isProtected ? source : destination
+                    let protectedSide = entry.isProtected ? source : destination
                     passphrase = try keystoreOptions.passphrase(toUnlockProtected: id, in: protectedSide)
                     break
                 }
             }
             // Every id is checked before any moves, so a missing id, a conflict, a wrong
             // passphrase or a locked keyring leaves both keystores as they were.
-            for id in ids { try source.checkMove(id, to: destination, passphrase: passphrase) }
+            for id in ids { try source.move(id, to: destination, passphrase: passphrase, checkOnly: true) }
             for id in ids {
                 let moved = try source.move(id, to: destination, passphrase: passphrase)
                 // Each line is printed as its id is done, so a later failure leaves an accurate record.
-                print("\(id)\t\(moved.current.fingerprint)\tmoved to \(to.rawValue)")
+                print("\(id)\t\(moved.map { "\($0.fingerprint)" } ?? "")\tmoved to \(to.rawValue)")
             }
         }
     
         /// `--normalize`: each file stored under another Unicode form of its id moves to the NFC id.
         private func normalizeIDs() throws {
-            guard let keystore = try keystoreOptions.keystore() as? FileKeystore else {
+            guard try keystoreOptions.chosenBackend() == .file else {
                 throw CLIFailure("--normalize is for the file keystore, where ids name files", status: .usage)
             }
-            let files = try keystore.unnormalizedFiles()
+            let keystore = try keystoreOptions.openKeystore()
+            let files = try keystore.unnormalizedIDs()
             guard !files.isEmpty else {
                 StandardError.write("no key id is stored under another Unicode form: nothing to do\n")
                 return
@@ -109,9 +110,9 @@ extension KeysCommand {
             }
             let passphrase = try needing.map { try keystoreOptions.passphrase(toUnlockProtected: $0, in: keystore) }
             for file in files {
-                let outcome = try keystore.normalize(file, passphrase: passphrase)
-                let fingerprint = try keystore.entry(for: file.id)?.current.fingerprint.description ?? ""
-                print("\(file.id)\t\(fingerprint)\t\(outcome == .stored ? "normalized" : "merged")")
+                let merged = try keystore.normalize(file.id, passphrase: passphrase)
+                let fingerprint = try keystore.entry(for: file.id)?.fingerprint.description ?? ""
+                print("\(file.id)\t\(fingerprint)\t\(merged ? "merged" : "normalized")")
             }
         }
     }

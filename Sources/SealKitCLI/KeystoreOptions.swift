@@ -28,10 +28,13 @@ struct KeystoreOptions: ParsableArguments {
     var backend: KeystoreBackend?
 
     /// The keystore chosen with `--keystore` or `$SEALKIT_KEYSTORE`, at the configured namespace.
-    func keystore() throws -> any KeyStorage { try Self.keystore(chosenBackend(), namespace: namespace) }
+    func openKeystore() throws -> Keystore { try Self.openKeystore(chosenBackend(), namespace: namespace) }
 
     /// The keystore of kind `backend` at the configured namespace (and root, for files).
-    func keystore(_ backend: KeystoreBackend) throws -> any KeyStorage { try Self.keystore(backend, namespace: namespace) }
+    func openKeystore(_ backend: KeystoreBackend) throws -> Keystore { try Self.openKeystore(backend, namespace: namespace) }
+
+    /// `open()`'s backend, for the commands not yet converted to the public API (issue 32).
+    func keystore() throws -> any KeyStorage { try openKeystore().storage }
 
     /// `--keystore`, else `$SEALKIT_KEYSTORE`, else the file keystore.
     func chosenBackend() throws -> KeystoreBackend {
@@ -54,7 +57,7 @@ struct KeystoreOptions: ParsableArguments {
     /// The CLI opens keystores on its main thread only.
     nonisolated(unsafe) static var opened: String?
 
-    static func keystore(_ backend: KeystoreBackend, namespace: String?) throws -> any KeyStorage {
+    static func openKeystore(_ backend: KeystoreBackend, namespace: String?) throws -> Keystore {
         let environment = ProcessInfo.processInfo.environment
         let name = namespace ?? environment["SEALKIT_NAMESPACE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         switch backend {
@@ -69,26 +72,35 @@ struct KeystoreOptions: ParsableArguments {
                 timeout = .seconds(seconds)
             }
             #if canImport(SealSecretService)
-            opened = "the desktop keyring (Secret Service)"
-            return SecretServiceKeystore(namespace: try Namespace(name), timeout: timeout, environment: environment)
+            let keystore = try Keystore.secretService(namespace: name, timeout: timeout)
+            opened = keystore.location
+            return keystore
             #else
             throw CLIFailure("the desktop keyring (Secret Service) is a Linux keystore: use --keystore file here", status: .usage)
             #endif
         case .file:
-            guard let root = FileKeystore.defaultRoot(environment: environment) else {
+            guard let root = Self.defaultRoot(environment: environment) else {
                 throw CLIFailure("cannot find a place for keys: set SEALKIT_HOME or HOME", status: .usage)
             }
-            var lockTimeout = FileKeystore.defaultLockTimeout
+            var lockTimeout = Duration.seconds(10)
             if let text = environment["SEALKIT_LOCK_TIMEOUT"], !text.isEmpty {
                 guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
                     throw CLIFailure("SEALKIT_LOCK_TIMEOUT must be a number of seconds from 0 to 86400", status: .usage)
                 }
                 lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
             }
-            let keystore = FileKeystore(root: root, namespace: try Namespace(name), lockTimeout: lockTimeout)
-            opened = keystore.folder
+            let keystore = try Keystore(directory: root, namespace: name, lockTimeout: lockTimeout)
+            opened = keystore.location
             return keystore
         }
+    }
+
+    /// `$SEALKIT_HOME`, else `$XDG_DATA_HOME/sealkit`, else `$HOME/.local/share/sealkit`.
+    static func defaultRoot(environment: [String: String]) -> String? {
+        if let home = environment["SEALKIT_HOME"], !home.isEmpty { return home }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/sealkit" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/sealkit" }
+        return nil
     }
 
     /// A passphrase given without asking: `--passphrase-file`, else `$SEALKIT_PASSPHRASE`.
@@ -127,7 +139,7 @@ struct KeystoreOptions: ParsableArguments {
         }
         // One buffer, never grown, so no unwiped copy of the passphrase is left behind.
         var bytes = [UInt8](repeating: 0, count: passphraseFileLimit + 1)
-        defer { ConstantTime.wipe(&bytes) }
+        defer { wipe(&bytes) }
         var filled = 0
         while filled < bytes.count, !bytes[..<filled].contains(UInt8(ascii: "\n")) {
             let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
@@ -149,33 +161,49 @@ struct KeystoreOptions: ParsableArguments {
         guard end > 0 else {
             throw CLIFailure("the passphrase file \(path) is empty: write the passphrase on its first line (\(option))", status: .usage)
         }
-        return try bytes.withUnsafeBytes { try Passphrase(bytes: UnsafeRawBufferPointer(rebasing: $0[..<end])) }
+        return try bytes.withUnsafeBytes { try Passphrase(utf8: UnsafeRawBufferPointer(rebasing: $0[..<end])) }
     }
 
     /// The passphrase for unlocking `id`: none when its keys are not protected, else the
     /// given one, else a prompt on the terminal, which allows three tries.
-    func passphrase(toUnlock id: KeyID, in keystore: some KeyStorage) throws -> Passphrase? {
+    func passphrase(toUnlock id: KeyID, in keystore: Keystore) throws -> Passphrase? {
         guard let entry = try keystore.entry(for: id), entry.isProtected else { return nil }
         return try passphrase(toUnlockProtected: id, in: keystore)
     }
 
+    /// `passphrase(toUnlock:in:)` for the commands not yet converted to the public API (issue 32).
+    func passphrase(toUnlock id: KeyID, in storage: any KeyStorage) throws -> Passphrase? {
+        try passphrase(toUnlock: id, in: Keystore(storage))
+    }
+
     /// The passphrase for keys known to be protected: the given one, else a prompt, which allows
     /// three tries, each checked against the keys in `keystore`.
-    func passphrase(toUnlockProtected id: KeyID, in keystore: some KeyStorage) throws -> Passphrase {
+    func passphrase(toUnlockProtected id: KeyID, in keystore: Keystore) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
+        var refusal: SealKitError?
         for attempt in 1...Self.tries {
             guard let typed = try Self.ask("Passphrase for key '\(id)': ") else {
-                if attempt == 1 { throw KeystoreError.locked(id) }
+                // No terminal: the keys' own refusal says how to give the passphrase.
+                if attempt == 1 {
+                    throw Self.failure(unlocking: id, in: keystore, with: nil)
+                        ?? CLIFailure("key '\(id)' needs a passphrase and none was given", status: .noPermission)
+                }
                 continue
             }
-            do {
-                _ = try keystore.keyRing(for: id, passphrase: typed)
-                return typed
-            } catch KeystoreError.wrongPassphrase {
-                if attempt < Self.tries { TerminalPrompt.say("Wrong passphrase, try again.") }
-            }
+            guard let error = Self.failure(unlocking: id, in: keystore, with: typed) else { return typed }
+            guard error.reason == .wrongPassphrase else { throw error }
+            refusal = error
+            if attempt < Self.tries { TerminalPrompt.say("Wrong passphrase, try again.") }
         }
-        throw KeystoreError.wrongPassphrase(id)
+        throw refusal ?? CLIFailure("wrong passphrase for key '\(id)': nothing was changed", status: .noPermission)
+    }
+
+    /// Why `passphrase` does not unlock `id`'s keys; nil when it does.
+    static func failure(unlocking id: KeyID, in keystore: Keystore, with passphrase: Passphrase?) -> SealKitError? {
+        if case .notPossible(let error) = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase).encryptionStatus() {
+            return error
+        }
+        return nil
     }
 
     /// The passphrase for protecting new keys: the given one, else (with `ask`) one typed twice.
@@ -209,11 +237,12 @@ struct KeystoreOptions: ParsableArguments {
         for attempt in 1...tries {
             do {
                 return try TerminalPrompt.passphrase(prompt)
-            } catch is PassphraseError {
-                if attempt < tries { TerminalPrompt.say("The passphrase is empty, try again.") }
+            } catch let error as SealKitError where error.reason == .invalidArgument {
+                if attempt == tries { throw error }
+                TerminalPrompt.say("The passphrase is empty, try again.")
             }
         }
-        throw PassphraseError.empty
+        return nil
     }
 
     /// A new passphrase typed twice on the terminal, with three tries to type it the same twice.
@@ -221,7 +250,7 @@ struct KeystoreOptions: ParsableArguments {
         for attempt in 1...tries {
             guard let first = try ask(prompt) else { throw CLIFailure(missing, status: .usage) }
             let again = "Repeat " + prompt.prefix(1).lowercased() + prompt.dropFirst()
-            if let second = try ask(again), ConstantTime.equals(first.storage, second.storage) { return first }
+            if let second = try ask(again), first == second { return first }
             if attempt < tries { TerminalPrompt.say("The passphrases do not match, try again.") }
         }
         throw CLIFailure("the passphrases do not match: \(abandoned)", status: .usage)
