@@ -30,10 +30,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, arguments[0] == "--keystore", arguments[2] == "--relay" else {
     fail("usage: key-receiver --keystore DIR --relay URL", status: 64)
 }
-let keystore = FileKeystore(root: arguments[1])
-
 do {
-    let relay = try RelayURL(arguments[3])
+    let keystore = try Keystore(directory: arguments[1])
     let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
     let shown = Task {
         for await event in events {
@@ -47,13 +45,13 @@ do {
             }
         }
     }
-    let keys = try await AsyncKeyTransfer.receive(relay: relay, timeout: 120, events: continuation) { offered in
+    let keys = try await KeyTransfer.receive(into: keystore, relay: arguments[3], timeout: 120, events: continuation) { _ in
         // The app's decision: a real app shows the fingerprints and asks; this one stores them all.
-        _ = try keystore.storeAll(offered, passphrase: nil)
+        true
     }
     continuation.finish()
     await shown.value
-    for history in keys { say("stored \(history.id) \(history.current.fingerprint)") }
+    for key in keys { say("stored \(key.id) \(key.fingerprint)") }
 } catch {
     fail("\(error)")
 }

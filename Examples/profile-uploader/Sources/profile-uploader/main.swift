@@ -48,15 +48,21 @@ let keystoreRoot = take("--keystore", from: &arguments)
 let user = take("--user", from: &arguments)
 guard arguments.count == 2 else { fail(usage, status: 64) }
 
+/// A small file's text, which must be UTF-8.
+func readSmallText(_ path: String) -> String {
+    guard let text = String(data: readSmallFile(path), encoding: .utf8) else { fail("\(path) is not UTF-8 text") }
+    return text
+}
+
 do {
-    let schema = try ProfileSchema(parsing: readSmallFile(arguments[0]))
-    let profile = try JSONValue.parse(readSmallFile(arguments[1]))
-    let vault = Vault(keystore: FileKeystore(root: keystoreRoot), userID: try KeyID(user))
+    let schema = try ProfileSchema(json: readSmallText(arguments[0]))
+    let profile = readSmallText(arguments[1])
+    // Each field's format comes from the schema; the vault's own applies to single values.
+    let vault = Vault(keystore: try Keystore(directory: keystoreRoot), user: try KeyID(user), format: .v1)
     // A key on first use, unless the profile shows the user already has one elsewhere.
     try vault.ensureKey(existing: profile, schema: schema)
-    let upload = try vault.encryptProfile(profile, schema: schema)
-    print(upload.serialized())
+    print(try vault.encryptProfile(profile, schema: schema))
 } catch {
-    // SealKit's errors are one line that never holds a key or a plaintext.
-    fail("\(error)")
+    // SealKit's one error type: a reason to switch on, and one line that never holds a key or a plaintext.
+    fail("\(error)", status: error.reason == .keyElsewhere ? 3 : 1)
 }
