@@ -100,6 +100,12 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     /// One line naming the problem and the fix. Never holds secret material.
     public let description: String
 
+    /// `text`, which someone else chose (an argument, a file name, a relay's message), as SealKit's own messages
+    /// quote it: every character that could rewrite or split a terminal line (controls, bidi overrides, line
+    /// separators) written as `\u{…}`, and at most 160 characters kept. For tools that print such text beside
+    /// SealKit's messages, so both follow one rule.
+    public static func quoting(_ text: String) -> String { TextSafety.printable(text) }
+
     package init(_ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String) {
         self.reason = reason
         self.keyID = keyID

@@ -71,7 +71,7 @@ struct SealKitCommand: AsyncParsableCommand {
                 .min { $0.1 < $1.1 }?.0
             let hint = nearest.map { "did you mean '\($0)'?" } ?? "commands are " + known.joined(separator: ", ")
             throw CLIFailure(
-                "'\(TextSafety.printable(argument))' is not a \(route) command: \(hint) (see '\(route) --help')", status: .usage)
+                "'\(SealKitError.quoting(argument))' is not a \(route) command: \(hint) (see '\(route) --help')", status: .usage)
         }
     }
 
