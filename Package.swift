@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealShares"]),
         .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
-        .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealTestSupport"]),
+        .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.

@@ -104,10 +104,10 @@ extension SealKitError {
 
     private init(_ refusal: Refusal, _ description: String) {
         switch refusal {
-        case .conflict: self.init(.conflictingKey, description)
-        case .invalid: self.init(.protocolViolation, description)
-        case .declined, .failed: self.init(.declined, description)
-        case .cancelled: self.init(.cancelled, description)
+        case .conflict: self.init(Reason.conflictingKey, description)
+        case .invalid: self.init(Reason.protocolViolation, description)
+        case .declined, .failed: self.init(Reason.declined, description)
+        case .cancelled: self.init(Reason.cancelled, description)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 import SealKeystore
+import SealKitTransfer
 import SealTestSupport
 import Testing
 
@@ -275,6 +276,60 @@ struct AsyncKeyTransferTests {
                 claimants.append(claimant)
             }
             for claimant in claimants { await claimant.close(mood: .lonely) }
+        }
+    }
+}
+
+/// The public API an app uses: keystores and key ids in, `SealKitError` reasons out.
+@Suite("KeyTransfer (public) through magic-wormhole's mailbox server")
+struct PublicKeyTransferTests {
+    @Test func keysMoveBetweenKeystoresAndARefusalIsTypedOnBothSides() async throws {
+        try await MailboxServer.sharedAsync { relay in
+            let laptop = try Keystore.inMemory(), phone = try Keystore.inMemory()
+            let alice = try KeyID("alice")
+            let made = try Vault(keystore: laptop, user: alice, format: .v2).ensureKey(existing: "{}")
+            for accept in [false, true] {
+                let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
+                let received = Task {
+                    try await KeyTransfer.receive(into: phone, relay: relay, timeout: 30, events: continuation) { offered in
+                        #expect(offered.map(\.fingerprint) == [made.fingerprint])
+                        return accept
+                    }
+                }
+                var iterator = events.makeAsyncIterator()
+                guard case .codeAllocated(let code)? = await iterator.next() else {
+                    Issue.record("no code")
+                    return
+                }
+                let sent = Task { try await KeyTransfer.send([alice], from: laptop, code: code, relay: relay, timeout: 30) }
+                if accept {
+                    #expect(try await received.value.map(\.id) == [alice])
+                    try await sent.value
+                    #expect(try phone.entry(for: alice)?.fingerprint == made.fingerprint)
+                } else {
+                    do {
+                        _ = try await received.value
+                        Issue.record("declined keys were stored")
+                    } catch {
+                        #expect((error as? SealKitError)?.reason == .declined)
+                    }
+                    do {
+                        try await sent.value
+                        Issue.record("the sender was not told")
+                    } catch {
+                        #expect((error as? SealKitError)?.reason == .declined)
+                    }
+                    #expect(try phone.entry(for: alice) == nil)
+                }
+                continuation.finish()
+            }
+            // A code that is not the receiver's kind of code is refused before anything travels.
+            do {
+                try await KeyTransfer.send([alice], from: laptop, code: "not a code", relay: relay, timeout: 5)
+                Issue.record("sent to a malformed code")
+            } catch {
+                #expect((error as? SealKitError)?.reason == .invalidArgument)
+            }
         }
     }
 }
