@@ -73,7 +73,7 @@ extension KeysCommand {
                     check: !noCheck, options: keystoreOptions)
             }
             let (passphrase, made) = try backupPassphrase()
-            let lines = try PaperBackup.seal(histories, passphrase: passphrase)
+            let lines = try PaperBackup.make(histories, passphrase: passphrase)
             TransferDisplay.describe(histories, "Backed up")
             if format == .qr {
                 StandardError.write("Print this or write it down, and keep the passphrase apart from it. Restore with 'sealkit keys restore ID'.\n")
@@ -165,16 +165,17 @@ extension KeysCommand {
         static func open(_ code: String, options: KeystoreOptions) throws -> PaperBackup.Contents {
             if let given = try options.givenPassphrase() {
                 do {
-                    return try PaperBackup.open(code, passphrase: given)
+                    return try PaperBackup.restore(code, passphrase: given)
                 } catch {
-                    guard error == .wrongPassphrase else { throw error }
+                    guard error.reason == .wrongPassphrase else { throw error }
                     let unlisted = PaperBackup.unlistedWords(in: given).positions.map { "word \($0.position)" }
-                    guard !unlisted.isEmpty else { throw TransferError.wrongPassphrase }
+                    guard !unlisted.isEmpty else { throw error }
                     throw CLIFailure(
-                        "\(TransferError.wrongPassphrase) (\(unlisted.joined(separator: ", ")) of the passphrase "
+                        "\(error) (\(unlisted.joined(separator: ", ")) of the passphrase "
                             + "\(unlisted.count == 1 ? "is" : "are") not on SealKit's word list)", status: .noPermission)
                 }
             }
+            var wrong: BackupError?
             for attempt in 1...KeystoreOptions.tries {
                 guard let typed = try KeystoreOptions.ask("Backup passphrase: ") else {
                     throw CLIFailure(
@@ -182,9 +183,10 @@ extension KeysCommand {
                         status: .usage)
                 }
                 do {
-                    return try PaperBackup.open(code, passphrase: typed)
+                    return try PaperBackup.restore(code, passphrase: typed)
                 } catch {
-                    guard error == .wrongPassphrase else { throw error }
+                    guard error.reason == .wrongPassphrase else { throw error }
+                    wrong = error
                     guard attempt < KeystoreOptions.tries else { break }
                     let (unlisted, list) = PaperBackup.unlistedWords(in: typed)
                     for (position, word) in unlisted {
@@ -195,7 +197,7 @@ extension KeysCommand {
                     TerminalPrompt.say("Wrong passphrase, try again (case, hyphens and extra spaces do not matter for one SealKit made).")
                 }
             }
-            throw TransferError.wrongPassphrase
+            throw wrong!
         }
 
         /// Up to three words of `list` nearest to `word`, within two edits.

@@ -157,6 +157,7 @@ enum ExitStatus: Int32 {
         case is KeyIDError, is NamespaceError, is PassphraseError: self = .usage
         case is CiphertextError, is KeyFormatError, is KeyTextError, is KeyHistoryError, is QRCodeError: self = .dataError
         case let error as TransferError: self.init(error)
+        case let error as BackupError: self.init(error)
         case let error as KeystoreError: self.init(error)
         case let error as MailboxError: self.init(error)
         case is WormholeCodeError: self = .usage
@@ -184,6 +185,18 @@ enum ExitStatus: Int32 {
         case .notInBackup, .noInput: self = .noInput
         case .badLifetime, .nothingToSend, .tooLarge, .tooManyVersions, .tooManyKeys: self = .usage
         default: self = .dataError
+        }
+    }
+
+    /// As `init(_: TransferError)` for the same failures, so backups exit as they did.
+    init(_ error: BackupError) {
+        switch error.reason {
+        case .wrongPassphrase: self = .noPermission
+        case .keyNotInBackup, .incomplete: self = .noInput
+        case .noKeys, .tooManyKeys, .passphraseTooShort, .invalidShareLayout: self = .usage
+        case .notABackup, .unsupportedVersion, .damaged, .passphraseKDFFailed, .invalidShare, .mismatchedShares, .notEnoughShares,
+            .sharesOfAnotherBackup:
+            self = .dataError
         }
     }
 

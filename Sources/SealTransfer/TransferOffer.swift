@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SealBackup
 import SealCore
 import SealKeystore
 
@@ -36,7 +37,7 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     /// - Parameter text: the offer's one line; surrounding whitespace is ignored.
     /// - Throws: `TransferError` when it is not a version 2 offer, or is damaged.
     public init(_ text: String) throws(TransferError) {
-        let body = try TransferText.checkedBody(of: TransferText.trimmed(text), as: .offer)
+        let body = try TransferError.converting { () throws(CodeError) in try CodeText.checkedBody(of: CodeText.trimmed(text), as: .offer) }
         guard body.count == SPAKE2Symmetric.messageByteCount else {
             throw .malformed(.offer, reason: "it holds \(body.count) bytes, an offer holds \(SPAKE2Symmetric.messageByteCount)")
         }
@@ -44,7 +45,7 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     }
 
     /// The offer's one line of text, for the sender.
-    public var text: String { TransferText.checkedText(message, as: .offer) }
+    public var text: String { CodeText.checkedText(message, as: .offer) }
 
     public var description: String { "TransferOffer(\(text))" }
 
@@ -66,7 +67,7 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
         sending keys: [KeyHistory], code: WormholeCode, expiresIn: TimeInterval = defaultLifetime, now: Date = Date()
     ) throws(TransferError) -> [String] {
         guard expiresIn >= 1, expiresIn <= Self.maximumLifetime else { throw .badLifetime(seconds: Int(expiresIn)) }
-        try KeyBundle.validate(keys)
+        try TransferError.converting { () throws(CodeError) in try KeyBundle.validate(keys) }
         let created = unixTime(now)
         return try sealReply(sending: keys, code: code, created: created, expires: created + Int64(expiresIn.rounded(.down)))
     }
@@ -94,7 +95,7 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
         }
         let replyKey = Self.replyKey(key)
         let sealed = nonce.map { replyKey.seal(plaintext, nonce: $0) } ?? replyKey.seal(plaintext)
-        return try TransferParts.split(TransferText.checkedText(spake.message + sealed, as: .reply))
+        return try TransferParts.split(CodeText.checkedText(spake.message + sealed, as: .reply))
     }
 
     // MARK: Shared with the receiver
@@ -109,4 +110,3 @@ public struct TransferOffer: Sendable, CustomStringConvertible {
     static func replyKey(_ key: WormholeKey) -> WormholeKey { key.derive(purpose: replyPurpose) }
 }
 
-typealias TransferKind = TransferTextKind

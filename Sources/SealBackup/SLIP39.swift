@@ -8,9 +8,9 @@ import SealCore
 /// Everything cryptographic is libsodium's through SealCore: PBKDF2 on HMAC-SHA256 for the
 /// four-round Feistel cipher, HMAC-SHA256 for the digest share, and the randomness. GF(256) here is
 /// constant time: multiplication by shifts and masks, no table indexed by a secret byte.
-public enum SLIP39 {
+package enum SLIP39 {
     /// The most shares of one group, and the most groups.
-    public static let maximumShareCount = 16
+    package static let maximumShareCount = 16
     static let radixBits = 10
     static let identifierBits = 15
     static let idExpWords = 2
@@ -25,31 +25,31 @@ public enum SLIP39 {
     /// The highest iteration exponent a share may carry: SealKit writes 1, SLIP-39's official
     /// vectors use up to 3, and each step doubles the PBKDF2 work that recovery runs before any
     /// check can fail, so a crafted share with 15 (about three minutes here) is refused first.
-    public static let maximumIterationExponent = 5
+    package static let maximumIterationExponent = 5
     static let roundCount = 4
 
     /// One share, parsed and checked on its own (length, words, checksum, padding, thresholds).
-    public struct Share: Sendable, Equatable {
+    package struct Share: Sendable, Equatable {
         /// The random identifier every share of one backup has.
-        public let identifier: Int
+        package let identifier: Int
         /// Whether the backup can gain shares later (SLIP-39's extendable flag).
-        public let extendable: Bool
+        package let extendable: Bool
         /// The iteration exponent e: each of the four PBKDF2 rounds runs 2,500 × 2^e iterations.
-        public let iterationExponent: Int
+        package let iterationExponent: Int
         /// 0-based, as in the words; people count from 1.
-        public let groupIndex: Int
+        package let groupIndex: Int
         /// How many groups restore the secret.
-        public let groupThreshold: Int
+        package let groupThreshold: Int
         /// How many groups there are.
-        public let groupCount: Int
+        package let groupCount: Int
         /// 0-based, as in the words; people count from 1.
-        public let memberIndex: Int
+        package let memberIndex: Int
         /// How many shares of this group restore it.
-        public let memberThreshold: Int
+        package let memberThreshold: Int
         /// The share's value: secret material (K of them restore the secret).
         package let value: [UInt8]
         /// The share's first four words, which name it without revealing its value.
-        public let prefix: String
+        package let prefix: String
 
         /// What every share of one backup has in common.
         var commonParameters: [Int] { [identifier, extendable ? 1 : 0, iterationExponent, groupThreshold, groupCount] }
@@ -66,7 +66,7 @@ public enum SLIP39 {
     /// - Throws: `SLIP39Error` naming the problem: an unknown word (by position), the length, the
     ///   checksum (and the word to fix when exactly one word explains it), the padding, the thresholds,
     ///   an iteration exponent above `maximumIterationExponent`.
-    public static func parse(_ text: String) throws(SLIP39Error) -> Share {
+    package static func parse(_ text: String) throws(SLIP39Error) -> Share {
         let words = text.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" })
         var indices: [Int] = []
         indices.reserveCapacity(words.count)
@@ -136,7 +136,7 @@ public enum SLIP39 {
     /// word; other words are left as they are, for `parse` to name.
     /// - Parameter text: the share as typed.
     /// - Returns: the words in lower case, separated by single spaces.
-    public static func completingPrefixes(_ text: String) -> String {
+    package static func completingPrefixes(_ text: String) -> String {
         text.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }).map { word in
             guard SLIP39Words.index[String(word)] == nil, word.count >= 4 else { return String(word) }
             let matches = SLIP39Words.all.filter { $0.hasPrefix(word) }
@@ -150,7 +150,7 @@ public enum SLIP39 {
     /// - Parameter text: a share that does not parse.
     /// - Returns: the corrected share, the 1-based position changed and the word put there; nil when
     ///   no single word, or more than one, makes a valid share.
-    public static func correction(of text: String) -> (share: String, position: Int, word: String)? {
+    package static func correction(of text: String) -> (share: String, position: Int, word: String)? {
         let words = completingPrefixes(text).split(separator: " ").map(String.init)
         // Bounded as `RS1024.singleWordFix` is: 59 words at most, the longest share.
         guard words.count >= minimumWordCount, words.count <= 59 else { return nil }
@@ -253,14 +253,14 @@ public enum SLIP39 {
     // MARK: Recovering
 
     /// The encrypted secret that enough shares hold, before the passphrase.
-    public struct EncryptedSecret: Sendable {
+    package struct EncryptedSecret: Sendable {
         let value: SecureBytes
         let identifier: Int
         let extendable: Bool
         let iterationExponent: Int
 
         /// A tag to compare with the one `split` gave.
-        public var tag: [UInt8] { SLIP39.tag(of: value) }
+        package var tag: [UInt8] { SLIP39.tag(of: value) }
 
         /// The secret under `passphrase`. A wrong passphrase gives another secret, not an error:
         /// SLIP-39 cannot tell.
@@ -273,7 +273,7 @@ public enum SLIP39 {
     /// - Throws: `.mixedBackups` for shares of different backups, `.conflictingShares` for two
     ///   different shares with one index, `.needMore` saying how many more are needed per group,
     ///   `.badDigest` when the shares do not combine to a consistent secret.
-    public static func recover(_ shares: [Share]) throws(SLIP39Error) -> EncryptedSecret {
+    package static func recover(_ shares: [Share]) throws(SLIP39Error) -> EncryptedSecret {
         guard let first = shares.first else { throw .noShares }
         for share in shares where share.commonParameters != first.commonParameters {
             throw .mixedBackups(first.prefix, share.prefix)
@@ -320,7 +320,7 @@ public enum SLIP39 {
 /// caller names its line), and a problem in it by word position only; shares that parsed are
 /// named by their first four words (which hold the backup's identifier and the share's group and
 /// member numbers, not its value), never a whole share.
-public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// A word is not in the SLIP-39 word list.
     case unknownWord(position: Int)
     /// Fewer words than any share has.
@@ -350,9 +350,9 @@ public enum SLIP39Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// Split parameters that SLIP-39 does not allow.
     case invalidParameters(String)
 
-    public static func == (lhs: SLIP39Error, rhs: SLIP39Error) -> Bool { lhs.description == rhs.description }
+    package static func == (lhs: SLIP39Error, rhs: SLIP39Error) -> Bool { lhs.description == rhs.description }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknownWord(let position):
             return "the share has a word that is not in the SLIP-39 word list (word \(position))"
