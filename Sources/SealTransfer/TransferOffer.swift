@@ -6,6 +6,7 @@ import Foundation
 import SealBackup
 import SealCore
 import SealKeystore
+import SealMailbox
 
 /// What a receiver shows to ask for keys offline: its SPAKE2 message, as
 /// `sealkit-offer-v2:<base64url of SPAKE2 message (33) ‖ check (4)>`.

@@ -6,6 +6,7 @@ import Foundation
 import SealBackup
 import SealCore
 import SealKeystore
+import SealMailbox
 
 /// The receiving side of an offline transfer: makes a one-time code and SPAKE2 exchange,
 /// kept only in memory, shows the offer and (separately) the code, and accepts exactly one

@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 import SealKeystore
+import SealMailbox
 import Testing
 
 @testable import SealBackup

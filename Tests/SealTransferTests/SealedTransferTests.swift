@@ -2,6 +2,7 @@ import Foundation
 import SealBackup
 import SealCore
 import SealKeystore
+import SealMailbox
 import Testing
 
 @testable import SealTransfer

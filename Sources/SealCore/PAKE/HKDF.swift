@@ -4,14 +4,14 @@ import CSodium
 ///
 /// SPAKE2's transcript and magic-wormhole's phase purposes are SHA-256 digests; the inputs
 /// hashed here are public or already-hashed values, so an ordinary array is the right result.
-public enum SHA256 {
+package enum SHA256 {
     /// The size of a digest in bytes.
-    public static let byteCount = Int(crypto_hash_sha256_BYTES)
+    package static let byteCount = Int(crypto_hash_sha256_BYTES)
 
     /// Hashes `message`.
     /// - Parameter message: the bytes to hash.
     /// - Returns: the 32-byte digest.
-    public static func hash(_ message: some ContiguousByteSource) -> [UInt8] {
+    package static func hash(_ message: some ContiguousByteSource) -> [UInt8] {
         Sodium.ready
         var out = [UInt8](repeating: 0, count: byteCount)
         var empty: UInt8 = 0
@@ -30,9 +30,9 @@ public enum SHA256 {
 ///
 /// magic-wormhole derives every key from the SPAKE2 key this way (no salt, the purpose as
 /// `info`), and python-spake2 turns a password into a scalar the same way.
-public enum HKDF {
+package enum HKDF {
     /// The most output one derivation can give: 255 blocks of 32 bytes (RFC 5869 §2.3).
-    public static let maximumOutputByteCount = 255 * SHA256.byteCount
+    package static let maximumOutputByteCount = 255 * SHA256.byteCount
 
     /// Derives `outputByteCount` bytes into guarded memory.
     ///
