@@ -143,8 +143,8 @@ extension KeysCommand {
             }
             let scanned = qr.isEmpty ? nil : try ImageInput.lines(in: qr)
             if shares {
-                let keys = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
-                return try Self.restore(keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+                let contents = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
+                return try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
             }
             let code: String
             if let scanned {
@@ -156,7 +156,7 @@ extension KeysCommand {
             // A share bundle or damaged text is refused before any passphrase is asked.
             try PaperBackup.check(code)
             let contents = try Self.open(code, options: keystoreOptions)
-            try Self.restore(contents.keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+            try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
         }
 
         /// Opens the backup with the given passphrase, else one typed on the terminal, with three tries.
@@ -206,11 +206,13 @@ extension KeysCommand {
             return near.sorted { $0.1 < $1.1 }.prefix(3).map(\.0)
         }
 
-        /// Lists what `keys` holds (no ids, no `--all`), or stores the ids chosen, all or none, and
-        /// prints one line per id. Shared by passphrase and share backups.
+        /// Lists the ids a backup holds (no ids, no `--all`), or stores the ids chosen, all or none,
+        /// and prints one line per id. Shared by passphrase and share backups.
         static func restore(
-            _ keys: [KeyHistory], ids named: [KeyID], all: Bool, protect: Bool, keystore: any Keystore, options: KeystoreOptions
+            _ contents: PaperBackup.Contents, ids named: [KeyID], all: Bool, protect: Bool, keystore: any Keystore,
+            options: KeystoreOptions
         ) throws {
+            let keys = contents.keys
             let output = StandardOutput()
             guard all || !named.isEmpty else {
                 for history in keys { try output.write("\(history.id)\n") }
@@ -221,10 +223,7 @@ extension KeysCommand {
             if all {
                 chosen = keys
             } else {
-                chosen = try named.map { id in
-                    guard let history = keys.first(where: { $0.id == id }) else { throw TransferError.notInBackup(id, holds: keys.map(\.id)) }
-                    return history
-                }
+                chosen = try named.map { try contents.history(for: $0) }
                 let others = keys.map(\.id).filter { !named.contains($0) }
                 if !others.isEmpty {
                     StandardError.write(

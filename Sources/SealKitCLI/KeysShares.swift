@@ -104,8 +104,9 @@ enum ShareBackupCommands {
     /// - Throws: `TerminalPrompt.terminalGone` when input ends, so the display never asks forever.
     static func checkCopy(of share: String, label: String) throws -> Bool {
         let words = share.split(separator: " ").map(String.init)
-        let first = Int(SecureRandom.uniform(below: UInt32(words.count)))
-        var second = Int(SecureRandom.uniform(below: UInt32(words.count - 1)))
+        // Which words to ask for is no secret: the system generator is enough.
+        let first = Int.random(in: 0..<words.count)
+        var second = Int.random(in: 0..<(words.count - 1))
         if second >= first { second += 1 }
         StandardError.write("Check the copy of \(label): type two of its words.\n")
         for position in [first, second].sorted() {
@@ -166,7 +167,7 @@ enum ShareBackupCommands {
 
     /// Reads the bundle and the shares from stdin, recovers the secret, opens the bundle.
     /// - Parameter lines: the lines scanned from QR codes (`--qr`), in place of stdin.
-    static func open(options: KeystoreOptions, lines: [String]? = nil) throws -> [KeyHistory] {
+    static func open(options: KeystoreOptions, lines: [String]? = nil) throws -> PaperBackup.Contents {
         let interactive = lines == nil && StandardInput.isTerminal
         if interactive { StandardError.write("Paste the sealed bundle (sealkit-shares-v1:...), then the shares, one per line:\n") }
         var bundle: String?
@@ -218,7 +219,7 @@ enum ShareBackupCommands {
         }
         // Asked only once the shares suffice; a wrong one is told from another backup's shares.
         let passphrase = try sharesPassphrase(options, confirm: false)
-        return try ShareBackup.restore(bundle: bundle, shares: shares, passphrase: passphrase).keys
+        return try ShareBackup.restore(bundle: bundle, shares: shares, passphrase: passphrase)
     }
 }
 
