@@ -9,8 +9,10 @@ let package = Package(
         // What an app that encrypts profile fields imports: the Vault, the ciphers, the file and
         // in-memory keystores, profiles and JSON. It needs libsodium and swift-system, nothing else.
         .library(name: "SealKit", targets: ["SealKit"]),
-        // Added by name for the rest: key transfer (swift-nio) and share backups, the desktop keyring
-        // (libsecret), QR codes out and in (libqrencode, libpng, zbar, zxing-cpp, libjpeg), the audit.
+        // Added by name for the rest: paper and share backups (libsodium alone), key transfer
+        // (swift-nio), the desktop keyring (libsecret), QR codes out and in (libqrencode, libpng,
+        // zbar, zxing-cpp, libjpeg), the audit.
+        .library(name: "SealKitBackup", targets: ["SealKitBackup"]),
         .library(name: "SealKitTransfer", targets: ["SealKitTransfer"]),
         .library(name: "SealKitKeyring", targets: ["SealKitKeyring"]),
         .library(name: "SealKitQR", targets: ["SealKitQR"]),
@@ -77,8 +79,11 @@ let package = Package(
         .target(name: "SealProfile", dependencies: ["SealCore", "SealJSON"]),
         // QR codes: libqrencode for the symbol, libpng for PNG output.
         .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
-        // Key transfer: sealed offers and replies, Rownd links, paper backups.
-        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealMailbox"]),
+        // Backups: paper backups under a passphrase, SLIP-39 share backups, their word lists, and
+        // the code text (prefixes, parts, key bundles) that transfers share.
+        .target(name: "SealBackup", dependencies: ["SealCore", "SealKeystore"]),
+        // Key transfer: sealed offers and replies, Rownd links.
+        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealMailbox", "SealBackup"]),
         // The magic-wormhole mailbox client: WebSocket through swift-nio, the server protocol's
         // small state machines, and the wormhole client protocol (PAKE, version, phases) on SealCore.
         .target(
@@ -93,13 +98,12 @@ let package = Package(
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
         .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode"]),
-        // Recovery shares: SLIP-39 on SealCore's HMAC-SHA256, PBKDF2 and randomness.
-        .target(name: "SealShares", dependencies: ["SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
         .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
-        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealTransfer", "SealMailbox", "SealShares"]),
+        .target(name: "SealKitBackup", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealBackup"]),
+        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealTransfer", "SealMailbox"]),
         // libsecret and the Secret Service are Linux's: on other platforms the product is SealKit alone.
         .target(
             name: "SealKitKeyring",
@@ -110,7 +114,8 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening", "CBuildInfo", "CEdit",
+                "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening",
+                "CBuildInfo", "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
@@ -118,7 +123,7 @@ let package = Package(
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
             name: "SealKitFuzz",
-            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealShares", "SealScan"]),
+            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealBackup", "SealScan"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore"], path: "Benchmarks/SealKitBench"),
@@ -140,8 +145,8 @@ let package = Package(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
-        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealShares"]),
-        .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
+        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealBackup"]),
+        .testTarget(name: "SealBackupTests", dependencies: ["SealBackup", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
@@ -150,8 +155,9 @@ let package = Package(
         .testTarget(
             name: "SealKitCLITests",
             dependencies: [
-                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit",
-                "SealTestSupport", "SealCore", "SealJSON", "SealKeystore", "SealMailbox", "SealProfile", "SealShares", "SealTransfer",
+                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR",
+                "SealKitAudit", "SealTestSupport", "SealBackup", "SealCore", "SealJSON", "SealKeystore", "SealMailbox", "SealProfile",
+                "SealTransfer",
             ]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXingRead only).

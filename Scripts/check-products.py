@@ -24,6 +24,8 @@ def closure(name):
 
 allowed = {
     "SealKit": ({"SealKit", "SealCore", "SealKeystore", "SealJSON", "SealProfile", "CSodium"}, {"SystemPackage"}),
+    # Backups need what SealKit needs and nothing more: no swift-nio, no QR libraries.
+    "SealKitBackup": ({"SealKitBackup", "SealBackup", "SealKit", "SealCore", "SealKeystore", "SealJSON", "SealProfile", "CSodium"}, {"SystemPackage"}),
 }
 failed = False
 for product, (allowed_targets, allowed_products) in allowed.items():

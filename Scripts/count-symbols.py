@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-products = ["SealKit", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit"]
+products = ["SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit"]
 
 
 def exported(module):

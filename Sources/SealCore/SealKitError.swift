@@ -89,6 +89,33 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         case timedOut
         /// The operation was cancelled (Ctrl-C, or its task).
         case cancelled
+        // Paper and share backups.
+        /// The text is no backup of the kind expected: not SealKit text, or SealKit text of another kind.
+        case notABackup
+        /// The backup is damaged: cut short, mistyped, parts that do not fit, or Argon2id limits SealKit does not run.
+        case damagedBackup
+        /// Parts of the backup are missing, or none was given.
+        case incompleteBackup
+        /// No keys were given to back up.
+        case noKeys
+        /// More keys than one backup or transfer carries, in all or for one id (``SealKitError/keyID``).
+        case tooManyKeys
+        /// A passphrase chosen for a new backup is too short.
+        case passphraseTooShort
+        /// Argon2id could not run (not enough memory).
+        case passphraseKDFFailed
+        /// The backup holds no key for the id asked for (``SealKitError/keyID``).
+        case keyNotInBackup
+        /// Share groups or thresholds that SLIP-39 does not allow.
+        case invalidShareLayout
+        /// A share that does not read as one: a word not on the list, a length, a checksum.
+        case invalidShare
+        /// Shares that do not belong together: of different backups, or one of them damaged.
+        case mismatchedShares
+        /// More shares are needed.
+        case notEnoughShares
+        /// The shares are whole but do not open this bundle: they belong to another backup.
+        case sharesOfAnotherBackup
     }
 
     /// What went wrong.

@@ -5,12 +5,13 @@ import Foundation
 #endif
 import SealCore
 
-/// One id's keys with their history, as key transfer and paper backups carry them from
-/// one keystore to another: the current key first, then retired keys, newest first.
+/// One id's keys with their history, as key transfer and backups carry them from one keystore to
+/// another: the current key first, then retired keys, newest first. Retired keys travel too, so
+/// ciphertexts made before a rotation still open on the receiving side.
 ///
-/// Retired keys travel too, so ciphertexts made before a rotation still open on the
-/// receiving side.
-package struct KeyHistory: Sendable, CustomStringConvertible {
+/// Opaque: it shows the id, the current key's fingerprint and how many keys it holds, never a key.
+/// ``Keystore/exportKeys(_:passphrase:)`` makes histories, ``Keystore/importKeys(_:passphrase:)`` stores them.
+public struct KeyHistory: Sendable, CustomStringConvertible {
     /// One key and when it was made and retired.
     package struct Version: Sendable {
         /// The key.
@@ -33,9 +34,14 @@ package struct KeyHistory: Sendable, CustomStringConvertible {
     }
 
     /// The id the keys belong to.
-    package let id: KeyID
+    public let id: KeyID
     /// The current key first, then retired keys, newest first.
     package let versions: [Version]
+
+    /// The current key's fingerprint, for people to compare on two screens.
+    public var fingerprint: KeyFingerprint { current.fingerprint }
+    /// How many keys travel: the current one and the retired ones.
+    public var keyCount: Int { versions.count }
 
     /// Makes a history, checking its shape.
     /// - Parameters:
@@ -76,7 +82,8 @@ package struct KeyHistory: Sendable, CustomStringConvertible {
     /// The keys as a ring, for encrypting and decrypting.
     package var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key), id: id.rawValue) }
 
-    package var description: String {
+    /// `KeyHistory(alice, current: 3f9a:07c2:d41e:8b65, retired: 1)`: never a key.
+    public var description: String {
         "KeyHistory(\(id), current: \(current.fingerprint), retired: \(versions.count - 1))"
     }
 }

@@ -83,6 +83,36 @@ public struct Keystore: Sendable {
         }
     }
 
+    /// The keys of `ids`, current and retired, unlocked, to carry to another keystore (a transfer, a backup).
+    /// - Parameters:
+    ///   - ids: the ids whose keys to export, each at most once.
+    ///   - passphrase: unlocks protected keys.
+    /// - Throws: ``SealKitError``: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`, ...
+    public func exportKeys(_ ids: [KeyID], passphrase: Passphrase?) throws(SealKitError) -> [KeyHistory] {
+        do {
+            return try ids.map { id throws(KeystoreError) in try storage.history(for: id, passphrase: passphrase) }
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// Stores keys received from another keystore, all of them or none: every id is checked first, and an id
+    /// that holds a different current key here refuses the whole import. The same current key merges (retired
+    /// keys it lacks are added, since they only decrypt).
+    /// - Parameters:
+    ///   - keys: the ids and their keys.
+    ///   - passphrase: protects new entries at rest, and unlocks protected ones already here.
+    /// - Returns: for each id in order, whether anything was written (false: the keys were here already).
+    /// - Throws: ``SealKitError``: `.conflictingKey` naming the id (nothing written), `.wrongPassphrase`, ...
+    @discardableResult
+    public func importKeys(_ keys: [KeyHistory], passphrase: Passphrase?) throws(SealKitError) -> [Bool] {
+        do {
+            return try storage.storeAll(keys, passphrase: passphrase).map { $0 == .stored }
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
     /// Moves `id`'s keys, current and retired, into `destination`, then deletes them here.
     ///
     /// The destination stores all of them or none: an id it lacks gets every key, the same current key

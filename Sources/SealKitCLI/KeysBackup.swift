@@ -60,8 +60,8 @@ extension KeysCommand {
 
         func run() throws {
             let format = TransferFormat.resolve(format)
-            let keystore = try keystoreOptions.keystore()
-            let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
+            let keystore = try keystoreOptions.openKeystore()
+            let histories = try keystoreOptions.exportKeys(keystoreOptions.idsToExport(ids, all: all, in: keystore), from: keystore)
             if let shares, let threshold {
                 return try ShareBackupCommands.backup(
                     histories, groups: [ShareBackupCommands.Group(argument: "\(threshold)/\(shares)")!], groupThreshold: 1,
@@ -73,7 +73,7 @@ extension KeysCommand {
                     check: !noCheck, options: keystoreOptions)
             }
             let (passphrase, made) = try backupPassphrase()
-            let lines = try PaperBackup.seal(histories, passphrase: passphrase)
+            let lines = try PaperBackup.make(histories, passphrase: passphrase)
             TransferDisplay.describe(histories, "Backed up")
             if format == .qr {
                 StandardError.write("Print this or write it down, and keep the passphrase apart from it. Restore with 'sealkit keys restore ID'.\n")
@@ -135,7 +135,7 @@ extension KeysCommand {
 
         func run() throws {
             let named = try ids.map(keyID)
-            let keystore = try keystoreOptions.keystore()
+            let keystore = try keystoreOptions.openKeystore()
             if protect {
                 for id in named {
                     if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
@@ -143,8 +143,8 @@ extension KeysCommand {
             }
             let scanned = qr.isEmpty ? nil : try ImageInput.lines(in: qr)
             if shares {
-                let keys = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
-                return try Self.restore(keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+                let contents = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
+                return try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
             }
             let code: String
             if let scanned {
@@ -156,7 +156,7 @@ extension KeysCommand {
             // A share bundle or damaged text is refused before any passphrase is asked.
             try PaperBackup.check(code)
             let contents = try Self.open(code, options: keystoreOptions)
-            try Self.restore(contents.keys, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+            try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
         }
 
         /// Opens the backup with the given passphrase, else one typed on the terminal, with three tries.
@@ -165,16 +165,17 @@ extension KeysCommand {
         static func open(_ code: String, options: KeystoreOptions) throws -> PaperBackup.Contents {
             if let given = try options.givenPassphrase() {
                 do {
-                    return try PaperBackup.open(code, passphrase: given)
+                    return try PaperBackup.restore(code, passphrase: given)
                 } catch {
-                    guard error == .wrongPassphrase else { throw error }
+                    guard error.reason == .wrongPassphrase else { throw error }
                     let unlisted = PaperBackup.unlistedWords(in: given).positions.map { "word \($0.position)" }
-                    guard !unlisted.isEmpty else { throw TransferError.wrongPassphrase }
+                    guard !unlisted.isEmpty else { throw error }
                     throw CLIFailure(
-                        "\(TransferError.wrongPassphrase) (\(unlisted.joined(separator: ", ")) of the passphrase "
+                        "\(error) (\(unlisted.joined(separator: ", ")) of the passphrase "
                             + "\(unlisted.count == 1 ? "is" : "are") not on SealKit's word list)", status: .noPermission)
                 }
             }
+            var wrong: BackupError?
             for attempt in 1...KeystoreOptions.tries {
                 guard let typed = try KeystoreOptions.ask("Backup passphrase: ") else {
                     throw CLIFailure(
@@ -182,9 +183,10 @@ extension KeysCommand {
                         status: .usage)
                 }
                 do {
-                    return try PaperBackup.open(code, passphrase: typed)
+                    return try PaperBackup.restore(code, passphrase: typed)
                 } catch {
-                    guard error == .wrongPassphrase else { throw error }
+                    guard error.reason == .wrongPassphrase else { throw error }
+                    wrong = error
                     guard attempt < KeystoreOptions.tries else { break }
                     let (unlisted, list) = PaperBackup.unlistedWords(in: typed)
                     for (position, word) in unlisted {
@@ -195,7 +197,7 @@ extension KeysCommand {
                     TerminalPrompt.say("Wrong passphrase, try again (case, hyphens and extra spaces do not matter for one SealKit made).")
                 }
             }
-            throw TransferError.wrongPassphrase
+            throw wrong!
         }
 
         /// Up to three words of `list` nearest to `word`, within two edits.
@@ -204,11 +206,13 @@ extension KeysCommand {
             return near.sorted { $0.1 < $1.1 }.prefix(3).map(\.0)
         }
 
-        /// Lists what `keys` holds (no ids, no `--all`), or stores the ids chosen, all or none, and
-        /// prints one line per id. Shared by passphrase and share backups.
+        /// Lists the ids a backup holds (no ids, no `--all`), or stores the ids chosen, all or none,
+        /// and prints one line per id. Shared by passphrase and share backups.
         static func restore(
-            _ keys: [KeyHistory], ids named: [KeyID], all: Bool, protect: Bool, keystore: any KeyStorage, options: KeystoreOptions
+            _ contents: PaperBackup.Contents, ids named: [KeyID], all: Bool, protect: Bool, keystore: Keystore,
+            options: KeystoreOptions
         ) throws {
+            let keys = contents.keys
             let output = StandardOutput()
             guard all || !named.isEmpty else {
                 for history in keys { try output.write("\(history.id)\n") }
@@ -219,10 +223,7 @@ extension KeysCommand {
             if all {
                 chosen = keys
             } else {
-                chosen = try named.map { id in
-                    guard let history = keys.first(where: { $0.id == id }) else { throw TransferError.notInBackup(id, holds: keys.map(\.id)) }
-                    return history
-                }
+                chosen = try named.map { try contents.history(for: $0) }
                 let others = keys.map(\.id).filter { !named.contains($0) }
                 if !others.isEmpty {
                     StandardError.write(
@@ -236,12 +237,12 @@ extension KeysCommand {
             let ids = chosen.map(\.id)
             let storing = try protect || ids.contains(where: { try keystore.entry(for: $0)?.isProtected == true })
                 ? options.passphrase(forStoring: ids, protect: protect, in: keystore) : nil
-            let outcomes = try keystore.storeAll(chosen, passphrase: storing)
-            if outcomes.contains(.stored) && storing == nil {
+            let outcomes = try keystore.importKeys(chosen, passphrase: storing)
+            if outcomes.contains(true) && storing == nil {
                 StandardError.write("the keys are stored without passphrase protection; restore with --protect to protect them at rest\n")
             }
             for (history, outcome) in zip(chosen, outcomes) {
-                try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
+                try output.write("\(history.id)\t\(history.fingerprint)\t\(outcome ? "imported" : "unchanged")\n")
             }
             try output.flush()
         }

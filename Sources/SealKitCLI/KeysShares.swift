@@ -28,19 +28,19 @@ enum ShareBackupCommands {
 
     /// The SLIP-39 passphrase: the one given (`--passphrase-file`, `SEALKIT_PASSPHRASE`), else asked
     /// on a terminal (Enter for none), else none, as SLIP-39 allows.
-    static func sharesPassphrase(_ options: KeystoreOptions, confirm: Bool) throws -> [UInt8] {
-        if let given = try options.givenPassphrase() { return given.storage.withUnsafeBytes { Array($0) } }
-        guard StandardInput.isTerminal, StandardError.isTerminal else { return [] }
+    static func sharesPassphrase(_ options: KeystoreOptions, confirm: Bool) throws -> Passphrase? {
+        if let given = try options.givenPassphrase() { return given }
+        guard StandardInput.isTerminal, StandardError.isTerminal else { return nil }
         // An empty answer is no passphrase, which SLIP-39 allows.
         guard let first = (try? TerminalPrompt.passphrase("SLIP-39 passphrase for the shares (Enter for none): ")) ?? nil
-        else { return [] }
+        else { return nil }
         if confirm {
             let again = (try? TerminalPrompt.passphrase("The same passphrase again: ")) ?? nil
             guard let again, first.storage.withUnsafeBytes({ a in again.storage.withUnsafeBytes { ConstantTime.equals(a, $0) } }) else {
                 throw CLIFailure("the two passphrases differ: no backup was made", status: .usage)
             }
         }
-        return first.storage.withUnsafeBytes { Array($0) }
+        return first
     }
 
     /// Makes the shares and the bundle and shows them.
@@ -48,18 +48,17 @@ enum ShareBackupCommands {
         _ histories: [KeyHistory], groups: [Group], groupThreshold: Int, format: TransferFormat, sharesDirectory: String?,
         check: Bool, options: KeystoreOptions
     ) throws {
-        var passphrase = try sharesPassphrase(options, confirm: true)
-        defer { ConstantTime.wipe(&passphrase) }
-        let secret = SymmetricKey.generate()
-        let (shares, tag): ([[String]], [UInt8])
+        let passphrase = try sharesPassphrase(options, confirm: true)
+        let made: ShareBackup.Made
         do {
-            (shares, tag) = try SLIP39.split(
-                secret: secret.storage, groupThreshold: groupThreshold, groups: groups.map { ($0.threshold, $0.count) },
-                passphrase: passphrase)
+            made = try ShareBackup.make(
+                histories, groups: groups.map { ShareBackup.Group(threshold: $0.threshold, count: $0.count) },
+                groupThreshold: groupThreshold, passphrase: passphrase)
         } catch {
+            guard error.reason == .invalidShareLayout else { throw error }
             throw CLIFailure("\(error): no backup was made", status: .usage)
         }
-        let bundle = try ShareBackup.seal(histories, secret: secret, sharesTag: tag)
+        let (bundle, shares) = (made.bundle, made.shares)
         TransferDisplay.describe(histories, "Backed up")
         let labels = labels(for: shares, groups: groups, groupThreshold: groupThreshold)
         if let sharesDirectory { try write(shares, labels: labels, bundle: bundle, into: sharesDirectory) }
@@ -105,15 +104,16 @@ enum ShareBackupCommands {
     /// - Throws: `TerminalPrompt.terminalGone` when input ends, so the display never asks forever.
     static func checkCopy(of share: String, label: String) throws -> Bool {
         let words = share.split(separator: " ").map(String.init)
-        let first = Int(SecureRandom.uniform(below: UInt32(words.count)))
-        var second = Int(SecureRandom.uniform(below: UInt32(words.count - 1)))
+        // Which words to ask for is no secret: the system generator is enough.
+        let first = Int.random(in: 0..<words.count)
+        var second = Int.random(in: 0..<(words.count - 1))
         if second >= first { second += 1 }
         StandardError.write("Check the copy of \(label): type two of its words.\n")
         for position in [first, second].sorted() {
-            guard let typed = LineEditor.read("word \(position + 1): ", vocabulary: { _ in SLIP39Words.all }) else {
+            guard let typed = LineEditor.read("word \(position + 1): ", vocabulary: { _ in ShareBackup.Words.all }) else {
                 throw TerminalPrompt.terminalGone
             }
-            guard SLIP39.completingPrefixes(typed) == words[position] else { return false }
+            guard ShareBackup.Words.completing(typed) == words[position] else { return false }
         }
         return true
     }
@@ -167,11 +167,11 @@ enum ShareBackupCommands {
 
     /// Reads the bundle and the shares from stdin, recovers the secret, opens the bundle.
     /// - Parameter lines: the lines scanned from QR codes (`--qr`), in place of stdin.
-    static func open(options: KeystoreOptions, lines: [String]? = nil) throws -> [KeyHistory] {
+    static func open(options: KeystoreOptions, lines: [String]? = nil) throws -> PaperBackup.Contents {
         let interactive = lines == nil && StandardInput.isTerminal
         if interactive { StandardError.write("Paste the sealed bundle (sealkit-shares-v1:...), then the shares, one per line:\n") }
         var bundle: String?
-        var shares: [SLIP39.Share] = []
+        var shares: [ShareBackup.Share] = []
         var failure: CLIFailure?
         /// Takes one line; false once reading should stop.
         func take(_ raw: String, lineNumber: Int) -> Bool {
@@ -189,7 +189,7 @@ enum ShareBackupCommands {
                 return true
             }
             do {
-                let share = try SLIP39.parse(text)
+                let share = try ShareBackup.Share(text)
                 shares.append(share)
                 if interactive { StandardError.write("\(place): share \"\(share.prefix) ...\" accepted\n") }
             } catch {
@@ -197,7 +197,7 @@ enum ShareBackupCommands {
                 return false
             }
             // On a terminal, stop as soon as the shares suffice.
-            return !(interactive && (try? SLIP39.recover(shares)) != nil)
+            return !(interactive && (try? ShareBackup.check(shares)) != nil)
         }
         if let lines {
             // Scanned codes come in any order: the bundle first, then the shares.
@@ -212,31 +212,14 @@ enum ShareBackupCommands {
         }
         if let failure { throw failure }
         guard let bundle else { throw CLIFailure("no share backup on stdin: give the sealed bundle line, then the shares", status: .noInput) }
-        let recovered: SLIP39.EncryptedSecret
         do {
-            recovered = try SLIP39.recover(shares)
+            try ShareBackup.check(shares)
         } catch {
             throw CLIFailure("\(error)", status: .dataError)
         }
-        var passphrase = try sharesPassphrase(options, confirm: false)
-        defer { ConstantTime.wipe(&passphrase) }
-        let recoveredSecret = recovered.decrypt(passphrase: passphrase)
-        guard recoveredSecret.count == SymmetricKey.byteCount else {
-            throw CLIFailure("the shares hold a secret of another length than a SealKit share backup's (32 bytes)", status: .dataError)
-        }
-        let secret = SymmetricKey(storage: recoveredSecret)
-        let opened = Result { () throws(TransferError) in try ShareBackup.open(bundle, secret: secret).keys }
-        switch opened {
-        case .success(let keys):
-            return keys
-        case .failure(let error):
-            guard case .wrongPassphrase = error else { throw error }
-            // The tag tells the right shares under a wrong passphrase from another backup's shares.
-            if (try? ShareBackup.sharesTag(of: bundle)) == recovered.tag {
-                throw CLIFailure("wrong passphrase: the shares are this bundle's, but this SLIP-39 passphrase does not open it", status: .noPermission)
-            }
-            throw CLIFailure("the shares do not open this bundle: they belong to another backup (or a wrong passphrase was given)", status: .dataError)
-        }
+        // Asked only once the shares suffice; a wrong one is told from another backup's shares.
+        let passphrase = try sharesPassphrase(options, confirm: false)
+        return try ShareBackup.restore(bundle: bundle, shares: shares, passphrase: passphrase)
     }
 }
 
@@ -246,10 +229,10 @@ extension ShareBackupCommands {
     /// a share that does not parse or does not fit the others, is refused on its own and asked again.
     /// A word given by its first four letters or more is that word; a share one word off is offered
     /// its correction, which the checksum makes unique. Reading stops once the shares suffice.
-    static func readInteractively(bundle: inout String?) throws -> [SLIP39.Share] {
-        var shares: [SLIP39.Share] = []
+    static func readInteractively(bundle: inout String?) throws -> [ShareBackup.Share] {
+        var shares: [ShareBackup.Share] = []
         while true {
-            let words: [String] = bundle == nil ? [] : SLIP39Words.all
+            let words: [String] = bundle == nil ? [] : ShareBackup.Words.all
             guard let line = LineEditor.read(bundle == nil ? "bundle> " : "share> ", vocabulary: { _ in words }) else { break }
             guard line.utf8.count <= InputLimits.codeLine else {
                 StandardError.write("that line is longer than \(InputLimits.codeLine) bytes and was not taken: paste it again\n")
@@ -265,32 +248,34 @@ extension ShareBackupCommands {
                 bundle = text
                 continue
             }
-            guard let share = parsedOrCorrected(SLIP39.completingPrefixes(text), kept: shares.count) else { continue }
+            guard let share = parsedOrCorrected(ShareBackup.Words.completing(text), kept: shares.count) else { continue }
             let trial = shares + [share]
             do {
-                _ = try SLIP39.recover(trial)
+                try ShareBackup.check(trial)
                 shares = trial
                 StandardError.write("share \"\(share.prefix) ...\" accepted: \(progress(of: shares, latest: share)); that is enough\n")
                 break
-            } catch SLIP39Error.needMore {
+            } catch {
+                guard error.reason == .notEnoughShares else {
+                    StandardError.write("that share was not taken: \(error); \(kept(shares.count)), type the next share\n")
+                    continue
+                }
                 shares = trial
                 StandardError.write("share \"\(share.prefix) ...\" accepted: \(progress(of: shares, latest: share))\n")
-            } catch {
-                StandardError.write("that share was not taken: \(error); \(kept(shares.count)), type the next share\n")
             }
         }
         return shares
     }
 
     /// The share typed, or its one-word correction after asking; nil (having said why) when neither.
-    private static func parsedOrCorrected(_ text: String, kept: Int) -> SLIP39.Share? {
+    private static func parsedOrCorrected(_ text: String, kept: Int) -> ShareBackup.Share? {
         do {
-            return try SLIP39.parse(text)
+            return try ShareBackup.Share(text)
         } catch {
-            if let fix = SLIP39.correction(of: text),
+            if let fix = ShareBackup.Words.correction(of: text),
                 let answer = LineEditor.read("did you mean \"\(fix.word)\" for word \(fix.position)? [Y/n] ", vocabulary: { _ in [] }),
                 ["", "y", "yes"].contains(answer.trimmingBlanks().lowercased()),
-                let share = try? SLIP39.parse(fix.share)
+                let share = try? ShareBackup.Share(fix.share)
             {
                 return share
             }
@@ -304,7 +289,7 @@ extension ShareBackupCommands {
     }
 
     /// "2 of 3 shares (need 1 more)", or with groups "2 of 3 shares for group 1 (need 1 more)".
-    static func progress(of shares: [SLIP39.Share], latest: SLIP39.Share) -> String {
+    static func progress(of shares: [ShareBackup.Share], latest: ShareBackup.Share) -> String {
         let members = Set(shares.filter { $0.groupIndex == latest.groupIndex }.map(\.memberIndex)).count
         let threshold = latest.memberThreshold
         var text = "\(members) of \(threshold) shares"

@@ -267,3 +267,42 @@ enum KeystoreBackend: String, ExpressibleByArgument, CaseIterable {
 
 /// Parses a key id argument.
 func keyID(_ text: String) throws -> KeyID { try KeyID(text) }
+
+extension KeystoreOptions {
+    /// The ids named, or with `all` every id in the namespace: what a backup or transfer carries.
+    func idsToExport(_ names: [String], all: Bool, in keystore: Keystore) throws -> [KeyID] {
+        let ids = all ? try keystore.entries().map(\.id) : try names.map(keyID)
+        guard !ids.isEmpty else { throw CLIFailure("no keys to send: name key ids, or use --all", status: .usage) }
+        guard Set(ids).count == ids.count else { throw ValidationError("each key id may be given once") }
+        return ids
+    }
+
+    /// The ids' keys with their history, unlocked with one passphrase (given, or asked once).
+    func exportKeys(_ ids: [KeyID], from keystore: Keystore) throws -> [KeyHistory] {
+        let protected = try ids.filter { try keystore.entry(for: $0)?.isProtected == true }
+        var passphrase: Passphrase?
+        if let first = protected.first {
+            passphrase = try givenPassphrase()
+                ?? TerminalPrompt.passphrase(protected.count == 1 ? "Passphrase for key '\(first)': " : "Passphrase for the protected keys: ")
+            if passphrase == nil {
+                throw Self.failure(unlocking: first, in: keystore, with: nil)
+                    ?? CLIFailure("key '\(first)' needs a passphrase and none was given", status: .noPermission)
+            }
+        }
+        return try keystore.exportKeys(ids, passphrase: passphrase)
+    }
+
+    /// One passphrase for storing received or restored keys: it unlocks ids already stored and
+    /// protected, and protects new ids (as `keys import` does). With `protect`, an id already
+    /// stored without a passphrase is refused before anything is stored: --protect never leaves
+    /// keys unprotected while saying otherwise.
+    func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: Keystore) throws -> Passphrase? {
+        if protect, let unprotected = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == false }) {
+            throw protectExisting(unprotected)
+        }
+        if let locked = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == true }) {
+            return try passphrase(toUnlock: locked, in: keystore)
+        }
+        return try passphrase(toProtect: protect)
+    }
+}

@@ -1,6 +1,7 @@
 // Every SealKit product: the command line uses them all. (@_exported makes them visible in every file of
 // this target; each product re-exports SealKit.)
 @_exported import SealKitAudit
+@_exported import SealKitBackup
 @_exported import SealKitKeyring
 @_exported import SealKitQR
 @_exported import SealKitTransfer
@@ -12,7 +13,7 @@
 @_exported import SealKeystore
 @_exported import SealMailbox
 @_exported import SealProfile
-@_exported import SealShares
+@_exported import SealBackup
 @_exported import SealTransfer
 #if canImport(SealSecretService)
 @_exported import SealSecretService

@@ -188,6 +188,11 @@ enum ExitStatus: Int32 {
         case .relayUnavailable: self = .unavailable
         case .protocolViolation: self = .protocolError
         case .declined: self = .negative
+        case .keyNotInBackup, .incompleteBackup: self = .noInput
+        case .noKeys, .tooManyKeys, .passphraseTooShort, .invalidShareLayout: self = .usage
+        case .notABackup, .damagedBackup, .passphraseKDFFailed, .invalidShare, .mismatchedShares, .notEnoughShares,
+            .sharesOfAnotherBackup:
+            self = .dataError
         case .wrongCode: self = .noPermission
         case .timedOut: self = .temporaryFailure
         case .cancelled: self = .interrupted
@@ -203,6 +208,7 @@ enum ExitStatus: Int32 {
         }
     }
 
+    /// As `init(_: TransferError)` for the same failures, so backups exit as they did.
     init(_ error: KeystoreError) {
         switch error {
         case .notFound: self = .noInput

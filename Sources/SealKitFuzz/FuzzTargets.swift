@@ -6,7 +6,7 @@ import SealKeystore
 import SealMailbox
 import SealProfile
 import SealScan
-import SealShares
+import SealBackup
 import SealTransfer
 
 /// One parser or decoder under fuzzing. Each target feeds the input to the code that reads
@@ -53,7 +53,7 @@ enum FuzzTarget: String, CaseIterable {
     case network
     /// `PartAssembler`: numbered parts, one per line, in any order.
     case parts
-    /// `PaperBackup.open`: paper backups typed into `keys restore`.
+    /// `PaperBackup.restore`: paper backups typed into `keys restore`.
     case backup
     /// `Auditor`: an exported file, read as JSON and as NDJSON, with a schema and keys.
     case audit
@@ -351,7 +351,7 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func backup(_ bytes: [UInt8]) {
         guard let backupPassphrase else { return }
-        _ = try? PaperBackup.open(String(decoding: bytes, as: UTF8.self), passphrase: backupPassphrase)
+        _ = try? PaperBackup.restore(String(decoding: bytes, as: UTF8.self), passphrase: backupPassphrase)
     }
 
     /// Files the audit target rewrites for each input; the auditor reads paths.
@@ -424,12 +424,8 @@ enum FuzzTarget: String, CaseIterable {
         if let text = String(validating: bytes, as: UTF8.self) {
             let scalars = text.unicodeScalars.count
             check(accepted == (scalars >= PaperBackup.minimumChosenLength), "\(scalars) scalars, accepted: \(accepted)")
-            do {
-                try PaperBackup.checkChosen(passphrase)
-            } catch {
-                guard case .tooShort(let length) = error else { return }
-                check(length == scalars, "counted \(length), the text has \(scalars)")
-            }
+            let length = PaperBackup.chosenLength(of: passphrase)
+            check(length == scalars, "counted \(length), the text has \(scalars)")
         }
     }
 

@@ -1,4 +1,5 @@
 // Key transfer between devices through a magic-wormhole mailbox relay (swift-nio), on top of SealKit.
+// Backups are the SealKitBackup product's.
 @_exported import SealKit
 import SealCore
 import SealKeystore

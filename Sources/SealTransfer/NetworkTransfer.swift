@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SealBackup
 import SealCore
 import SealJSON
 import SealKeystore
@@ -71,7 +72,7 @@ package enum NetworkTransfer {
     /// The keys messages for `keys`: each `kind (u8) ‖ part (u16) ‖ parts (u16) ‖ KeyBundle`,
     /// every id whole in one part, built in guarded memory.
     package static func keysMessages(_ keys: [KeyHistory]) throws(TransferError) -> [SecureBytes] {
-        try KeyBundle.validate(keys)
+        try TransferError.converting { () throws(CodeError) in try KeyBundle.validate(keys) }
         var groups: [[KeyHistory]] = [[]]
         var size = 5 + 2
         for history in keys {
@@ -98,7 +99,7 @@ package enum NetworkTransfer {
     /// Reads one keys message: its part number, the part count, and its keys.
     package static func readKeysMessage(_ message: SecureBytes?) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
         guard let message else { throw .malformed(.reply, reason: "an empty message") }
-        return try message.reading { raw throws(TransferError) in
+        return try TransferError.converting { () throws(CodeError) in try message.reading { raw throws(CodeError) in
             var reader = ByteReader(raw, kind: .reply)
             guard try reader.byte() == keysMessageKind else {
                 throw .malformed(.reply, reason: "not a keys message")
@@ -110,7 +111,7 @@ package enum NetworkTransfer {
             let keys = try KeyBundle.read(from: &reader, as: .reply)
             try reader.finish()
             return (part, parts, keys)
-        }
+        } }
     }
 
     /// The receiver's one answer, as JSON: `{"stored": true}` or `{"stored": false, "reason": "..."}`.

@@ -4,7 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealCore
+import SealBackup
 import SealKeystore
+import SealMailbox
 
 /// The kinds of text key transfer and backups exchange.
 package enum TransferTextKind: String, Sendable, Equatable {
@@ -21,25 +23,15 @@ package enum TransferTextKind: String, Sendable, Equatable {
 
     /// The format version SealKit writes and reads: 2 for offers and replies (the PAKE-authenticated
     /// transfer; version 1 is retired), 1 for parts and backups.
-    package var version: Int {
-        switch self {
-        case .offer, .reply: return 2
-        case .part, .backup, .shares: return 1
-        }
-    }
+    package var version: Int { code.version }
 
     /// The text every code of this kind starts with, such as `sealkit-offer-v2:`.
-    package var prefix: String { "sealkit-\(rawValue)-v\(version):" }
+    package var prefix: String { code.prefix }
 
-    var name: String {
-        switch self {
-        case .offer: return "transfer offer"
-        case .reply: return "transfer reply"
-        case .part: return "part"
-        case .backup: return "paper backup"
-        case .shares: return "share backup bundle"
-        }
-    }
+    /// The text layer's kind of the same name.
+    package var code: CodeKind { CodeKind(rawValue: rawValue)! }
+
+    package init(_ kind: CodeKind) { self.init(rawValue: kind.rawValue)! }
 }
 
 /// Why an offer, reply, part or backup was refused. Each description is one line that
@@ -102,26 +94,6 @@ package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible 
 
     package var description: String {
         switch self {
-        case .notTransferText(let expected):
-            return "not a SealKit \(expected.name): expected one line starting with '\(expected.prefix)'"
-        case .wrongKind(let found, let expected):
-            switch (found, expected) {
-            case (.backup, _):
-                return "this is a paper backup, not a \(expected.name): restore it with 'sealkit keys restore ID'"
-            case (.shares, .backup):
-                return "this is a share backup bundle, not a paper backup: add --shares ('sealkit keys restore --shares --all'), "
-                    + "then paste the bundle and the shares"
-            case (.offer, .reply):
-                return "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER --code CODE'"
-            default:
-                return "this is a SealKit \(found.name), not a \(expected.name): check what was pasted"
-            }
-        case .unsupportedVersion(let kind, let version):
-            return "this \(kind.name) is format \(version), which this SealKit does not read: update sealkit, or make it with a matching version"
-        case .malformed(let kind, let reason):
-            return "the \(kind.name) is damaged (\(reason)): copy it again in full"
-        case .retiredVersion(let kind):
-            return "this \(kind.name) is format v1, retired because a man in the middle could read its keys: update sealkit on both sides and start again with 'sealkit transfer receive --offline'"
         case .wrongCode:
             return "wrong code: the reply does not open with this receiver's code (the sender typed another code, answered another offer, or the reply was altered); nothing was stored; start again with a new 'sealkit transfer receive --offline'"
         case .badCode(let error):
@@ -136,38 +108,71 @@ package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible 
             return "this offer was already used (a reply was tried): start a new 'sealkit transfer receive --offline' for another transfer"
         case .badLifetime(let seconds):
             return "a reply must expire within 1 to 86400 seconds, not \(seconds): choose --expires-in in that range"
-        case .nothingToSend:
-            return "no keys to send: name key ids, or use --all"
-        case .tooLarge(let parts):
-            return "too many keys for one transfer (it would take \(parts) parts, the limit is \(TransferParts.maximumPartCount)): send fewer ids at a time"
-        case .tooManyVersions(let id, let count):
-            return "key id '\(id)' has \(count) keys (current and retired), more than the \(KeyBundle.maximumVersionCount) of one id "
-                + "that a backup or transfer carries, and SealKit has no command that drops retired keys: to keep or move "
-                + "this id, copy its key file as it is (0600, into the same namespace folder; docs/format.md names the file)"
-        case .tooManyKeys(let count):
-            return "\(count) keys in all, more than the \(KeyBundle.maximumKeyCount) one backup or transfer carries: "
-                + "back up or send fewer ids at a time"
-        case .partsFromTwoTransfers:
-            return "these parts come from two different transfers: give only the parts of one, all of them"
-        case .duplicatePart(let index, let count):
-            return "part \(index)/\(count) was given twice: give each part once"
-        case .partsMixedWithWhole:
-            return "a whole code and parts were mixed: give either one whole line, or every part of one transfer"
-        case .missingParts(let missing, let count):
-            return "the input ended before every part arrived (missing \(missing.map(String.init).joined(separator: ", ")) of \(count)): give all \(count) parts"
-        case .partsDoNotFit:
-            return "the parts do not fit together (one was altered, or copied wrongly): copy them again"
-        case .noInput(let kind):
-            return "no \(kind.name) on stdin: give it as one line, or one line per part"
-        case .wrongPassphrase:
-            return "wrong passphrase for this backup, or the backup was altered: nothing was stored"
-        case .unsupportedKDF:
-            return "the backup asks for Argon2id limits SealKit does not run: it is damaged or from an incompatible tool"
-        case .passphraseKDF(let error):
-            return error.description
-        case .notInBackup(let id, let holds):
-            let listed = holds.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (holds.count > 10 ? ", ..." : "")
-            return "the backup holds no key for '\(id)' (it holds \(listed)): give an id it holds"
+        default:
+            // Every other case is the text layer's (above).
+            return "\(CodeError(self)!)"
+        }
+    }
+
+    /// The text layer's error as a transfer's.
+    package init(_ error: CodeError) {
+        switch error {
+        case .notCodeText(let expected): self = .notTransferText(expected: TransferTextKind(expected))
+        case .wrongKind(let found, let expected): self = .wrongKind(found: TransferTextKind(found), expected: TransferTextKind(expected))
+        case .unsupportedVersion(let kind, let version): self = .unsupportedVersion(TransferTextKind(kind), version: version)
+        case .retiredVersion(let kind): self = .retiredVersion(TransferTextKind(kind))
+        case .malformed(let kind, let reason): self = .malformed(TransferTextKind(kind), reason: reason)
+        case .nothingToSend: self = .nothingToSend
+        case .tooLarge(let parts): self = .tooLarge(parts: parts)
+        case .tooManyVersions(let id, let count): self = .tooManyVersions(id, count: count)
+        case .tooManyKeys(let count): self = .tooManyKeys(count: count)
+        case .partsFromTwoTransfers: self = .partsFromTwoTransfers
+        case .duplicatePart(let index, let count): self = .duplicatePart(index: index, count: count)
+        case .partsMixedWithWhole: self = .partsMixedWithWhole
+        case .missingParts(let missing, let count): self = .missingParts(missing, count: count)
+        case .partsDoNotFit: self = .partsDoNotFit
+        case .noInput(let kind): self = .noInput(TransferTextKind(kind))
+        case .wrongPassphrase: self = .wrongPassphrase
+        case .unsupportedKDF: self = .unsupportedKDF
+        case .passphraseKDF(let error): self = .passphraseKDF(error)
+        case .notInBackup(let id, let holds): self = .notInBackup(id, holds: holds)
+        }
+    }
+
+    /// Runs `body`, giving its text-layer error as a transfer's.
+    package static func converting<R>(_ body: () throws(CodeError) -> R) throws(TransferError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw TransferError(error)
+        }
+    }
+}
+
+extension CodeError {
+    /// The text layer's case a transfer error is, if it is one of those.
+    init?(_ error: TransferError) {
+        switch error {
+        case .notTransferText(let expected): self = .notCodeText(expected: expected.code)
+        case .wrongKind(let found, let expected): self = .wrongKind(found: found.code, expected: expected.code)
+        case .unsupportedVersion(let kind, let version): self = .unsupportedVersion(kind.code, version: version)
+        case .retiredVersion(let kind): self = .retiredVersion(kind.code)
+        case .malformed(let kind, let reason): self = .malformed(kind.code, reason: reason)
+        case .nothingToSend: self = .nothingToSend
+        case .tooLarge(let parts): self = .tooLarge(parts: parts)
+        case .tooManyVersions(let id, let count): self = .tooManyVersions(id, count: count)
+        case .tooManyKeys(let count): self = .tooManyKeys(count: count)
+        case .partsFromTwoTransfers: self = .partsFromTwoTransfers
+        case .duplicatePart(let index, let count): self = .duplicatePart(index: index, count: count)
+        case .partsMixedWithWhole: self = .partsMixedWithWhole
+        case .missingParts(let missing, let count): self = .missingParts(missing, count: count)
+        case .partsDoNotFit: self = .partsDoNotFit
+        case .noInput(let kind): self = .noInput(kind.code)
+        case .wrongPassphrase: self = .wrongPassphrase
+        case .unsupportedKDF: self = .unsupportedKDF
+        case .passphraseKDF(let error): self = .passphraseKDF(error)
+        case .notInBackup(let id, let holds): self = .notInBackup(id, holds: holds)
+        case .wrongCode, .badCode, .expired, .expiresTooLate, .madeInTheFuture, .offerUsed, .badLifetime: return nil
         }
     }
 }

@@ -3,8 +3,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SealBackup
 import SealCore
 import SealKeystore
+import SealMailbox
 
 /// What a receiver shows to ask for keys offline: its SPAKE2 message, as
 /// `sealkit-offer-v2:<base64url of SPAKE2 message (33) ‖ check (4)>`.
@@ -36,7 +38,7 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
     /// - Parameter text: the offer's one line; surrounding whitespace is ignored.
     /// - Throws: `TransferError` when it is not a version 2 offer, or is damaged.
     package init(_ text: String) throws(TransferError) {
-        let body = try TransferText.checkedBody(of: TransferText.trimmed(text), as: .offer)
+        let body = try TransferError.converting { () throws(CodeError) in try CodeText.checkedBody(of: CodeText.trimmed(text), as: .offer) }
         guard body.count == SPAKE2Symmetric.messageByteCount else {
             throw .malformed(.offer, reason: "it holds \(body.count) bytes, an offer holds \(SPAKE2Symmetric.messageByteCount)")
         }
@@ -44,7 +46,7 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
     }
 
     /// The offer's one line of text, for the sender.
-    package var text: String { TransferText.checkedText(message, as: .offer) }
+    package var text: String { CodeText.checkedText(message, as: .offer) }
 
     package var description: String { "TransferOffer(\(text))" }
 
@@ -66,7 +68,7 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
         sending keys: [KeyHistory], code: WormholeCode, expiresIn: TimeInterval = defaultLifetime, now: Date = Date()
     ) throws(TransferError) -> [String] {
         guard expiresIn >= 1, expiresIn <= Self.maximumLifetime else { throw .badLifetime(seconds: Int(expiresIn)) }
-        try KeyBundle.validate(keys)
+        try TransferError.converting { () throws(CodeError) in try KeyBundle.validate(keys) }
         let created = unixTime(now)
         return try sealReply(sending: keys, code: code, created: created, expires: created + Int64(expiresIn.rounded(.down)))
     }
@@ -94,7 +96,7 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
         }
         let replyKey = Self.replyKey(key)
         let sealed = nonce.map { replyKey.seal(plaintext, nonce: $0) } ?? replyKey.seal(plaintext)
-        return try TransferParts.split(TransferText.checkedText(spake.message + sealed, as: .reply))
+        return try TransferParts.split(CodeText.checkedText(spake.message + sealed, as: .reply))
     }
 
     // MARK: Shared with the receiver
@@ -109,4 +111,3 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
     static func replyKey(_ key: WormholeKey) -> WormholeKey { key.derive(purpose: replyPurpose) }
 }
 
-typealias TransferKind = TransferTextKind

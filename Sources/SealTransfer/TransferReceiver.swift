@@ -3,8 +3,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SealBackup
 import SealCore
 import SealKeystore
+import SealMailbox
 
 /// The receiving side of an offline transfer: makes a one-time code and SPAKE2 exchange,
 /// kept only in memory, shows the offer and (separately) the code, and accepts exactly one
@@ -82,8 +84,8 @@ package final class TransferReceiver: @unchecked Sendable {
             throw .wrongCode
         }
         guard let plaintext else { throw .malformed(.reply, reason: "empty") }
-        let (created, expires, keys) = try plaintext.reading {
-            (raw) throws(TransferError) -> (Int64, Int64, [KeyHistory]) in
+        let (created, expires, keys) = try TransferError.converting { () throws(CodeError) in try plaintext.reading {
+            (raw) throws(CodeError) -> (Int64, Int64, [KeyHistory]) in
             var reader = ByteReader(raw, kind: .reply)
             let version = try reader.byte()
             guard version == TransferOffer.replyFormatVersion else {
@@ -95,7 +97,7 @@ package final class TransferReceiver: @unchecked Sendable {
             let keys = try KeyBundle.read(from: &reader, as: .reply)
             try reader.finish()
             return (created, expires, keys)
-        }
+        } }
         guard expires > created else { throw .malformed(.reply, reason: "it expires before it was made") }
         let createdDate = Date(timeIntervalSince1970: TimeInterval(created))
         let expiresDate = Date(timeIntervalSince1970: TimeInterval(expires))
@@ -110,7 +112,7 @@ package final class TransferReceiver: @unchecked Sendable {
     /// The sender's SPAKE2 message and the sealed box of a reply: `sealkit-reply-v2:` and
     /// base64url of message (33) ‖ nonce (24) ‖ secretbox ‖ check (4).
     private static func parse(_ text: String) throws(TransferError) -> ([UInt8], [UInt8]) {
-        let body = try TransferText.checkedBody(of: TransferText.trimmed(text), as: .reply)
+        let body = try TransferError.converting { () throws(CodeError) in try CodeText.checkedBody(of: CodeText.trimmed(text), as: .reply) }
         let messageCount = SPAKE2Symmetric.messageByteCount
         guard body.count > messageCount + WormholeKey.sealOverhead else { throw .malformed(.reply, reason: "truncated") }
         return (Array(body[..<messageCount]), Array(body[messageCount...]))

@@ -5,5 +5,5 @@
 @_exported import SealKeystore
 @_exported import SealMailbox
 @_exported import SealProfile
-@_exported import SealShares
+@_exported import SealBackup
 @_exported import SealTransfer

@@ -1,5 +1,5 @@
 import Foundation
-import SealShares
+import SealBackup
 import SealTestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
+import SealBackup
 import SealCore
 import SealKeystore
+import SealMailbox
 import Testing
 
 @testable import SealTransfer
@@ -62,7 +64,7 @@ struct SealedTransferTests {
         let material = key.current.storage.withUnsafeBytes(Array.init)
         for text in [line, receiver.offer.text] {
             #expect(!text.contains(Base64.encode(material)))
-            #expect(!text.contains(TransferText.encode(material)))
+            #expect(!text.contains(CodeText.encode(material)))
             // The words (the secret part; the nameplate is a number that base64 holds anyway).
             for word in receiver.code.revealedText.split(separator: "-").dropFirst() { #expect(!text.contains(word)) }
         }
@@ -107,13 +109,13 @@ struct SealedTransferTests {
         let receiver = TransferReceiver()
         let line = try Self.reply(to: receiver, [try history("u")])
         let prefix = "sealkit-reply-v2:"
-        let body = try #require(TransferText.decode(line.dropFirst(prefix.count)))
+        let body = try #require(CodeText.decode(line.dropFirst(prefix.count)))
         // Every position, message, nonce, box or check: the check finds the change.
         for position in [0, 1, 20, 33, 40, 57, 60, 100, body.count - 5, body.count - 1] {
             var changed = body
             changed[position] ^= 0x01
             #expect(throws: TransferError.malformed(.reply, reason: "cut short or mistyped: its check does not match"), "byte \(position)") {
-                try receiver.accept(prefix + TransferText.encode(changed))
+                try receiver.accept(prefix + CodeText.encode(changed))
             }
         }
         #expect(throws: TransferError.malformed(.reply, reason: "cut short or mistyped: its check does not match")) {
@@ -136,9 +138,9 @@ struct SealedTransferTests {
         // Someone who alters the box and recomputes the public check: the box does not open.
         let receiver = TransferReceiver()
         let line = try Self.reply(to: receiver, [try history("u")])
-        var body = try TransferText.checkedBody(of: Substring(line), as: .reply)
+        var body = try CodeText.checkedBody(of: Substring(line), as: .reply)
         body[50] ^= 0x01
-        #expect(throws: TransferError.wrongCode) { try receiver.accept(TransferText.checkedText(body, as: .reply)) }
+        #expect(throws: TransferError.wrongCode) { try receiver.accept(CodeText.checkedText(body, as: .reply)) }
     }
 
     @Test func retiredVersion1IsRefusedWithItsReason() throws {
@@ -198,7 +200,7 @@ struct SealedTransferTests {
         #expect(throws: TransferError.malformed(.offer, reason: "truncated")) { try TransferOffer("sealkit-offer-v2:AAAA") }
         #expect(throws: TransferError.unsupportedVersion(.offer, version: "v9")) { try TransferOffer("sealkit-offer-v9:AAAA") }
         // A check that matches around a message that is no SPAKE2 element: the sender refuses to answer.
-        let notOnCurve = TransferText.checkedText([UInt8(ascii: "S"), 2] + [UInt8](repeating: 0, count: 31), as: .offer)
+        let notOnCurve = CodeText.checkedText([UInt8(ascii: "S"), 2] + [UInt8](repeating: 0, count: 31), as: .offer)
         let offer = try TransferOffer(notOnCurve)
         #expect(throws: TransferError.malformed(.offer, reason: SPAKE2Error.invalidElement.description)) {
             try offer.reply(sending: [try history("u")], code: WormholeCode.generate())

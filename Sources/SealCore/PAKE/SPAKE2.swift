@@ -4,10 +4,13 @@ import CSodium
 /// `SPAKE2_Symmetric` with its default parameters, which magic-wormhole speaks.
 ///
 /// Both sides make one with the same password (a wormhole code) and identity (the app id),
-/// send each other their `message`, and call `finish(peerMessage:)`. With the same password
-/// both get the same `WormholeKey`; with different passwords each gets a key the other cannot
+/// send each other their `message`, and call `sharedSecret(peerMessage:)`. With the same password
+/// both get the same 32-byte secret; with different passwords each gets a secret the other cannot
 /// use, and an eavesdropper or a man in the middle learns nothing that lets it test more than
 /// one password guess per exchange.
+///
+/// This is the group arithmetic alone, package-only: the magic-wormhole client (SealMailbox) makes
+/// its codes, keys and phase keys from it, so SealCore stays the only code that calls libsodium.
 ///
 /// The group arithmetic is libsodium's (`crypto_core_ed25519_*`,
 /// `crypto_scalarmult_ed25519_*noclamp`); the secret scalars live in guarded memory and are
@@ -15,9 +18,9 @@ import CSodium
 /// because reusing the secret scalar with a second peer message could reveal the key.
 ///
 /// ```swift
-/// let mine = SPAKE2Symmetric(code: code, appID: "sealkit/key-transfer/v1")
+/// let mine = SPAKE2Symmetric(password: code, identity: Array("sealkit/key-transfer/v1".utf8))
 /// send(mine.message)
-/// let key = try mine.finish(peerMessage: received)
+/// let secret = try mine.sharedSecret(peerMessage: received)
 /// ```
 ///
 /// `@unchecked Sendable`: every stored property is immutable (guarded bytes that are never written
@@ -58,15 +61,6 @@ package final class SPAKE2Symmetric: @unchecked Sendable {
     ///   - identity: the symmetric identity both sides share, such as the app id.
     package convenience init(password: some ContiguousByteSource, identity: some ContiguousByteSource) {
         self.init(password: password, identity: identity, entropy: SecureRandom.bytes(count:))
-    }
-
-    /// Starts an exchange for a wormhole code, with the app id as the identity, as
-    /// magic-wormhole does (`SPAKE2_Symmetric(code, idSymmetric=appid)`).
-    /// - Parameters:
-    ///   - code: the code both people share.
-    ///   - appID: the application id, such as `sealkit/key-transfer/v1`.
-    package convenience init(code: WormholeCode, appID: String) {
-        self.init(password: code.storage, identity: Array(appID.utf8))
     }
 
     /// Starts an exchange with the given source of entropy: tests pass fixed bytes to
@@ -121,13 +115,13 @@ package final class SPAKE2Symmetric: @unchecked Sendable {
     /// Completes the exchange with the other side's message.
     ///
     /// - Parameter peerMessage: the 33 bytes the other side sent.
-    /// - Returns: the shared key. It matches the other side's only when both used the same
-    ///   password; a wrong password shows up later, when the other side's first sealed
-    ///   message does not open.
+    /// - Returns: the shared secret, 32 bytes in guarded memory. It matches the other side's only
+    ///   when both used the same password; a wrong password shows up later, when the other side's
+    ///   first sealed message does not open.
     /// - Throws: `SPAKE2Error` for a message of the wrong length, from an asymmetric side,
     ///   holding an invalid or small-order element, reflecting our own message, or when this
     ///   exchange already finished.
-    package func finish(peerMessage: [UInt8]) throws(SPAKE2Error) -> WormholeKey {
+    package func sharedSecret(peerMessage: [UInt8]) throws(SPAKE2Error) -> SecureBytes {
         let alreadyFinished = lock.withLock {
             defer { finished = true }
             return finished
@@ -191,7 +185,7 @@ package final class SPAKE2Symmetric: @unchecked Sendable {
                     bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
             }
         }
-        return WormholeKey(storage: key)
+        return key
     }
 
     /// python-spake2's `password_to_scalar`: HKDF-SHA256 (salt "", info "SPAKE2 pw") to 48 bytes,

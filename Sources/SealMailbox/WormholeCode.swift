@@ -1,4 +1,4 @@
-import CSodium
+import SealCore
 
 /// A magic-wormhole code such as `7-guitarist-revenge`: a nameplate number and two words
 /// of the PGP word list, the first from its odd list and the second from its even list.
@@ -28,26 +28,24 @@ package struct WormholeCode: Sendable {
         ConstantTime.wipe(&text)
     }
 
-    /// A new code with two words from libsodium's randomness (`randombytes_uniform`).
+    /// A new code with two words from libsodium's randomness (`SecureRandom.uniform`, no modulo bias).
     /// - Parameter nameplate: the nameplate the mailbox server allocated.
     /// - Returns: the code.
     /// - Throws: `WormholeCodeError.badNameplate` unless the nameplate is decimal digits.
     package static func generate(nameplate: String) throws(WormholeCodeError) -> WormholeCode {
         let nameplate = try canonicalNameplate(nameplate)
-        Sodium.ready
         return WormholeCode(
             nameplate: nameplate,
-            oddWord: PGPWordList.odd[Int(randombytes_uniform(256))],
-            evenWord: PGPWordList.even[Int(randombytes_uniform(256))])
+            oddWord: PGPWordList.odd[Int(SecureRandom.uniform(below: 256))],
+            evenWord: PGPWordList.even[Int(SecureRandom.uniform(below: 256))])
     }
 
     /// A new code for a transfer without a mailbox server: a nameplate from 1 to 99 (part of
     /// the secret there, as no server sees it) and two words, all from libsodium's randomness.
     /// - Returns: the code.
     package static func generate() -> WormholeCode {
-        Sodium.ready
         // The nameplate is valid by construction.
-        return try! generate(nameplate: String(randombytes_uniform(99) + 1))
+        return try! generate(nameplate: String(SecureRandom.uniform(below: 99) + 1))
     }
 
     /// Reads a code someone typed.

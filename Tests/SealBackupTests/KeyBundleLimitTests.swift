@@ -3,7 +3,7 @@ import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealTransfer
+@testable import SealBackup
 
 /// Issue 13: every key read is one guarded allocation, so a peer that knows the code must not be
 /// able to make a receiver allocate keys until the memory mappings run out and it crashes.
@@ -29,7 +29,7 @@ struct KeyBundleLimitTests {
         let keys = try Self.tooManyKeys()
         #expect(KeyBundle.keyCount(of: keys) > KeyBundle.maximumKeyCount)
         // The sender refuses to make such a transfer; one id fewer is within the limit.
-        #expect(throws: TransferError.self) { try KeyBundle.validate(keys) }
+        #expect(throws: CodeError.self) { try KeyBundle.validate(keys) }
         #expect(throws: Never.self) { try KeyBundle.validate(Array(keys.dropLast())) }
 
         // A peer that writes one anyway: the receiver refuses it once the count passes the limit.
@@ -55,10 +55,10 @@ struct KeyBundleVersionLimitTests {
 
     @Test func anIdOfMoreThan255KeysIsRefusedNamingTheIdAndTheBound() throws {
         let alice = try Self.history("alice", keys: 256)
-        #expect(throws: TransferError.tooManyVersions(alice.id, count: 256)) { try KeyBundle.validate([alice]) }
+        #expect(throws: CodeError.tooManyVersions(alice.id, count: 256)) { try KeyBundle.validate([alice]) }
         let passphrase = try Passphrase("correct horse battery staple")
         do {
-            _ = try PaperBackup.seal([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
+            _ = try PaperBackup.make([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
             Issue.record("a backup of 256 keys of one id was made")
         } catch {
             let message = error.description
@@ -72,15 +72,15 @@ struct KeyBundleVersionLimitTests {
     @Test func anIdOf255KeysIsCarried() throws {
         let alice = try Self.history("alice", keys: 255)
         let passphrase = try Passphrase("correct horse battery staple")
-        let lines = try PaperBackup.seal([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
-        let opened = try PaperBackup.open(try TransferParts.join(lines), passphrase: passphrase)
+        let lines = try PaperBackup.make([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
+        let opened = try PaperBackup.restore(lines.joined(separator: "\n"), passphrase: passphrase)
         #expect(opened.keys.first?.versions.count == 255)
     }
 
     @Test func moreThan4096KeysInAllAreRefusedAsSuch() throws {
         let keys = try KeyBundleLimitTests.tooManyKeys()
         let count = KeyBundle.keyCount(of: keys)
-        #expect(throws: TransferError.tooManyKeys(count: count)) { try KeyBundle.validate(keys) }
+        #expect(throws: CodeError.tooManyKeys(count: count)) { try KeyBundle.validate(keys) }
     }
 }
 
@@ -100,7 +100,7 @@ struct KeyBundleTimeTests {
     static func refusal(reading bytes: [UInt8]) -> String? {
         bytes.withUnsafeBytes { raw -> String? in
             var reader = ByteReader(raw, kind: .reply)
-            do throws(TransferError) {
+            do throws(CodeError) {
                 _ = try KeyBundle.read(from: &reader, as: .reply)
                 return nil
             } catch {

@@ -9,36 +9,45 @@ import SealKeystore
 /// Keys sealed under a passphrase, to print or write down and restore later:
 /// `sealkit-backup-v1:<base64url>`, split into parts when long.
 ///
+/// ```swift
+/// let passphrase = PaperBackup.makePassphrase()          // six words to write down
+/// let lines = try PaperBackup.make(keys, passphrase: passphrase)
+/// // ... later, on another device:
+/// let restored = try PaperBackup.restore(lines.joined(separator: "\n"), passphrase: passphrase)
+/// ```
+///
 /// The passphrase goes through Argon2id (libsodium's moderate limits: 3 passes,
 /// 256 MiB) with a random salt; the keys are sealed with XSalsa20-Poly1305 under the
 /// result. The limits and salt travel in the backup, so it opens wherever SealKit runs.
-package enum PaperBackup {
+public enum PaperBackup {
     /// What an opened backup holds.
-    package struct Contents: Sendable {
+    public struct Contents: Sendable {
         /// When the backup was made.
-        package let created: Date
+        public let created: Date
         /// Each id's keys, current first, in the order backed up.
-        package let keys: [KeyHistory]
+        public let keys: [KeyHistory]
 
         /// The keys stored under `id`.
-        /// - Throws: `.notInBackup` naming the ids the backup does hold.
-        package func history(for id: KeyID) throws(TransferError) -> KeyHistory {
-            guard let found = keys.first(where: { $0.id == id }) else { throw .notInBackup(id, holds: keys.map(\.id)) }
+        /// - Parameter id: the key id asked for.
+        /// - Returns: the id's keys, current first.
+        /// - Throws: `SealKitError` with reason `.keyNotInBackup`, naming the ids the backup does hold.
+        public func history(for id: KeyID) throws(SealKitError) -> KeyHistory {
+            guard let found = keys.first(where: { $0.id == id }) else { throw BackupError(.notInBackup(id, holds: keys.map(\.id))) }
             return found
         }
     }
 
     /// Words in a passphrase SealKit makes: 6 × log2(7,776) ≈ 77.5 bits.
-    package static let generatedWordCount = 6
+    public static let generatedWordCount = 6
     /// The fewest characters (Unicode scalars) of a passphrase the user chooses for a backup.
-    package static let minimumChosenLength = 12
+    public static let minimumChosenLength = 12
 
     /// Makes a backup passphrase: words of the EFF large word list chosen with libsodium's
     /// generator, separated by spaces. Each word adds log2(7,776) ≈ 12.9 bits, so the default six
     /// give 77.5 bits; at Argon2id's moderate cost per guess that is out of reach of offline guessing.
     /// - Parameter wordCount: how many words; at least `generatedWordCount`.
     /// - Returns: the passphrase, in guarded memory.
-    package static func makePassphrase(wordCount: Int = generatedWordCount) -> Passphrase {
+    public static func makePassphrase(wordCount: Int = generatedWordCount) -> Passphrase {
         precondition(wordCount >= generatedWordCount, "a backup passphrase has at least \(generatedWordCount) words")
         let words = EFFWordList.words
         var bytes: [UInt8] = []
@@ -54,11 +63,23 @@ package enum PaperBackup {
 
     /// Checks a passphrase the user chose for a new backup: at least `minimumChosenLength`
     /// characters, so a stolen printout is not opened by a short guess.
-    /// - Throws: `BackupPassphraseError.tooShort` with the length found.
-    package static func checkChosen(_ passphrase: Passphrase) throws(BackupPassphraseError) {
-        // Count scalars from the bytes, so the passphrase is never copied into a String.
-        let length = passphrase.storage.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
-        guard length >= minimumChosenLength else { throw .tooShort(length: length) }
+    /// - Parameter passphrase: the passphrase the user chose.
+    /// - Throws: `SealKitError` with reason `.passphraseTooShort`, saying the length found.
+    public static func checkChosen(_ passphrase: Passphrase) throws(SealKitError) {
+        let length = chosenLength(of: passphrase)
+        guard length >= minimumChosenLength else {
+            throw BackupError(
+                .passphraseTooShort,
+                "a backup passphrase you choose needs at least \(minimumChosenLength) characters "
+                    + "(this one has \(length)); choose a longer one, or give none and SealKit makes one of "
+                    + "\(generatedWordCount) words")
+        }
+    }
+
+    /// The characters (Unicode scalars) of a passphrase, counted from its bytes so that it is
+    /// never copied into a String.
+    package static func chosenLength(of passphrase: Passphrase) -> Int {
+        passphrase.storage.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
     }
 
     static let formatVersion: UInt8 = 1
@@ -70,15 +91,22 @@ package enum PaperBackup {
     ///   - passphrase: the backup passphrase; it alone opens the backup.
     ///   - now: the time the backup counts as made.
     /// - Returns: the backup's lines: one, or numbered parts when it is too long for one QR code.
-    /// - Throws: `TransferError` for no keys, too many keys, or when Argon2id cannot run.
-    package static func seal(_ keys: [KeyHistory], passphrase: Passphrase, now: Date = Date()) throws(TransferError) -> [String] {
-        try seal(keys, passphrase: passphrase, kdf: .moderate, now: now)
+    /// - Throws: `SealKitError` for no keys (`.noKeys`), too many keys (`.tooManyKeys`), or when
+    ///   Argon2id cannot run (`.passphraseKDFFailed`).
+    public static func make(_ keys: [KeyHistory], passphrase: Passphrase, now: Date = Date()) throws(SealKitError) -> [String] {
+        try make(keys, passphrase: passphrase, kdf: .moderate, now: now)
     }
 
-    /// `seal` with other Argon2id limits: tests and format vectors use `.interactive` to stay fast.
-    static func seal(
+    /// `make` with other Argon2id limits: tests and format vectors use `.interactive` to stay fast.
+    static func make(
         _ keys: [KeyHistory], passphrase: Passphrase, kdf: PassphraseKDF, now: Date
-    ) throws(TransferError) -> [String] {
+    ) throws(SealKitError) -> [String] {
+        try BackupError.converting { () throws(CodeError) in try seal(keys, passphrase: passphrase, kdf: kdf, now: now) }
+    }
+
+    private static func seal(
+        _ keys: [KeyHistory], passphrase: Passphrase, kdf: PassphraseKDF, now: Date
+    ) throws(CodeError) -> [String] {
         try KeyBundle.validate(keys)
         let salt = PassphraseKDF.makeSalt()
         let key: SymmetricKey
@@ -98,7 +126,7 @@ package enum PaperBackup {
         for value in [kdf.opsLimit, kdf.memLimit] { header += (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
         header += salt
         let sealed = SecretWrap.seal(plaintext, using: key)
-        return try TransferParts.split(TransferKind.backup.prefix + TransferText.encode(header + sealed))
+        return try CodeParts.split(CodeKind.backup.prefix + CodeText.encode(header + sealed))
     }
 
     /// Opens a backup.
@@ -108,19 +136,24 @@ package enum PaperBackup {
     /// as at least `generatedWordCount` words of SealKit's word list (see `listForm(of:)`), its
     /// list form is tried too: a generated passphrase opens however it was written down.
     /// - Parameters:
-    ///   - text: the backup's line (join parts first with `TransferParts` or `PartAssembler`).
+    ///   - text: the backup: its one line, or its parts one per line in any order (blank lines skipped).
     ///   - passphrase: the backup passphrase.
     /// - Returns: the backup's keys.
-    /// - Throws: `.wrongPassphrase` when the passphrase is wrong or the backup was
-    ///   altered (the two cannot be told apart), else `TransferError` for damaged text.
-    package static func open(_ text: String, passphrase: Passphrase) throws(TransferError) -> Contents {
+    /// - Throws: `SealKitError` with reason `.wrongPassphrase` when the passphrase is wrong or the
+    ///   backup was altered (the two cannot be told apart); else for text that is not a backup,
+    ///   is damaged or incomplete, or when Argon2id cannot run.
+    public static func restore(_ text: String, passphrase: Passphrase) throws(SealKitError) -> Contents {
+        try BackupError.converting { () throws(CodeError) in try open(text, passphrase: passphrase) }
+    }
+
+    static func open(_ text: String, passphrase: Passphrase) throws(CodeError) -> Contents {
         let body = try body(of: text)
         let field = { (offset: Int) in body[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
         let kdf = PassphraseKDF(opsLimit: field(0), memLimit: field(8))
         guard kdf.isAcceptable else { throw .unsupportedKDF }
         let salt = Array(body[16..<headerByteCount])
         let sealed = Array(body[headerByteCount...])
-        func attempt(_ passphrase: Passphrase) throws(TransferError) -> SecureBytes? {
+        func attempt(_ passphrase: Passphrase) throws(CodeError) -> SecureBytes? {
             let key: SymmetricKey
             do {
                 key = try kdf.deriveKey(from: passphrase, salt: salt)
@@ -136,7 +169,7 @@ package enum PaperBackup {
             opened = try attempt(listed)
         }
         guard let plaintext = opened else { throw .wrongPassphrase }
-        return try plaintext.reading { (raw) throws(TransferError) -> Contents in
+        return try plaintext.reading { (raw) throws(CodeError) -> Contents in
             var reader = ByteReader(raw, kind: .backup)
             let version = try reader.byte()
             guard version == formatVersion else {
@@ -151,17 +184,30 @@ package enum PaperBackup {
     }
 
     /// Checks that `text` is a paper backup whole enough to ask for its passphrase.
-    /// - Throws: what `open` throws for text that is not a backup or is damaged.
-    package static func check(_ text: String) throws(TransferError) {
-        _ = try body(of: text)
+    /// - Parameter text: the backup, as `restore(_:passphrase:)` takes it.
+    /// - Throws: what `restore(_:passphrase:)` throws for text that is not a backup, or is damaged
+    ///   or incomplete.
+    public static func check(_ text: String) throws(SealKitError) {
+        _ = try BackupError.converting { () throws(CodeError) in try body(of: text) }
     }
 
-    private static func body(of text: String) throws(TransferError) -> [UInt8] {
-        let body = try TransferText.body(of: TransferText.trimmed(text), as: .backup)
+    private static func body(of text: String) throws(CodeError) -> [UInt8] {
+        let body = try CodeText.body(of: CodeText.trimmed(try whole(text)), as: .backup)
         guard body.count > headerByteCount + FieldCipher.minimumByteCount else {
             throw .malformed(.backup, reason: "truncated")
         }
         return body
+    }
+
+    /// The whole backup: `text` itself when it holds one line, else its parts joined.
+    private static func whole(_ text: String) throws(CodeError) -> String {
+        let lines = text.split(whereSeparator: \.isNewline).filter { !CodeText.trimmed($0).isEmpty }
+        guard lines.count > 1 else { return text }
+        var assembler = CodeAssembler()
+        for line in lines {
+            if let whole = try assembler.add(String(line)) { return whole }
+        }
+        throw assembler.incompleteError(expecting: .backup)
     }
 
     /// A passphrase read as words of SealKit's word list, the way people write them down: letters in
@@ -171,7 +217,7 @@ package enum PaperBackup {
     /// - Parameter passphrase: the passphrase as typed.
     /// - Returns: the words in lower case joined by single spaces, which is how `makePassphrase`
     ///   writes them, when there are at least `generatedWordCount` and each is on the list; else nil.
-    package static func listForm(of passphrase: Passphrase) -> Passphrase? {
+    public static func listForm(of passphrase: Passphrase) -> Passphrase? {
         guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return nil }
         defer { wipe(&words) }
         guard words.count >= generatedWordCount, words.allSatisfy({ EFFWordList.set.contains($0) }) else { return nil }
@@ -186,7 +232,7 @@ package enum PaperBackup {
     /// - Parameter passphrase: the passphrase as typed.
     /// - Returns: each word not on the list, by its position (1 is the first) and in lower case, with
     ///   the list's words to compare it to; empty when the passphrase does not read as list words.
-    package static func unlistedWords(in passphrase: Passphrase) -> (positions: [(position: Int, word: String)], list: [String]) {
+    public static func unlistedWords(in passphrase: Passphrase) -> (positions: [(position: Int, word: String)], list: [String]) {
         guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return ([], []) }
         defer { wipe(&words) }
         guard words.count >= generatedWordCount else { return ([], []) }
@@ -240,20 +286,5 @@ package enum PaperBackup {
 
     private static func wipe(_ words: inout [[UInt8]]) {
         for index in words.indices { ConstantTime.wipe(&words[index]) }
-    }
-}
-
-/// Why a chosen backup passphrase is refused.
-package enum BackupPassphraseError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Fewer than `PaperBackup.minimumChosenLength` characters.
-    case tooShort(length: Int)
-
-    package var description: String {
-        switch self {
-        case .tooShort(let length):
-            return "a backup passphrase you choose needs at least \(PaperBackup.minimumChosenLength) characters "
-                + "(this one has \(length)); choose a longer one, or give none and SealKit makes one of "
-                + "\(PaperBackup.generatedWordCount) words"
-        }
     }
 }

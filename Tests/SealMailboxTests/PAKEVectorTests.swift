@@ -1,5 +1,6 @@
 import Foundation
 import SealCore
+import SealMailbox
 import Testing
 
 /// Known answers from python-spake2, PyNaCl, `cryptography` and magic-wormhole

@@ -3,7 +3,7 @@ import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealTransfer
+@testable import SealBackup
 
 /// Issue 29: a passphrase SealKit made opens its backup however a person writes it down; a passphrase
 /// the user chose stays byte-exact; a backup made before this change still opens.
@@ -46,7 +46,7 @@ struct PassphraseReadingTests {
     @Test func aGeneratedPassphraseOpensInTwentyWrittenForms() throws {
         let keys = [try history("alice")]
         let passphrase = PaperBackup.makePassphrase()
-        let lines = try PaperBackup.seal(keys, passphrase: passphrase, kdf: .interactive, now: Date())
+        let lines = try PaperBackup.make(keys, passphrase: passphrase, kdf: .interactive, now: Date())
         let forms = Self.writtenForms(of: Self.printed(passphrase))
         #expect(Set(forms).count == 20)
         // The list is lower-case ASCII: a passphrase's NFD and NFC forms are the same bytes.
@@ -54,14 +54,14 @@ struct PassphraseReadingTests {
         #expect(Array(printed.decomposedStringWithCanonicalMapping.utf8) == Array(printed.utf8))
         #expect(Array(printed.uppercased().decomposedStringWithCanonicalMapping.utf8) == Array(printed.uppercased().utf8))
         for form in forms {
-            let opened = try PaperBackup.open(lines[0], passphrase: Passphrase(form))
+            let opened = try PaperBackup.restore(lines[0], passphrase: Passphrase(form))
             expectSameKeys(opened.keys, keys)
         }
         // A wrong word is still wrong, in any form.
         var words = Self.printed(passphrase).split(separator: " ").map(String.init)
         words[2] = words[2] == "ablaze" ? "abacus" : "ablaze"
-        #expect(throws: TransferError.wrongPassphrase) {
-            try PaperBackup.open(lines[0], passphrase: Passphrase(words.joined(separator: "-")))
+        #expect(throws: BackupError(CodeError.wrongPassphrase)) {
+            try PaperBackup.restore(lines[0], passphrase: Passphrase(words.joined(separator: "-")))
         }
     }
 
@@ -69,17 +69,17 @@ struct PassphraseReadingTests {
         let keys = [try history("alice")]
         // List words typed with capitals by the person who chose them: as typed, it opens.
         let chosen = "Limit Overhear Denial Envious Maybe Astride"
-        let lines = try PaperBackup.seal(keys, passphrase: Passphrase(chosen), kdf: .interactive, now: Date())
-        expectSameKeys(try PaperBackup.open(lines[0], passphrase: Passphrase(chosen)).keys, keys)
+        let lines = try PaperBackup.make(keys, passphrase: Passphrase(chosen), kdf: .interactive, now: Date())
+        expectSameKeys(try PaperBackup.restore(lines[0], passphrase: Passphrase(chosen)).keys, keys)
         for other in ["limit overhear denial envious maybe astride", "Limit-Overhear-Denial-Envious-Maybe-Astride", chosen + " "] {
-            #expect(throws: TransferError.wrongPassphrase) { try PaperBackup.open(lines[0], passphrase: Passphrase(other)) }
+            #expect(throws: BackupError(CodeError.wrongPassphrase)) { try PaperBackup.restore(lines[0], passphrase: Passphrase(other)) }
         }
         // Not list words: never rewritten.
         let sentence = "My dog, Rex - born 2019."
-        let sealed = try PaperBackup.seal(keys, passphrase: Passphrase(sentence), kdf: .interactive, now: Date())
-        expectSameKeys(try PaperBackup.open(sealed[0], passphrase: Passphrase(sentence)).keys, keys)
+        let sealed = try PaperBackup.make(keys, passphrase: Passphrase(sentence), kdf: .interactive, now: Date())
+        expectSameKeys(try PaperBackup.restore(sealed[0], passphrase: Passphrase(sentence)).keys, keys)
         for other in ["my dog, rex - born 2019.", "My dog, Rex - born 2019", "My dog Rex born 2019."] {
-            #expect(throws: TransferError.wrongPassphrase) { try PaperBackup.open(sealed[0], passphrase: Passphrase(other)) }
+            #expect(throws: BackupError(CodeError.wrongPassphrase)) { try PaperBackup.restore(sealed[0], passphrase: Passphrase(other)) }
         }
     }
 
@@ -114,7 +114,7 @@ struct PassphraseReadingTests {
     @Test func aBackupMadeByThePreviousReleaseStillOpens() throws {
         let fixture = try #require(FormatVectorKeys.load("backup/previous-release.json", as: PreviousRelease.self))
         for form in [fixture.passphrase, "Limit-Overhear-Denial-Envious-Maybe-Astride "] {
-            let opened = try PaperBackup.open(fixture.lines.joined(), passphrase: Passphrase(form))
+            let opened = try PaperBackup.restore(fixture.lines.joined(), passphrase: Passphrase(form))
             #expect(opened.keys.map(\.id.description) == [fixture.id])
             #expect(opened.keys.first?.current.fingerprint.description == fixture.fingerprint)
         }

@@ -1,7 +1,9 @@
 import SealCore
+import SealMailbox
 import Testing
 
-/// SPAKE2 exchanges and wormhole codes as the transfer uses them: random entropy, failure cases.
+/// SPAKE2 exchanges (SealCore's group arithmetic) and wormhole codes and keys (SealMailbox's) as the
+/// transfer uses them: random entropy, failure cases.
 @Suite("SPAKE2 and wormhole codes")
 struct PAKETests {
     static let appID = "sealkit/key-transfer/v1"

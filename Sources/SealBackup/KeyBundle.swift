@@ -17,23 +17,23 @@ import SealKeystore
 ///   per version:   key (32) ‖ fingerprint (8) ‖ created (i64) ‖ retired (i64, 0 for the current key)
 /// ```
 /// All integers big-endian; the current key first, then retired keys, newest first.
-enum KeyBundle {
-    static let maximumIDCount = 4096
+package enum KeyBundle {
+    package static let maximumIDCount = 4096
     /// The most keys (current and retired, of every id) one transfer or backup carries: as many as
     /// one id may hold. Each key read is one guarded allocation (a few memory mappings each, against
     /// the kernel's usual limit of 65,530), so this keeps a hostile peer far from making us crash.
-    static let maximumKeyCount = 4096
+    package static let maximumKeyCount = 4096
     /// The most keys of one id a bundle carries: its count is one byte. A key file holds more (4,096).
-    static let maximumVersionCount = 255
-    static let versionByteCount = SymmetricKey.byteCount + 8 + 8 + 8
+    package static let maximumVersionCount = 255
+    package static let versionByteCount = SymmetricKey.byteCount + 8 + 8 + 8
 
     /// The bytes `write` produces for `keys`.
-    static func byteCount(of keys: [KeyHistory]) -> Int {
+    package static func byteCount(of keys: [KeyHistory]) -> Int {
         keys.reduce(2) { $0 + 1 + $1.id.rawValue.utf8.count + 1 + $1.versions.count * versionByteCount }
     }
 
     /// Checks what `write` cannot express.
-    static func validate(_ keys: [KeyHistory]) throws(TransferError) {
+    package static func validate(_ keys: [KeyHistory]) throws(CodeError) {
         guard !keys.isEmpty else { throw .nothingToSend }
         for history in keys where history.versions.count > maximumVersionCount {
             throw .tooManyVersions(history.id, count: history.versions.count)
@@ -43,9 +43,9 @@ enum KeyBundle {
     }
 
     /// Every key of every id: current and retired.
-    static func keyCount(of keys: [KeyHistory]) -> Int { keys.reduce(0) { $0 + $1.versions.count } }
+    package static func keyCount(of keys: [KeyHistory]) -> Int { keys.reduce(0) { $0 + $1.versions.count } }
 
-    static func write(_ keys: [KeyHistory], into writer: inout ByteWriter) {
+    package static func write(_ keys: [KeyHistory], into writer: inout ByteWriter) {
         writer.write(UInt16(keys.count))
         for history in keys {
             let id = Array(history.id.rawValue.utf8)
@@ -62,7 +62,7 @@ enum KeyBundle {
     }
 
     /// Reads keys, checking every field; key bytes go straight into guarded memory.
-    static func read(from reader: inout ByteReader, as kind: TransferTextKind) throws(TransferError) -> [KeyHistory] {
+    package static func read(from reader: inout ByteReader, as kind: CodeKind) throws(CodeError) -> [KeyHistory] {
         let count = Int(try reader.uint16())
         guard (1...maximumIDCount).contains(count) else { throw .malformed(kind, reason: "bad key count") }
         var keys: [KeyHistory] = []
@@ -111,4 +111,4 @@ enum KeyBundle {
     }
 }
 
-func unixTime(_ date: Date) -> Int64 { KeyTime.seconds(of: date) }
+package func unixTime(_ date: Date) -> Int64 { KeyTime.seconds(of: date) }

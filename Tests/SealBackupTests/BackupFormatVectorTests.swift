@@ -1,10 +1,9 @@
 import Foundation
 import SealCore
 import SealKeystore
-import SealShares
 import Testing
 
-@testable import SealTransfer
+@testable import SealBackup
 
 /// The expected keys of an `ok` vector, as `Scripts/make-format-vectors.py` writes them.
 struct FormatVectorKeys: Decodable {
@@ -61,7 +60,7 @@ struct PaperBackupVectorTests {
         #expect(Set(Self.vectors.map(\.expect)).isSuperset(of: ["ok", "wrong-passphrase", "unsupported-kdf", "malformed", "unsupported-version"]))
     }
 
-    static func name(of error: TransferError) -> String {
+    static func name(of error: CodeError) -> String {
         switch error {
         case .wrongPassphrase: return "wrong-passphrase"
         case .unsupportedKDF: return "unsupported-kdf"
@@ -78,8 +77,8 @@ struct PaperBackupVectorTests {
         var outcome = "ok"
         var opened: PaperBackup.Contents?
         do {
-            opened = try PaperBackup.open(try TransferParts.join(vector.lines), passphrase: Passphrase(vector.passphrase))
-        } catch let error as TransferError {
+            opened = try PaperBackup.open(try CodeParts.join(vector.lines), passphrase: Passphrase(vector.passphrase))
+        } catch let error as CodeError {
             outcome = Self.name(of: error)
         }
         #expect(outcome == vector.expect, "\(name)")
@@ -87,7 +86,7 @@ struct PaperBackupVectorTests {
         try FormatVectorKeys.check(opened.keys, against: keys, name)
         #expect(unixTime(opened.created) == vector.created)
         // Parts: SealKit splits the whole code into exactly these lines (docs/transfer.md, "Parts").
-        #expect(try TransferParts.split(try TransferParts.join(vector.lines)) == vector.lines, "\(name)")
+        #expect(try CodeParts.split(try CodeParts.join(vector.lines)) == vector.lines, "\(name)")
     }
 }
 
@@ -115,26 +114,23 @@ struct ShareBundleVectorTests {
         ])
     }
 
-    /// What `keys restore --shares` does: recover the shares' EMS, decrypt it with the passphrase, open
-    /// the bundle; a bundle that does not open is this backup's under a wrong passphrase when the tags match.
+    /// What `keys restore --shares` does, through the public API: read the shares, then
+    /// `ShareBackup.restore` (recover the shares' EMS, decrypt it with the passphrase, open the bundle;
+    /// a bundle that does not open is this backup's under a wrong passphrase when the tags match).
     static func outcome(_ vector: Vector) throws -> (String, PaperBackup.Contents?) {
-        let recovered: SLIP39.EncryptedSecret
+        let shares = try vector.shares.map { try ShareBackup.Share($0) }
+        let passphrase = vector.passphrase.isEmpty ? nil : try Passphrase(vector.passphrase)
         do {
-            recovered = try SLIP39.recover(try vector.shares.map { try SLIP39.parse($0) })
-        } catch SLIP39Error.needMore {
-            return ("need-more-shares", nil)
-        }
-        let secret = SymmetricKey(storage: recovered.decrypt(passphrase: Array(vector.passphrase.utf8)))
-        do {
-            return ("ok", try ShareBackup.open(vector.bundle, secret: secret))
-        } catch .wrongPassphrase {
-            return ((try? ShareBackup.sharesTag(of: vector.bundle)) == recovered.tag ? "wrong-passphrase" : "other-backup", nil)
-        } catch .unsupportedVersion {
-            return ("unsupported-version", nil)
-        } catch .malformed {
-            return ("malformed", nil)
+            return ("ok", try ShareBackup.restore(bundle: vector.bundle, shares: shares, passphrase: passphrase))
         } catch {
-            return ("other: \(error)", nil)
+            switch error.reason {
+            case .notEnoughShares: return ("need-more-shares", nil)
+            case .wrongPassphrase: return ("wrong-passphrase", nil)
+            case .sharesOfAnotherBackup: return ("other-backup", nil)
+            case .unsupportedFormat: return ("unsupported-version", nil)
+            case .damagedBackup: return ("malformed", nil)
+            default: return ("other: \(error)", nil)
+            }
         }
     }
 

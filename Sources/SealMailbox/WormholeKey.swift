@@ -1,4 +1,4 @@
-import CSodium
+import SealCore
 
 /// The 32-byte key two sides share after SPAKE2, and magic-wormhole's key schedule on it.
 ///
@@ -13,7 +13,7 @@ package struct WormholeKey: Sendable {
     /// The size of the key in bytes.
     package static let byteCount = 32
     /// Bytes `seal` adds: a 24-byte nonce and a 16-byte tag.
-    package static let sealOverhead = Int(crypto_secretbox_NONCEBYTES) + Int(crypto_secretbox_MACBYTES)
+    package static let sealOverhead = Secretbox.overheadByteCount
 
     package let storage: SecureBytes
 
@@ -56,25 +56,12 @@ package struct WormholeKey: Sendable {
     /// - Parameter plaintext: the message.
     /// - Returns: nonce || secretbox, `sealOverhead` bytes longer than the plaintext.
     package func seal(_ plaintext: some ContiguousByteSource) -> [UInt8] {
-        seal(plaintext, nonce: SecureRandom.bytes(count: Int(crypto_secretbox_NONCEBYTES)))
+        Secretbox.seal(plaintext, key: storage)
     }
 
     /// Seals with a given nonce, for test vectors only: a repeated nonce under one key loses secrecy.
     package func seal(_ plaintext: some ContiguousByteSource, nonce: [UInt8]) -> [UInt8] {
-        Sodium.ready
-        precondition(nonce.count == Int(crypto_secretbox_NONCEBYTES))
-        let nonceCount = nonce.count
-        return plaintext.withUnsafeBytes { message in
-            [UInt8](unsafeUninitializedCapacity: message.count + Self.sealOverhead) { out, initialized in
-                for index in 0..<nonceCount { out[index] = nonce[index] }
-                storage.withUnsafeBytes { key in
-                    _ = crypto_secretbox_easy(
-                        out.baseAddress! + nonceCount, message.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                        UInt64(message.count), nonce, key.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                }
-                initialized = message.count + Self.sealOverhead
-            }
-        }
+        Secretbox.seal(plaintext, key: storage, nonce: nonce)
     }
 
     /// Opens a sealed message into guarded memory, for plaintexts that hold secrets (key bundles).
@@ -83,28 +70,8 @@ package struct WormholeKey: Sendable {
     /// - Throws: `WormholeKeyError.cannotOpen` for a message sealed under another key
     ///   (the usual sign of a wrong code) or altered on its way.
     package func openSecret(_ sealed: [UInt8]) throws(WormholeKeyError) -> SecureBytes? {
-        Sodium.ready
-        guard sealed.count >= Self.sealOverhead else { throw .cannotOpen }
-        let nonceCount = Int(crypto_secretbox_NONCEBYTES)
-        let plaintextCount = sealed.count - Self.sealOverhead
-        func open(into out: UnsafeMutablePointer<UInt8>?) -> Bool {
-            sealed.withUnsafeBufferPointer { sealed in
-                storage.withUnsafeBytes { key in
-                    crypto_secretbox_open_easy(
-                        out, sealed.baseAddress! + nonceCount, UInt64(sealed.count - nonceCount),
-                        sealed.baseAddress!, key.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
-                }
-            }
-        }
-        if plaintextCount == 0 {
-            var nothing: UInt8 = 0
-            guard open(into: &nothing) else { throw .cannotOpen }
-            return nil
-        }
         do {
-            return try SecureBytes(count: plaintextCount) { out throws(WormholeKeyError) in
-                guard open(into: out.baseAddress!.assumingMemoryBound(to: UInt8.self)) else { throw .cannotOpen }
-            }
+            return try Secretbox.open(sealed, key: storage)
         } catch {
             throw .cannotOpen
         }
@@ -145,5 +112,25 @@ package enum WormholeKeyError: Error, Equatable, Sendable, CustomStringConvertib
 
     package var description: String {
         "cannot open the message: the codes differ on the two sides, or it was altered"
+    }
+}
+
+extension SPAKE2Symmetric {
+    /// Starts an exchange for a wormhole code, with the app id as the identity, as
+    /// magic-wormhole does (`SPAKE2_Symmetric(code, idSymmetric=appid)`).
+    /// - Parameters:
+    ///   - code: the code both people share.
+    ///   - appID: the application id, such as `sealkit/key-transfer/v1`.
+    package convenience init(code: WormholeCode, appID: String) {
+        self.init(password: code.storage, identity: Array(appID.utf8))
+    }
+
+    /// Completes the exchange with the other side's message (see `sharedSecret(peerMessage:)`).
+    /// - Parameter peerMessage: the 33 bytes the other side sent.
+    /// - Returns: the shared key, the root of magic-wormhole's key schedule.
+    /// - Throws: `SPAKE2Error` for a message that is not a valid symmetric SPAKE2 message, or when
+    ///   this exchange already finished.
+    package func finish(peerMessage: [UInt8]) throws(SPAKE2Error) -> WormholeKey {
+        WormholeKey(storage: try sharedSecret(peerMessage: peerMessage))
     }
 }
