@@ -19,7 +19,7 @@ struct AcceptanceTests {
     static func bash(_ script: String, in cli: CLI, stdin: String = "") throws -> ProcessResult {
         var environment = cli.environment
         environment["SEALKIT"] = CLI.executable.path
-        return try Subprocess.run("/bin/bash", ["-c", script], stdin: Array(stdin.utf8), environment: environment)
+        return try ChildProcess.run("/bin/bash", ["-c", script], stdin: Array(stdin.utf8), environment: environment)
     }
 
     // MARK: Issue 14: a closed stdout ends every command quietly
@@ -104,7 +104,7 @@ struct AcceptanceTests {
         }
         let image = folder.appendingPathComponent("screen.pbm")
         try Data(pbm.utf8).write(to: image)
-        let scanned = try Subprocess.run("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
+        let scanned = try ChildProcess.run("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
         guard scanned.status == 0 else { return nil }
         return scanned.stdoutText.hasSuffix("\n") ? String(scanned.stdoutText.dropLast()) : scanned.stdoutText
     }
@@ -340,7 +340,7 @@ struct AcceptanceTests {
             var environment = cli.environment
             environment["SEALKIT"] = CLI.executable.path
             environment["KEY"] = Self.knownKey
-            let made = try Subprocess.run("/bin/bash", ["-c", command], stdin: [], environment: environment)
+            let made = try ChildProcess.run("/bin/bash", ["-c", command], stdin: [], environment: environment)
             #expect(made.status == 0, "\(command): \(made.stderrText)")
         }
         let listed = try cli.run(["keys", "list"])

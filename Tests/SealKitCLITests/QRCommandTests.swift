@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 /// Drives the built `sealkit qr` and scans what it writes with zbarimg, an independent decoder.
@@ -117,15 +118,6 @@ private func runOnTerminal(columns: Int, _ arguments: [String]) throws -> (statu
 /// Runs a tool with small output, failing clearly when it is not installed.
 private func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: [UInt8]) {
     try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) is missing (zbar-tools, util-linux)")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let bytes = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, [UInt8](bytes))
+    let result = try ChildProcess.run(path, arguments)
+    return (result.status, result.stdout)
 }

@@ -248,7 +248,7 @@ struct ShareDisplayHangupTests {
         let home = cli.environment["SEALKIT_HOME"]!
         let file = cli.home.appendingPathComponent("hangup.py")
         try Data(script.utf8).write(to: file)
-        let result = try Subprocess.run("/usr/bin/env", ["python3", file.path, CLI.executable.path, home], stdin: [])
+        let result = try ChildProcess.run("/usr/bin/env", ["python3", file.path, CLI.executable.path, home], stdin: [])
         let lines = result.stdoutText.split(separator: "\n")
         #expect(lines.first == "prompted", "\(result.stdoutText) \(result.stderrText)")
         #expect(lines.last?.hasPrefix("ended ") == true, "\(result.stdoutText)")

@@ -196,8 +196,8 @@ struct TransferAcceptanceTests {
         react(lambda reactor: main(reactor, *sys.argv[1:4]))
         """
 
-    static func startOddPeer(_ mode: String, relay: String, body: String) throws -> RunningProgram {
-        try RunningProgram(MailboxServer.python, ["-c", oddPeer, mode, relay, body], limit: 40)
+    static func startOddPeer(_ mode: String, relay: String, body: String) throws -> ChildProcess {
+        try ChildProcess(MailboxServer.python, ["-c", oddPeer, mode, relay, body], killAfter: 40)
     }
 
     @Test func aPeerSendingSomethingElseThanKeysIsNotSealKit() throws {
@@ -247,7 +247,7 @@ struct TransferAcceptanceTests {
             let receiving = try CLI()
             for extra in [["--relay", server.relay, "--timeout", "5"], ["--offline"]] {
                 let started = Date()
-                let receiver = try RunningProgram(
+                let receiver = try ChildProcess(
                     "/usr/bin/setsid", ["--wait", CLI.executable.path, "transfer", "receive", "--format", "text", "--protect"] + extra,
                     environment: receiving.environment.filter { $0.key != "SEALKIT_PASSPHRASE" })
                 let result = receiver.finish()
@@ -303,7 +303,7 @@ struct TransferAcceptanceTests {
             environment["SEALKIT_PASSPHRASE"] = nil
             environment["SEALKIT_RECEIVER"] = CLI.executable.path
             environment["SEALKIT_TEST_RELAY"] = server.relay
-            let receiver = try RunningProgram(
+            let receiver = try ChildProcess(
                 "/usr/bin/setsid", ["--wait", "/bin/bash", "-c",
                     #""$SEALKIT_RECEIVER" transfer receive --format text --relay "$SEALKIT_TEST_RELAY" --timeout 20 --protect --passphrase-file <(printf 'piped passphrase 1')"#],
                 environment: environment)

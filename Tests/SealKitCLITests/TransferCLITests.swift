@@ -3,15 +3,15 @@ import SealTestSupport
 import Testing
 
 /// A `sealkit` process kept running, for driving `transfer receive` through its pipes:
-/// SealTestSupport's `RunningProgram` on the built binary with a test keystore's environment,
+/// SealTestSupport's `ChildProcess` on the built binary with a test keystore's environment,
 /// taking whole lines and answering in `CLI.Result`.
 final class RunningCLI {
-    private let program: RunningProgram
+    private let program: ChildProcess
 
     init(_ cli: CLI, _ arguments: [String], environment extra: [String: String] = [:]) throws {
         // A receiver that hangs must not hang the test run.
-        program = try RunningProgram(
-            CLI.executable.path, arguments, environment: cli.environment.merging(extra) { $1 }, limit: 30)
+        program = try ChildProcess(
+            CLI.executable.path, arguments, environment: cli.environment.merging(extra) { $1 }, killAfter: 30)
     }
 
     /// The next stdout line, without its newline; nil at the end of output.

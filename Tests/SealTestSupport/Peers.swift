@@ -1,86 +1,10 @@
 import Foundation
 
-/// What a finished child process left behind.
-public struct ProcessResult: Sendable {
-    /// The exit status (or the terminating signal's number).
-    public let status: Int32
-    /// Everything it wrote to stdout.
-    public let stdout: [UInt8]
-    /// Everything it wrote to stderr.
-    public let stderr: [UInt8]
-
-    /// stdout as UTF-8 text (invalid bytes replaced).
-    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
-    /// stderr as UTF-8 text (invalid bytes replaced).
-    public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
-}
-
-/// Runs other programs for tests: the `sealkit` binary, PyNaCl, zbarimg.
-/// To completion, with no deadline; `RunningProgram` is for talking to a running child, `TimedProcess` (CLI tests) for hangs, crashes, memory and no terminal.
-public enum Subprocess {
-    /// Runs `executable` with `arguments`, feeding `stdin`, and waits for it to exit.
-    ///
-    /// stdin is written and both outputs drained on their own threads, so a child that
-    /// writes a lot before reading everything cannot deadlock against a full pipe.
-    /// - Parameters:
-    ///   - executable: a path, or a name looked up on `PATH`.
-    ///   - environment: the child's whole environment; nil inherits ours.
-    public static func run(
-        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil
-    ) throws -> ProcessResult {
-        let process = Process()
-        if executable.contains("/") {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [executable] + arguments
-        }
-        if let environment { process.environment = environment }
-        ignoreBrokenPipes
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-
-        let collected = Collected()
-        let group = DispatchGroup()
-        group.enter()
-        Thread {
-            // A child may exit without reading all its input (as a refusing command should);
-            // that is its answer, not a test failure.
-            try? input.fileHandleForWriting.write(contentsOf: Data(stdin))
-            try? input.fileHandleForWriting.close()
-            group.leave()
-        }.start()
-        group.enter()
-        Thread {
-            collected.setErrors(errors.fileHandleForReading.readDataToEndOfFile())
-            group.leave()
-        }.start()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        group.wait()
-        return ProcessResult(status: process.terminationStatus, stdout: Array(out), stderr: Array(collected.errors))
-    }
-
-    /// Writing to a child that stopped reading must fail the write, not kill the test process.
-    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
-
-    private final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored = Data()
-        func setErrors(_ data: Data) { lock.withLock { stored = data } }
-        var errors: Data { lock.withLock { stored } }
-    }
-}
-
 /// PyNaCl and Python's json: the independent implementations SealKit is checked against.
 public enum Python {
     /// Runs `python3 -c script`. Secrets go through stdin, never the command line.
     public static func run(_ script: String, stdin: [UInt8] = []) throws -> ProcessResult {
-        try Subprocess.run("python3", ["-c", script], stdin: stdin)
+        try ChildProcess.run("python3", ["-c", script], stdin: stdin)
     }
 
     /// Runs `python3 -c script` and returns its stdout, throwing when it fails (the test
@@ -119,21 +43,6 @@ public enum TemporaryFolder {
     }
 }
 
-/// Bytes one thread collects for another to read, such as a running child's stderr.
-public final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data: Data?
-
-    public init() {}
-
-    /// Stores the collected bytes.
-    public func set(_ value: Data) { lock.withLock { data = value } }
-    /// Whether `set` has run.
-    public var isSet: Bool { lock.withLock { data != nil } }
-    /// The bytes, or none yet.
-    public func get() -> Data { lock.withLock { data ?? Data() } }
-}
-
 /// Scripts/sealkit_v2.py: the v2 format written from docs/format.md with PyNaCl, SealKit's peer for v2.
 public enum PythonV2 {
     /// One place, as the script takes it.
@@ -156,7 +65,7 @@ public enum PythonV2 {
 
     private static func run(_ command: String, _ request: [UInt8]) throws -> String {
         let script = Repository.root.appendingPathComponent("Scripts/sealkit_v2.py").path
-        let result = try Subprocess.run("python3", [script, command], stdin: request)
+        let result = try ChildProcess.run("python3", [script, command], stdin: request)
         guard result.status == 0 else { throw Python.Failure(status: result.status, stderr: result.stderrText) }
         return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
