@@ -120,10 +120,11 @@ struct AcceptanceTests {
         let expected = text.output
         #expect(expected.hasPrefix(link + "#") && expected.count == link.count + 45)
         for (format, colour) in [("", true), ("--format qr", true), ("--format qr", false)] {
-            let screen = try Self.bash(
-                """
-                exec /usr/bin/script -qec "stty cols 200; exec env \(colour ? "-u NO_COLOR" : "NO_COLOR=1") TERM=xterm \\"\\$SEALKIT\\" transfer send u --rownd --link '\(link)' \(format)" /dev/null
-                """, in: cli)
+            var environment = cli.environment
+            environment["TERM"] = "xterm"
+            environment["NO_COLOR"] = colour ? nil : "1"
+            let arguments = ["transfer", "send", "u", "--rownd", "--link", link] + format.split(separator: " ").map(String.init)
+            let screen = try ChildProcess.run(CLI.executable.path, arguments, environment: environment, terminal: 200)
             let shown = screen.stdoutText
             #expect(shown.contains("\u{1B}[38;5;16;48;5;231m") == colour, "\(format) colour \(colour)")
             let scanned = try Self.scanTerminalQR(shown, in: cli.home)

@@ -59,12 +59,14 @@ public final class ChildProcess: @unchecked Sendable {
     private var waitStatus: Int32?
     private var maxResidentKiB = 0
     private var abandoned = false
+    private var hungUp = false
 
     /// Starts `executable` (a path, or a name looked up on `PATH`) with `arguments`.
     /// - Parameters:
     ///   - environment: the child's whole environment; nil inherits ours.
     ///   - workingDirectory: where it starts; nil is ours.
-    ///   - terminal: the width, in columns, of a pseudo-terminal to run it on; nil for pipes.
+    ///   - terminal: the width, in columns, of a pseudo-terminal to run it on (0: no size, as
+    ///     Python's `pty.fork` leaves it); nil for pipes.
     ///   - outputLimit: the bytes kept of stdout and of stderr each.
     ///   - killAfter: seconds after which the child is killed whatever happens, so nothing a failed
     ///     test leaves running hangs the run; nil for never (servers that live as long as the tests).
@@ -228,6 +230,13 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Closes the terminal under the child, as closing its window does: the child gets SIGHUP and
+    /// end of file. (The reading thread, which owns the terminal's descriptor, closes it.)
+    public func hangUp() {
+        guard isTerminal else { return }
+        condition.withLock { hungUp = true }
+    }
+
     /// Sends `signal` to the process, unless it has already been reaped.
     public func send(signal: Int32) {
         condition.withLock {
@@ -295,7 +304,7 @@ public final class ChildProcess: @unchecked Sendable {
         var open = readers
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while !open.isEmpty {
-            if condition.withLock({ abandoned }) { break }
+            if condition.withLock({ abandoned || hungUp }) { break }
             var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             _ = poll(&fds, nfds_t(fds.count), 100)
             for entry in fds where entry.revents != 0 {
@@ -316,9 +325,10 @@ public final class ChildProcess: @unchecked Sendable {
             }
             reap(blocking: false)
         }
-        // The terminal's controlling end is also the input: `finish` closes it.
-        if !isTerminal { for fd in readers { close(fd) } }
         condition.withLock {
+            // The terminal's controlling end is also the input: closed here, under the lock writes take.
+            if isTerminal { input = -1 }
+            for fd in readers { close(fd) }
             outputsOpen = false
             condition.broadcast()
         }
@@ -343,12 +353,16 @@ public final class ChildProcess: @unchecked Sendable {
     private func writeAll(_ bytes: [UInt8], deadline: Date) -> Bool {
         var written = 0
         while written < bytes.count {
-            let fd = condition.withLock { input }
+            // Under the lock: the reading thread may close a terminal's descriptor (the writes do not block).
+            let (fd, count, error) = condition.withLock { () -> (Int32, Int, Int32) in
+                guard input >= 0 else { return (-1, -1, EBADF) }
+                let count = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress! + written, $0.count - written) }
+                return (input, count, errno)
+            }
             guard fd >= 0 else { return false }
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
             if count > 0 {
                 written += count
-            } else if count < 0 && (errno == EAGAIN || errno == EINTR) {
+            } else if count < 0 && (error == EAGAIN || error == EINTR) {
                 let remaining = deadline.timeIntervalSinceNow
                 guard remaining > 0 else { return false }
                 var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
@@ -389,7 +403,7 @@ public final class ChildProcess: @unchecked Sendable {
             controller = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
             guard controller >= 0 else { throw Failure("/dev/ptmx: \(String(cString: strerror(errno)))") }
             var name = [CChar](repeating: 0, count: 128)
-            var size = winsize(ws_row: 50, ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
+            var size = winsize(ws_row: columns == 0 ? 0 : 50, ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
             guard LibC.unlockTerminal(controller) == 0, LibC.terminalName(controller, &name, name.count) == 0,
                   ioctl(controller, UInt(TIOCSWINSZ), &size) == 0
             else {
