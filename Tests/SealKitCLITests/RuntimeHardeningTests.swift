@@ -79,20 +79,10 @@ struct EndlessInputTests {
         environment["HOME_DIR"] = home
         environment["SWIFT_BACKTRACE"] = "enable=no"
 
-        // Peak RSS from a fresh python3 parent: wait4 on a child spawned from this (large) test process
-        // would report this process's own peak, which the child shared until it called exec.
-        let rssFile = home + "/rss"
-        let runner = """
-            import resource, subprocess, sys
-            status = subprocess.run(["/bin/sh", "-c", sys.argv[1]]).returncode
-            open(sys.argv[2], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
-            sys.exit(status if status >= 0 else 128 - status)
-            """
         let started = Date()
-        let outcome = try ChildProcess.run(
-            "/usr/bin/env", ["python3", "-c", runner, entry.command, rssFile], environment: environment, timeout: Self.timeLimit * 2)
+        let (outcome, peakKiB) = try ChildProcess.runMeasuringPeakMemory(
+            "/bin/sh", ["-c", entry.command], environment: environment, timeout: Self.timeLimit * 2)
         let seconds = Date().timeIntervalSince(started)
-        let peakKiB = Int((try? String(contentsOfFile: rssFile, encoding: .utf8)) ?? "") ?? .max
 
         #expect(!outcome.timedOut, "hung: killed after \(Self.timeLimit * 2) s")
         #expect(seconds < Self.timeLimit, "took \(seconds) s")
