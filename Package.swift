@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
         // The Keystore contract as checks every backend runs unchanged.
         .target(name: "KeystoreConformance", dependencies: ["SealKeystore"], path: "Tests/KeystoreConformance"),
-        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore", "KeystoreConformance"]),
+        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore", "KeystoreConformance", "SealTestSupport"]),
         // Against a real Secret Service: a private bus and GNOME Keyring per run (SealTestSupport).
         .testTarget(
             name: "SealSecretServiceTests",

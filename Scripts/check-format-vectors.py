@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Python: a second reader written from the docs alone, on PyNaCl, hashlib and python-shamir-mnemonic,
+# so no SealKit code judges SealKit's own vectors.
 """Checks every format vector's stated outcome with a reader written from docs/format.md ("Key file") and
 docs/transfer.md ("Text codes", "Keys", "Parts", "Paper backup", "Share backup") alone, as a second
 implementation would: PyNaCl (libsodium's Argon2id, secretbox, XChaCha20-Poly1305), hashlib's BLAKE2b

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: the fixtures are sealed with PyNaCl, an implementation independent of SealKit.
 """Generates Fixtures/audit/ with PyNaCl, an implementation independent of SealKit.
 
   keys/{current,retired,foreign}.key   bare base64 keys; a test keystore holds `retired` rotated to `current`

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Python: the vectors are made from the docs alone with PyNaCl, hashlib and python-shamir-mnemonic,
+# independently of SealKit.
 """Makes the format vectors of key files, paper backups and share backup bundles, from docs/format.md
 ("Key file") and docs/transfer.md ("Paper backup", "Share backup", "Keys", "Parts") alone, with PyNaCl,
 hashlib and python-shamir-mnemonic, independently of SealKit:

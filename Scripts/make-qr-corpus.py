@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Python: the images are drawn and degraded with Pillow, and the codes made by segno, a QR encoder
+# independent of SealKit's.
 """Makes a corpus of QR code images for measuring decode rates (Scripts/bench, issue 21), from fixed
 seeds, into a folder (it is not committed: the images are large and this script makes them again).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: the screenshots are cropped, scaled and blurred with Pillow.
 """Makes a corpus of real terminal screenshots of SealKit's own QR codes (issue 30), from fixed seeds, into a folder
 (not committed: Scripts/bench and the tests make it again).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: the vectors are sealed with PyNaCl, an implementation independent of SealKit.
 """Generates Fixtures/secretbox/vectors.json with PyNaCl, an implementation independent of SealKit.
 
 Every vector states its expected outcome, failures included, so the Swift tests can run them all:

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Python: the shares come from python-shamir-mnemonic (SLIP-39's reference code) and PyNaCl,
+# independently of SealKit.
 """Makes Fixtures/shares/vectors.json: share backups (docs/transfer.md, "Share backup") written from the
 spec with PyNaCl, hashlib and python-shamir-mnemonic, independently of SealKit. Each vector holds the
 bundle line, the shares, the SLIP-39 passphrase, and the ids and fingerprints the bundle must restore.

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Python: python-spake2, PyNaCl and `cryptography` are what magic-wormhole itself runs on: the peer
+# implementation the vectors must come from.
 """Generates Fixtures/pake/vectors.json with python-spake2, PyNaCl and the `cryptography`
 package: implementations independent of SealKit, the ones magic-wormhole itself runs on.
 

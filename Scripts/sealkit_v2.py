@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: the v2 format's independent peer implementation, on PyNaCl, that SealKit's tests compare against.
 """SealKit's v2 ciphertext format (docs/format.md), written from the spec alone with PyNaCl,
 hashlib and base64: the independent implementation that SealKit's v2 tests compare against.
 

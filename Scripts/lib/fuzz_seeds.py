@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: a fuzz-seed generator, sealing its seeds with PyNaCl rather than with the code being fuzzed.
 """Writes a seed corpus for each fuzz target into OUT/<target>/, from the files in Fixtures/.
 
     fuzz_seeds.py FIXTURES OUT

@@ -1,3 +1,5 @@
+# Python: a relay on autobahn (magic-wormhole's own WebSocket stack), so the lies it tells are framed by
+# an implementation independent of SealKit's client.
 """A hostile mailbox relay for SealKit's tests: it speaks WebSocket (autobahn, from .venv) but
 sends whatever its mode says. The mode is the URL path: ws://127.0.0.1:PORT/MODE.
 

@@ -1,3 +1,4 @@
+# Python: asks through magic-wormhole's own client library, an implementation independent of SealKit's.
 """Prints, as a JSON array, the nameplates a magic-wormhole mailbox server has in use for an app id.
 
     .venv/bin/python Scripts/lib/list_nameplates.py ws://127.0.0.1:PORT/v1 APPID

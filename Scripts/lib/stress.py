@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""SealKit stress tests (issues 7 and 13): crash safety, concurrency, full and read-only disks, bounded
-memory, and the strict keystore (foreign owners, open modes, links, a lock held by another process).
+# Python because it is the long-running share that `swift test` does not run: as root it mounts tmpfs
+# file systems, it streams 1 GiB through the binary, and PyNaCl checks independently that keys stay usable.
+"""SealKit stress tests (issues 7 and 13), the long share of what the Swift tests check quickly: crash
+safety (hundreds of SIGKILLs, rotate and protected keys too), full and read-only disks, bounded memory on
+1 GiB inputs, and the strict keystore's unsafe states against every command that meets them.
+
+Only what no Swift test holds is here; concurrency, a held lock, a 10,000-key file, endless input and
+crash output live in SealKitCLITests (KeysCLITests, CrashSafetyTests, KeyLifecycleCLITests,
+EndlessInputTests, CrashOutputTests) and SealKeystoreTests (StrictKeystoreTests).
 
 Drives the real `sealkit` binary. Every check that fails is printed and makes the exit status 1;
-the summary at the end states the figures (kills survived, processes, sizes, peak memory).
+the summary at the end states the figures (kills survived, sizes, peak memory).
 
-    stress.py --sealkit PATH [--kills N] [--only kills,concurrency,disk,memory,strict] [--memory-bytes N]
+    stress.py --sealkit PATH [--kills N] [--only kills,disk,memory,strict] [--memory-bytes N]
 """
 import argparse
 import base64
-import fcntl
 import collections
 import hashlib
 import os
@@ -73,6 +79,9 @@ class SealKit:
     def listing(self):
         """{id: (fingerprint, retired count, protected)}, or None when the keystore does not open."""
         result = self.run(["keys", "list"])
+        if result.returncode == 66 and result.stderr.startswith(b"sealkit: no keystore at "):
+            # Nothing stored yet: a first write killed before it made the folder (issue 29's wording and status).
+            return {}
         if result.returncode != 0:
             return None
         entries = {}
@@ -284,83 +293,6 @@ def crash_safety(binary, target_kills, seed):
     return kills
 
 
-# MARK: Concurrency
-
-
-def concurrency(binary, workers=8, per_worker=25, races=5):
-    home = tempfile.mkdtemp(prefix="sealkit-stress-concurrency-")
-    sealkit = SealKit(binary, home)
-    keys = {}
-    errors = []
-    lock = threading.Lock()
-
-    def worker(index):
-        for n in range(per_worker):
-            id_ = f"w{index}-{n}"
-            key = random_key()
-            result = sealkit.run(["keys", "import", id_], stdin=(b64(key) + "\n").encode())
-            with lock:
-                if result.returncode != 0:
-                    errors.append(f"{id_}: {result.stderr.decode().strip()}")
-                keys[id_] = key
-
-    started = time.time()
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.time() - started
-    check(not errors, f"concurrency: imports failed: {errors[:3]}")
-    listing = sealkit.listing() or {}
-    check(len(listing) == workers * per_worker, f"concurrency: {len(listing)} keys listed, expected {workers * per_worker}")
-    # Usable: each key encrypts, and PyNaCl opens the result with the key imported.
-    unusable = 0
-    for id_, key in keys.items():
-        result = sealkit.run(["encrypt", "--key", id_], stdin=b"usable")
-        if result.returncode != 0 or not nacl_opens(result.stdout.decode().strip(), key, b"usable"):
-            unusable += 1
-    check(unusable == 0, f"concurrency: {unusable} keys unusable")
-
-    # All racing for one id, each with a different key: one wins, the others fail clearly.
-    race_results = []
-    for race in range(races):
-        id_ = f"raced-{race}"
-        race_keys = [random_key() for _ in range(workers)]
-        barrier = threading.Barrier(workers)
-        results = [None] * workers
-
-        def racer(i):
-            barrier.wait()
-            results[i] = sealkit.run(["keys", "import", id_], stdin=(b64(race_keys[i]) + "\n").encode())
-
-        threads = [threading.Thread(target=racer, args=(i,)) for i in range(workers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        winners = [i for i, r in enumerate(results) if r.returncode == 0]
-        losers = [r for r in results if r.returncode != 0]
-        check(len(winners) == 1, f"concurrency: race {race}: {len(winners)} winners")
-        for loser in losers:
-            clean_failure(loser, f"concurrency: race {race} loser")
-            check(loser.returncode == 73 and b"different key is already stored" in loser.stderr,
-                  f"concurrency: race {race} loser's message: {loser.stderr.decode().strip()}")
-        if len(winners) == 1:
-            result = sealkit.run(["encrypt", "--key", id_], stdin=b"race")
-            check(nacl_opens(result.stdout.decode().strip(), race_keys[winners[0]], b"race"),
-                  f"concurrency: race {race}: the stored key is not the winner's")
-            listing = sealkit.listing() or {}
-            check(listing.get(id_, (None, -1))[1] == 0, f"concurrency: race {race}: the raced id holds more than one key")
-        race_results.append((len(winners), len(losers)))
-    check(temporaries(home) == [], f"concurrency: temporary files left: {temporaries(home)}")
-    summary["concurrency"] = (
-        f"{workers} processes x {per_worker} imports into one keystore: {len(listing) - races} of {workers * per_worker} "
-        f"keys present and usable ({elapsed:.1f} s); {races} races of {workers} processes importing different keys under "
-        f"one id: " + ", ".join(f"{w} won/{l} refused" for w, l in race_results))
-    shutil.rmtree(home, ignore_errors=True)
-
-
 # MARK: Full and read-only disks
 
 
@@ -528,22 +460,22 @@ def memory(binary, total_bytes):
 
 
 def audit_memory(binary, total_bytes):
-    """Streams `total_bytes` of NDJSON profiles through `sealkit audit` (by a FIFO, so nothing
-    lands on disk) and measures its peak RSS. Each line holds one distinct ciphertext-shaped
+    """Streams `total_bytes` of NDJSON profiles through `sealkit audit -` (on stdin, so nothing lands
+    on disk; audit refuses a FIFO as a path since issue 13) and measures its peak RSS. Each line holds one distinct ciphertext-shaped
     value among ~1 KB of other fields: the auditor's nonce table grows ~24 bytes per distinct
     nonce (docs/audit.md), so the bound allows that and nothing proportional to the bytes."""
     home = tempfile.mkdtemp(prefix="sealkit-stress-audit-")
     sealkit = SealKit(binary, home)
-    fifo = os.path.join(home, "export.ndjson")
-    os.mkfifo(fifo)
     filler = ("lorem ipsum dolor sit amet " * 36)[:960]
     time_file = os.path.join(home, "audit.time")
     started = time.time()
-    audit = subprocess.Popen(["/usr/bin/time", "-v", "-o", time_file, binary, "audit", fifo],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sealkit.env)
+    # Its outputs go to files, so a report written while it reads cannot block it against this writer.
+    report, errors = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    audit = subprocess.Popen(["/usr/bin/time", "-v", "-o", time_file, binary, "audit", "-"],
+                             stdin=subprocess.PIPE, stdout=report, stderr=errors, env=sealkit.env)
     lines = 0
     written = 0
-    with open(fifo, "wb") as out:
+    with audit.stdin as out:
         while written < total_bytes:
             chunk = []
             for _ in range(1000):
@@ -553,7 +485,10 @@ def audit_memory(binary, total_bytes):
             data = "".join(chunk).encode()
             out.write(data)
             written += len(data)
-    stdout, stderr = audit.communicate()
+    audit.wait()
+    report.seek(0)
+    errors.seek(0)
+    stdout, stderr = report.read(), errors.read()
     elapsed = time.time() - started
     check(audit.returncode == 0, f"audit memory: exit {audit.returncode}: {stderr.decode().strip()[:300]}")
     check(f"{lines} values".encode() in stderr + stdout, f"audit memory: the audit did not count {lines} values: {stderr.decode().strip()[:300]}")
@@ -562,7 +497,7 @@ def audit_memory(binary, total_bytes):
     check(rss is not None and rss < limit_kb, f"audit memory: peaked at {rss} KiB for {lines} values (limit {limit_kb} KiB)")
     summary["bounded memory (audit)"] = (
         f"{written / 2**30:.2f} GiB of NDJSON ({lines} profiles, one distinct ciphertext-shaped value each) through "
-        f"'sealkit audit' from a FIFO: peak RSS {rss / 1024:.1f} MiB (limit 64 MiB + 64 bytes per value = "
+        f"'sealkit audit -' on stdin: peak RSS {rss / 1024:.1f} MiB (limit 64 MiB + 64 bytes per value = "
         f"{limit_kb / 1024:.0f} MiB), {elapsed:.0f} s")
     shutil.rmtree(home, ignore_errors=True)
 
@@ -582,9 +517,10 @@ def tree_digest(path):
     return digest.hexdigest()
 
 
-def strict_modes(binary, waiters=8, timeout=1):
-    """Issue 13: a keystore that is not wholly the user's is refused in one line by every command, and a
-    lock held by another process ends each waiting command after SEALKIT_LOCK_TIMEOUT seconds."""
+def strict_modes(binary):
+    """Issue 13: a keystore that is not wholly the user's is refused in one line by every command that
+    meets it, and left unchanged. (A held lock and a 10,000-key file: StrictKeystoreTests and
+    KeyLifecycleCLITests.)"""
     home = tempfile.mkdtemp(prefix="sealkit-stress-strict-")
     root = os.path.join(home, "keys")
     sealkit = SealKit(binary, root)
@@ -658,148 +594,9 @@ def strict_modes(binary, waiters=8, timeout=1):
         check(tree_digest(home) == before, f"strict: {label}: a refused command changed the keystore")
         undo()
     check(sealkit.run(["encrypt", "--key", "a"], stdin=b"x").returncode == 0, "strict: the keystore is not usable after the checks")
-
-    # A lock held by another process: every waiting command gives up after the timeout, in one line.
-    holder = open(lock, "r+")
-    fcntl.flock(holder, fcntl.LOCK_EX)
-    started = time.monotonic()
-    env = dict(sealkit.env, SEALKIT_LOCK_TIMEOUT=str(timeout))
-    processes = [subprocess.Popen([binary, "keys", "rotate", "a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-                 for _ in range(waiters)]
-    timed_out = 0
-    for process in processes:
-        out, err = process.communicate(timeout=60)
-        result = subprocess.CompletedProcess(process.args, process.returncode, out, err)
-        if clean_failure(result, "strict: held lock") and check(process.returncode == 75, f"strict: held lock: exit {process.returncode}"):
-            timed_out += 1
-            check("SEALKIT_LOCK_TIMEOUT" in err.decode(), "strict: the lock message does not say how to wait longer")
-    waited = time.monotonic() - started
-    check(waited < timeout + 5, f"strict: {waiters} waiters took {waited:.1f} s to give up after {timeout} s")
-    fcntl.flock(holder, fcntl.LOCK_UN)
-    holder.close()
-    check(sealkit.run(["keys", "rotate", "a"], timeout=30).returncode == 0, "strict: rotate after the lock was released")
-
-    # 10,000 keys in one key file: a clean error, not a crash or 30,000 memory mappings.
-    with open(key_files[1]) as handle:
-        text = handle.read()
-    lines = text.splitlines()
-    fields = lines[3].split(" ")
-    fields[3] = "1"
-    with open(key_files[1], "w") as handle:
-        handle.write("\n".join(lines + [" ".join(fields)] * 9999) + "\n")
-    result = sealkit.run(["encrypt", "--key", "b"], stdin=b"x")
-    many = clean_failure(result, "strict: 10,000 keys") and check(result.returncode == 65, f"strict: 10,000 keys: exit {result.returncode}")
     summary["strict keystore"] = (
         f"{len(states)} unsafe states (foreign owner{'s' if is_root else ' (skipped: not root)'}, open modes, links): "
-        f"{refusals} of {attempts} commands meeting them refused in one line, keystore unchanged; {timed_out} of {waiters} "
-        f"commands waiting on a held lock gave up after SEALKIT_LOCK_TIMEOUT={timeout} s ({waited:.1f} s for all); "
-        f"a key file of 10,000 keys {'refused cleanly' if many else 'NOT refused cleanly'}")
-    shutil.rmtree(home, ignore_errors=True)
-
-
-# MARK: Endless input and crashes (issue 13)
-
-
-ENDLESS_CASES = [
-    # (name, shell command after the binary path is in $SEALKIT; stdin comes from the command itself)
-    ("decrypt < /dev/zero", '"$SEALKIT" decrypt --key e < /dev/zero'),
-    ("decrypt --lines < /dev/zero", '"$SEALKIT" decrypt --key e --lines < /dev/zero'),
-    ("encrypt < /dev/zero", '"$SEALKIT" encrypt --key e < /dev/zero'),
-    ("encrypt --lines < /dev/zero", '"$SEALKIT" encrypt --key e --lines < /dev/zero'),
-    ("decrypt, endless FIFO", 'yes AAAA 2>/dev/null | "$SEALKIT" decrypt --key e'),
-    ("keys restore < /dev/zero", '"$SEALKIT" keys restore e < /dev/zero'),
-    ("keys restore, endless blank lines", 'yes "" 2>/dev/null | "$SEALKIT" keys restore e'),
-    ("keys import < /dev/zero", '"$SEALKIT" keys import x < /dev/zero'),
-    ("transfer receive < /dev/zero", '"$SEALKIT" transfer receive --format text < /dev/zero'),
-    ("transfer receive, endless blank lines", 'yes "" 2>/dev/null | "$SEALKIT" transfer receive --format text'),
-    ("profile encrypt --ndjson < /dev/zero", '"$SEALKIT" profile encrypt --schema "$WORK/schema.json" --key e --ndjson < /dev/zero'),
-    ("profile encrypt < /dev/zero", '"$SEALKIT" profile encrypt --schema "$WORK/schema.json" --key e < /dev/zero'),
-    ("profile --schema /dev/zero", '"$SEALKIT" profile encrypt --schema /dev/zero --key e < "$WORK/schema.json"'),
-    ("qr < /dev/zero", '"$SEALKIT" qr < /dev/zero'),
-    ("audit, .json link to /dev/zero", '"$SEALKIT" audit "$WORK/zero.json"'),
-    ("audit, FIFO named .ndjson", '"$SEALKIT" audit "$WORK/fifo.ndjson"'),
-]
-
-
-def endless_input(binary, rounds=3):
-    """Every command that reads untrusted input, fed /dev/zero or a FIFO that never ends: one line on
-    stderr and a status below 126 within 10 s, under 100 MB peak RSS (GNU time, around the shell)."""
-    home = tempfile.mkdtemp(prefix="sealkit-stress-endless-")
-    sealkit = SealKit(binary, os.path.join(home, "keys"))
-    check(sealkit.run(["keys", "generate", "e"]).returncode == 0, "endless: setup")
-    with open(os.path.join(home, "schema.json"), "w") as f:
-        f.write('{"schema":{"name":{"type":"string","encryption":{"state":"enabled"}}}}')
-    os.symlink("/dev/zero", os.path.join(home, "zero.json"))
-    os.mkfifo(os.path.join(home, "fifo.ndjson"))
-    env = dict(sealkit.env, SEALKIT=binary, WORK=home)
-    worst_rss, worst_time, runs = 0, 0.0, 0
-    for _ in range(rounds):
-        for name, command in ENDLESS_CASES:
-            timing = os.path.join(home, "time")
-            started = time.time()
-            try:
-                result = subprocess.run(["/usr/bin/time", "-v", "-o", timing, "/bin/sh", "-c", command],
-                                        capture_output=True, env=env, timeout=30, start_new_session=True)
-            except subprocess.TimeoutExpired:
-                check(False, f"endless: {name}: still running after 30 s")
-                continue
-            elapsed = time.time() - started
-            runs += 1
-            stderr = result.stderr.decode(errors="replace")
-            if name.startswith("transfer receive"):
-                stderr = stderr.split("\n", 1)[1] if stderr.startswith("Verification code") else stderr
-            check(0 < result.returncode < 126, f"endless: {name}: exit status {result.returncode}: {stderr.strip()[:200]}")
-            check(stderr.startswith("sealkit: ") and stderr.count("\n") == 1, f"endless: {name}: stderr {stderr[:300]!r}")
-            rss = peak_rss_kb(open(timing, "rb").read()) or 0
-            check(rss < 100 * 1000, f"endless: {name}: peak RSS {rss} KiB")
-            check(elapsed < 10, f"endless: {name}: took {elapsed:.1f} s")
-            worst_rss, worst_time = max(worst_rss, rss), max(worst_time, elapsed)
-    summary["endless input"] = (
-        f"{len(ENDLESS_CASES)} commands fed /dev/zero or an endless FIFO, {runs} runs: each ended with one line, "
-        f"slowest {worst_time:.2f} s, highest peak RSS {worst_rss / 1024:.1f} MiB (limit 100 MB)")
-    shutil.rmtree(home, ignore_errors=True)
-
-
-CRASH_LINE = b"sealkit: internal error: the process crashed and was stopped; no memory was printed and no core file written\n"
-
-
-def crash_output(binary, rounds=20):
-    """Crashes `decrypt --lines` while it holds plaintext, from outside, with each crash signal, core
-    files allowed in its working folder and Swift's backtracer at its default: no core file, exactly
-    the fixed line on stderr, nothing of the plaintext anywhere."""
-    home = tempfile.mkdtemp(prefix="sealkit-stress-crash-")
-    sealkit = SealKit(binary, os.path.join(home, "keys"))
-    sealkit.env.pop("SWIFT_BACKTRACE", None)
-    check(sealkit.run(["keys", "generate", "c"]).returncode == 0, "crash: setup")
-    secret = b"SSN=078-05-1120"
-    ciphertext = sealkit.run(["encrypt", "--key", "c"], stdin=b"patient " + secret).stdout
-    cwd = os.path.join(home, "cwd")
-    os.mkdir(cwd)
-    signals = [signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGTRAP]
-
-    def allow_cores():
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-
-    crashed = 0
-    for index in range(rounds):
-        sig = signals[index % len(signals)]
-        process = subprocess.Popen([binary, "decrypt", "--key", "c", "--lines"], cwd=cwd, env=sealkit.env,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   preexec_fn=allow_cores)
-        process.stdin.write(ciphertext * 20)
-        process.stdin.flush()
-        time.sleep(0.3 + random.random() * 0.3)
-        os.kill(process.pid, sig)
-        stdout, stderr = process.communicate(timeout=30)
-        crashed += 1
-        check(process.returncode == 70, f"crash: {sig.name}: exit status {process.returncode}")
-        check(stderr == CRASH_LINE, f"crash: {sig.name}: stderr {stderr[:500]!r}")
-        check(secret not in stdout + stderr, f"crash: {sig.name}: the plaintext was printed")
-        check(not os.listdir(cwd), f"crash: {sig.name}: left {os.listdir(cwd)}")
-    summary["crash output"] = (
-        f"{crashed} crashes of 'decrypt --lines' holding plaintext ({', '.join(s.name for s in signals)}), core files "
-        f"allowed (core pattern {open('/proc/sys/kernel/core_pattern').read().strip()!r}): no core file, one fixed line, "
-        f"no plaintext")
+        f"{refusals} of {attempts} commands meeting them refused in one line, keystore unchanged")
     shutil.rmtree(home, ignore_errors=True)
 
 
@@ -808,7 +605,7 @@ def main():
     parser.add_argument("--sealkit", required=True)
     parser.add_argument("--kills", type=int, default=220)
     parser.add_argument("--memory-bytes", type=int, default=1 << 30)
-    parser.add_argument("--only", default="kills,concurrency,disk,memory,strict,endless,crash")
+    parser.add_argument("--only", default="kills,disk,memory,strict")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
@@ -817,26 +614,17 @@ def main():
     if "kills" in parts:
         print(f"==> crash safety: {args.kills} SIGKILLs", file=sys.stderr, flush=True)
         crash_safety(args.sealkit, args.kills, seed)
-    if "concurrency" in parts:
-        print("==> concurrency: 8 x 25 imports, 8-way races", file=sys.stderr, flush=True)
-        concurrency(args.sealkit)
     if "disk" in parts:
         print("==> full and read-only disks", file=sys.stderr, flush=True)
         disks(args.sealkit)
     if "strict" in parts:
-        print("==> strict keystore: foreign owners, open modes, links, a held lock", file=sys.stderr, flush=True)
+        print("==> strict keystore: foreign owners, open modes, links", file=sys.stderr, flush=True)
         strict_modes(args.sealkit)
     if "memory" in parts:
         print(f"==> bounded memory: {args.memory_bytes} bytes through encrypt/decrypt --lines", file=sys.stderr, flush=True)
         memory(args.sealkit, args.memory_bytes)
         print(f"==> bounded memory: {args.memory_bytes} bytes through audit", file=sys.stderr, flush=True)
         audit_memory(args.sealkit, args.memory_bytes)
-    if "endless" in parts:
-        print("==> endless input: /dev/zero and endless FIFOs into every reading command", file=sys.stderr, flush=True)
-        endless_input(args.sealkit)
-    if "crash" in parts:
-        print("==> crash output: decrypt --lines crashed from outside", file=sys.stderr, flush=True)
-        crash_output(args.sealkit)
     print()
     for name, text in summary.items():
         print(f"{name}: {text}")

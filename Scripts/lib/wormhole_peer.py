@@ -1,3 +1,4 @@
+# Python: magic-wormhole's own Python client is the peer SealKit's transfer must interoperate with.
 """A SealKit key-transfer peer built on magic-wormhole's own Python client (the `wormhole`
 library), for the interoperability tests and Scripts/bench. It reads and writes SealKit's keys
 message itself (docs/transfer.md, "Network transfer"), independently of the Swift code.

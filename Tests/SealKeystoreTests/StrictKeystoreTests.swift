@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 @testable import SealKeystore
+import SealTestSupport
 import Testing
 
 /// Issue 13: what a review broke in the keystore, each attack reproduced and now refused.
@@ -116,11 +117,8 @@ struct StrictKeystoreTests {
     @Test func aLockHeldByAnotherProcessTimesOutWithOneError() throws {
         try store.store(SymmetricKey.generate(), as: KeyID("t"), mode: .create, passphrase: nil)
         // flock(1) holds the lock from another process for longer than we wait.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [lockPath, "sleep", "3"]
-        try holder.run()
-        defer { holder.terminate(); holder.waitUntilExit() }
+        let holder = try ChildProcess("/usr/bin/flock", [lockPath, "sleep", "3"])
+        defer { holder.send(signal: SIGTERM); _ = holder.finish() }
         // Wait until the holder has the lock.
         let probe = open(lockPath, O_RDONLY)
         defer { close(probe) }

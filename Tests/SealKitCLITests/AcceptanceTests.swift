@@ -19,7 +19,7 @@ struct AcceptanceTests {
     static func bash(_ script: String, in cli: CLI, stdin: String = "") throws -> ProcessResult {
         var environment = cli.environment
         environment["SEALKIT"] = CLI.executable.path
-        return try Subprocess.run("/bin/bash", ["-c", script], stdin: Array(stdin.utf8), environment: environment)
+        return try ChildProcess.run("/bin/bash", ["-c", script], stdin: Array(stdin.utf8), environment: environment)
     }
 
     // MARK: Issue 14: a closed stdout ends every command quietly
@@ -104,7 +104,7 @@ struct AcceptanceTests {
         }
         let image = folder.appendingPathComponent("screen.pbm")
         try Data(pbm.utf8).write(to: image)
-        let scanned = try Subprocess.run("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
+        let scanned = try ChildProcess.run("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
         guard scanned.status == 0 else { return nil }
         return scanned.stdoutText.hasSuffix("\n") ? String(scanned.stdoutText.dropLast()) : scanned.stdoutText
     }
@@ -120,10 +120,11 @@ struct AcceptanceTests {
         let expected = text.output
         #expect(expected.hasPrefix(link + "#") && expected.count == link.count + 45)
         for (format, colour) in [("", true), ("--format qr", true), ("--format qr", false)] {
-            let screen = try Self.bash(
-                """
-                exec /usr/bin/script -qec "stty cols 200; exec env \(colour ? "-u NO_COLOR" : "NO_COLOR=1") TERM=xterm \\"\\$SEALKIT\\" transfer send u --rownd --link '\(link)' \(format)" /dev/null
-                """, in: cli)
+            var environment = cli.environment
+            environment["TERM"] = "xterm"
+            environment["NO_COLOR"] = colour ? nil : "1"
+            let arguments = ["transfer", "send", "u", "--rownd", "--link", link] + format.split(separator: " ").map(String.init)
+            let screen = try ChildProcess.run(CLI.executable.path, arguments, environment: environment, terminal: 200)
             let shown = screen.stdoutText
             #expect(shown.contains("\u{1B}[38;5;16;48;5;231m") == colour, "\(format) colour \(colour)")
             let scanned = try Self.scanTerminalQR(shown, in: cli.home)
@@ -340,7 +341,7 @@ struct AcceptanceTests {
             var environment = cli.environment
             environment["SEALKIT"] = CLI.executable.path
             environment["KEY"] = Self.knownKey
-            let made = try Subprocess.run("/bin/bash", ["-c", command], stdin: [], environment: environment)
+            let made = try ChildProcess.run("/bin/bash", ["-c", command], stdin: [], environment: environment)
             #expect(made.status == 0, "\(command): \(made.stderrText)")
         }
         let listed = try cli.run(["keys", "list"])

@@ -48,7 +48,7 @@ struct CLI {
 
     @discardableResult
     func run(_ arguments: [String], stdinBytes: [UInt8], environment extra: [String: String] = [:]) throws -> Result {
-        let result = try Subprocess.run(
+        let result = try ChildProcess.run(
             Self.executable.path, arguments, stdin: stdinBytes, environment: environment.merging(extra) { $1 })
         return Result(result)
     }

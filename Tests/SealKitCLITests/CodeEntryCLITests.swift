@@ -7,57 +7,38 @@ import Testing
 /// refused before anything reaches the relay.
 @Suite("code and share entry on a terminal")
 struct CodeEntryCLITests {
-    /// Runs sealkit on a pty with `arguments`, types `keys` (a list of byte strings, each sent after
-    /// the previous marker showed), and returns the exit status and what the terminal showed.
+    /// Runs sealkit on a pty with `arguments`, types each step's text (a character at a time) once
+    /// its marker showed after the previous one, and returns the exit status and what the terminal showed.
     static func onTerminal(
         _ cli: CLI, _ arguments: [String], steps: [(waitFor: String, type: String)], environment: [String: String] = [:]
     ) throws -> (status: Int, output: String) {
-        let script = """
-            import json, os, pty, re, select, sys, time
-            sealkit, home, arguments, steps = \(try TransferCLITests.json([CLI.executable.path, cli.environment["SEALKIT_HOME"] ?? ""]))[0], \(try TransferCLITests.json([cli.environment["SEALKIT_HOME"] ?? ""]))[0], json.loads(sys.stdin.readline()), json.loads(sys.stdin.readline())
-            env = dict(os.environ, SEALKIT_HOME=home, TERM="xterm", **json.loads(sys.stdin.readline()))
-            env.pop("SEALKIT_PASSPHRASE", None)
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execve(sealkit, [sealkit] + arguments, env)
-            seen = b""
-            \(TransferCLITests.readUntil(defaultTimeout: 15))
-            # Each marker is waited for after the previous one, so a prompt shown twice is answered twice.
-            start = 0
-            for marker, typed in steps:
-                if not read_until(marker.encode(), start=start):
-                    break
-                start = seen.find(marker.encode(), start) + len(marker.encode())
-                if typed == "<word>\\n":
-                    # The word the check asks for, read off the share last shown on the screen.
-                    shown = re.findall(rb"\\):\\r?\\n\\r?\\n    ([a-z ]+)\\r?\\n", seen)[-1].split()
-                    asked = int(re.findall(rb"word (\\d+): ", seen)[-1])
-                    typed = shown[asked - 1].decode() + "\\n"
-                for ch in typed:
-                    os.write(fd, ch.encode())
-                    time.sleep(0.02)
-            read_until(b"\\x00", timeout=5)
-            # A sealkit still waiting for input after every step is killed, never waited on forever.
-            status = None
-            deadline = time.time() + 90
-            while time.time() < deadline:
-                done, code = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    status = code
-                    break
-                read_until(b"\\x00", timeout=1)
-            if status is None:
-                os.kill(pid, 9)
-                _, status = os.waitpid(pid, 0)
-            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
-            """
-        let input = String(decoding: try JSONSerialization.data(withJSONObject: arguments), as: UTF8.self) + "\n"
-            + String(decoding: try JSONSerialization.data(withJSONObject: steps.map { [$0.waitFor, $0.type] }), as: UTF8.self) + "\n"
-            + String(decoding: try JSONSerialization.data(withJSONObject: environment), as: UTF8.self) + "\n"
-        let result = try Python.run(script, stdin: Array(input.utf8))
-        #expect(result.status == 0, "\(result.stderrText.suffix(800))")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
-        return (object["status"] as? Int ?? -1, object["output"] as? String ?? "")
+        var environment = cli.environment.merging(["TERM": "xterm"]) { $1 }.merging(environment) { $1 }
+        environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
+        let child = try ChildProcess(CLI.executable.path, arguments, environment: environment, terminal: 0, killAfter: nil)
+        // Each marker is waited for after the previous one, so a prompt shown twice is answered twice.
+        var start = 0
+        for (marker, typed) in steps {
+            let expected = Array(marker.utf8)
+            guard child.wait(for: expected, from: start, timeout: 15),
+                  let found = child.outputSoFar[start...].firstRange(of: expected) else { break }
+            start = found.upperBound
+            var text = typed
+            if typed == "<word>\n" {
+                // The word the check asks for, read off the share last shown on the screen.
+                let screen = child.outputSoFar.filter { $0 != UInt8(ascii: "\r") }
+                let shown = String(decoding: screen, as: UTF8.self)
+                let words = try #require(shown.matches(of: /\):\n\n    ([a-z ]+)\n/).last).output.1.split(separator: " ")
+                let asked = try #require(shown.matches(of: #/word (\d+): /#).last.flatMap { Int($0.output.1) })
+                text = words[asked - 1] + "\n"
+            }
+            for character in text.utf8 {
+                child.write([character])
+                usleep(20_000)
+            }
+        }
+        // A sealkit still waiting for input after every step is killed, never waited on forever.
+        let result = child.finish(timeout: 95)
+        return (Int(result.status), result.stdoutText)
     }
 
     @Test func tabCompletesTheCodesWordsFromTheirLists() throws {

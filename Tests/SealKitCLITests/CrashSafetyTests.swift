@@ -28,9 +28,11 @@ struct CrashSafetyTests {
             let importing = attempt % 2 == 0
             let key = SymmetricKey.generate()
             let keyText = importing ? try exportedText(key) : ""
-            let process = try TimedProcess.start(
-                CLI.executable.path, importing ? ["keys", "import", id] : ["keys", "generate", id], environment: store.environment)
-            process.send(Array(keyText.utf8))
+            let process = try ChildProcess(
+                CLI.executable.path, importing ? ["keys", "import", id] : ["keys", "generate", id], environment: store.environment,
+                killAfter: nil)
+            process.write(Array(keyText.utf8))
+            process.closeInput()
             usleep(UInt32(Double.random(in: 0...(typical * 1.2), using: &generator) * 1_000_000))
             process.kill()
             let outcome = process.finish(stdin: [], timeout: 10)
@@ -62,16 +64,19 @@ struct CrashSafetyTests {
         let store = try TimedStore()
         let keys = (0..<8).map { _ in SymmetricKey.generate() }
         let processes = try keys.map { _ in
-            try TimedProcess.start(CLI.executable.path, ["keys", "import", "raced"], environment: store.environment)
+            try ChildProcess(CLI.executable.path, ["keys", "import", "raced"], environment: store.environment, killAfter: nil)
         }
         // All eight are running before any is given its key; then all get theirs at once.
-        for (process, key) in zip(processes, keys) { process.send(Array(try exportedText(key).utf8)) }
+        for (process, key) in zip(processes, keys) {
+            process.write(Array(try exportedText(key).utf8))
+            process.closeInput()
+        }
         let outcomes = processes.map { $0.finish(stdin: [], timeout: 20) }
 
         let winners = outcomes.indices.filter { outcomes[$0].status == 0 }
         #expect(winners.count == 1, "\(winners.count) processes stored a key under one id")
         for (index, outcome) in outcomes.enumerated() where !winners.contains(index) {
-            #expect(outcome.status == 73 && outcome.stdout.isEmpty, "exit \(outcome.status.map(String.init) ?? "signal")")
+            #expect(outcome.status == 73 && outcome.stdout.isEmpty, "exit \(outcome.signal == nil ? String(outcome.status) : "signal")")
             #expect(outcome.stderrText.hasPrefix("sealkit: a different key is already stored under 'raced'"), "\(outcome.stderrText)")
             #expect(outcome.stderrText.filter { $0 == "\n" }.count == 1)
         }

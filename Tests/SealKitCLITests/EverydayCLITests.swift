@@ -140,7 +140,7 @@ struct EverydayCLITests {
         var environment = cli.environment
         environment["SEALKIT"] = CLI.executable.path
         environment["ERRORS"] = errors
-        let result = try Subprocess.run("/bin/bash", ["-c", script], stdin: [], environment: environment)
+        let result = try ChildProcess.run("/bin/bash", ["-c", script], stdin: [], environment: environment)
         let status = result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(status == "0" || status == "141", "exit status \(status)")
         #expect(try String(contentsOfFile: errors, encoding: .utf8) == "")
@@ -166,9 +166,8 @@ struct EverydayCLITests {
             environment["COLUMNS"] = "200"
             environment.removeValue(forKey: "NO_COLOR")
             environment.merge(extra) { $1 }
-            let result = try Subprocess.run(
-                "/usr/bin/script", ["-qec", "stty cols 200; \"$SEALKIT\" \(command)", "/dev/null"], stdin: [], environment: environment)
-            return result.stdoutText
+            let arguments = command.split(separator: " ").map(String.init)
+            return try ChildProcess.run(CLI.executable.path, arguments, environment: environment, terminal: 200).stdoutText
         }
         let escape = "\u{1B}["
         #expect(try run("qr -- hello", [:]).contains(escape))

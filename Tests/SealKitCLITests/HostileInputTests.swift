@@ -25,12 +25,12 @@ struct HostileInputTests {
         environment.merge(entry.environment(home)) { $1 }
         let before = TreeSnapshot(home)
 
-        let outcome = try TimedProcess.run(
-            CLI.executable.path, entry.arguments(home), environment: environment, stdin: entry.stdin, timeout: 20)
+        let outcome = try ChildProcess.run(
+            CLI.executable.path, entry.arguments(home), stdin: entry.stdin, environment: environment, timeout: 20)
 
         #expect(!outcome.timedOut, "hung: killed after 20 s")
         #expect(outcome.signal == nil, "killed by signal \(outcome.signal ?? 0): \(outcome.stderrText)")
-        #expect((1..<126).contains(outcome.status ?? 0), "exit status \(outcome.status.map(String.init) ?? "none")")
+        #expect((1..<126).contains(outcome.status), "exit status \(outcome.signal == nil ? String(outcome.status) : "none")")
         switch entry.outcome {
         case .failure:
             #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdoutText.prefix(200))")
@@ -42,7 +42,7 @@ struct HostileInputTests {
             // The code is on stdout for the person; it never reaches the error.
             if lines.count > 1 { #expect(!outcome.stderrText.contains(String(lines[1])), "the code reached stderr") }
         case .listedWithProblem:
-            #expect(outcome.status == 65 || outcome.status == 77, "exit status \(outcome.status.map(String.init) ?? "none")")
+            #expect(outcome.status == 65 || outcome.status == 77, "exit status \(outcome.signal == nil ? String(outcome.status) : "none")")
             // The damaged entry is the one under id "k": it is reported, never listed.
             #expect(!outcome.stdoutText.split(separator: "\n").contains { $0.hasPrefix("k\t") }, "stdout: \(outcome.stdoutText.prefix(200))")
         case .auditFinding:
@@ -77,10 +77,10 @@ struct HostileInputTests {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
         let before = TreeSnapshot(home)
-        let receiver = try TimedProcess.start(
-            CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment)
-        let shown = try #require(receiver.readLines(2), "no offer and code")
-        let (offerText, codeText) = (shown[0], shown[1])
+        let receiver = try ChildProcess(
+            CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment, killAfter: nil)
+        let offerText = try #require(receiver.readLine(timeout: 10), "no offer and code")
+        let codeText = try #require(receiver.readLine(timeout: 10), "no offer and code")
         let key = try SymmetricKey(base64Encoded: HostileCorpus.otherKey)
         let history = try KeyHistory(id: KeyID("new-id"), versions: [.init(key: key, created: Date(), retired: nil)])
         var offer = try TransferOffer(offerText)
@@ -96,10 +96,12 @@ struct HostileInputTests {
             offer = try TransferOffer(HostileCorpus.strayOffer)
         }
         let lines = try offer.reply(sending: [history], code: code, now: now)
-        receiver.send(Array((lines.joined(separator: "\n") + "\n").utf8))
+        receiver.write(Array((lines.joined(separator: "\n") + "\n").utf8))
+        receiver.closeInput()
         let outcome = receiver.finish(stdin: [], timeout: 20)
-        #expect((1..<126).contains(outcome.status ?? 0) && outcome.signal == nil)
-        #expect(outcome.stdoutText == offerText + "\n" + codeText + "\n", "stdout: \(outcome.stdoutText)")
+        #expect((1..<126).contains(outcome.status) && outcome.signal == nil)
+        // Nothing on stdout but the offer and the code (taken by readLine above).
+        #expect(outcome.stdoutText.isEmpty, "stdout: \(offerText)\n\(codeText)\n\(outcome.stdoutText)")
         #expect(outcome.stderrText.hasPrefix("sealkit: ") && outcome.stderrText.split(separator: "\n").count == 1, "\(outcome.stderrText)")
         #expect(!outcome.stderrText.contains(codeText))
         if kind == "wrong code" || kind == "answered another offer" { #expect(outcome.stderrText.contains("wrong code")) }
@@ -854,10 +856,10 @@ enum HostileCorpus {
             (["keys", "generate", "alice@example.com"], "", [:]),
         ]
         for (arguments, stdin, extra) in steps {
-            let outcome = try TimedProcess.run(
-                CLI.executable.path, arguments, environment: environment.merging(extra) { $1 }, stdin: Array(stdin.utf8))
+            let outcome = try ChildProcess.run(
+                CLI.executable.path, arguments, stdin: Array(stdin.utf8), environment: environment.merging(extra) { $1 }, timeout: 10)
             guard outcome.status == 0 else {
-                throw TimedProcessError("setup \(arguments) failed: \(outcome.stderrText)")
+                throw SetupError("setup \(arguments) failed: \(outcome.stderrText)")
             }
         }
         try Data().write(to: URL(fileURLWithPath: home + "/empty"))
@@ -900,7 +902,7 @@ enum HostileCorpus {
             let contents = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
             if contents.split(separator: "\n").dropFirst().first.map(String.init) == idLine { return folder + "/" + name }
         }
-        throw TimedProcessError("no key file for \(id) in \(folder)")
+        throw SetupError("no key file for \(id) in \(folder)")
     }
 
     private static func apply(_ damage: KeyFileDamage, in folder: String) throws {
@@ -972,4 +974,10 @@ enum HostileCorpus {
         try data.write(to: URL(fileURLWithPath: target))
         chmod(target, 0o600)
     }
+}
+
+/// A hostile-input case whose setup failed (not the behaviour under test).
+struct SetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -30,7 +30,7 @@ struct InstallTests {
         var environment = cli.environment
         environment["SEALKIT_PREBUILT"] = binaries
         environment["SEALKIT_COMMIT"] = "0a1b2c3"
-        let install = try Subprocess.run(
+        let install = try ChildProcess.run(
             Self.repository.path + "/Scripts/install", [prefix], stdin: [], environment: environment)
         #expect(install.status == 0, "\(install.stderrText)")
         for file in [
@@ -40,13 +40,13 @@ struct InstallTests {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file)")
         }
 
-        let installed = try Subprocess.run(prefix + "/bin/sealkit", ["--version"], stdin: [], environment: environment)
+        let installed = try ChildProcess.run(prefix + "/bin/sealkit", ["--version"], stdin: [], environment: environment)
         #expect(installed.status == 0)
         #expect(installed.stdoutText == built.stdout.replacing("(unknown)", with: "(0a1b2c3)"), "\(installed.stdoutText)")
 
         // man renders the generated page.
         environment["MANWIDTH"] = "100"
-        let man = try Subprocess.run("/usr/bin/man", ["-l", prefix + "/share/man/man1/sealkit.1"], stdin: [], environment: environment)
+        let man = try ChildProcess.run("/usr/bin/man", ["-l", prefix + "/share/man/man1/sealkit.1"], stdin: [], environment: environment)
         #expect(man.status == 0, "\(man.stderrText)")
         for text in ["NAME", "End-to-end field encryption", "rotate", "audit", "--fail-on"] {
             #expect(man.stdoutText.contains(text), "\(text)")
@@ -68,7 +68,7 @@ struct InstallTests {
                 _sealkit sealkit "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
                 printf '%s\\n' "${COMPREPLY[@]}"
                 """
-            let result = try Subprocess.run("/bin/bash", ["-c", script], stdin: [], environment: bash)
+            let result = try ChildProcess.run("/bin/bash", ["-c", script], stdin: [], environment: bash)
             #expect(result.status == 0, "\(result.stderrText)")
             return result.stdoutText.split(separator: "\n").map(String.init).sorted()
         }
@@ -82,7 +82,7 @@ struct InstallTests {
         try Data("{}".utf8).write(to: folder.appendingPathComponent("app-schema.json"))
         #expect(try complete("sealkit audit --schema app-", in: folder.path) == ["app-schema.json"])
 
-        let uninstall = try Subprocess.run(
+        let uninstall = try ChildProcess.run(
             Self.repository.path + "/Scripts/install", ["--uninstall", prefix], stdin: [], environment: environment)
         #expect(uninstall.status == 0, "\(uninstall.stderrText)")
         #expect(!FileManager.default.fileExists(atPath: prefix + "/bin/sealkit"))

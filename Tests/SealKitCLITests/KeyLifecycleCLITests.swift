@@ -214,11 +214,8 @@ struct KeyLifecycleCLITests {
     @Test func aHeldLockEndsInOneLineAfterTheTimeout() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "l"]).status == 0)
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [keyFolder(cli) + "/.lock", "sleep", "4"]
-        try holder.run()
-        defer { holder.terminate(); holder.waitUntilExit() }
+        let holder = try ChildProcess("/usr/bin/flock", [keyFolder(cli) + "/.lock", "sleep", "4"])
+        defer { holder.send(signal: SIGTERM); _ = holder.finish() }
         usleep(300_000)
         let started = Date()
         let result = try cli.run(["keys", "rotate", "l"], environment: ["SEALKIT_LOCK_TIMEOUT": "1"])
@@ -259,13 +256,13 @@ struct KeyLifecycleCLITests {
         #expect(try cli.run(["keys", "generate", "f"], environment: ["SEALKIT_PASSPHRASE": Self.passphrase]).status == 0)
         let environment = cli.environment.merging(["SEALKIT": CLI.executable.path]) { $1 }
         // bash's <(...) hands sealkit a /dev/fd/N path to a pipe.
-        let substituted = try Subprocess.run(
+        let substituted = try ChildProcess.run(
             "/bin/bash", ["-c", "\"$SEALKIT\" status --key f --passphrase-file <(printf '%s\\n' '\(Self.passphrase)')"],
             environment: environment)
         #expect(substituted.status == 0, "\(substituted.stderrText)")
         let fifo = cli.home.appendingPathComponent("fifo").path
         #expect(mkfifo(fifo, 0o600) == 0)
-        let viaFIFO = try Subprocess.run(
+        let viaFIFO = try ChildProcess.run(
             "/bin/bash", ["-c", "printf '%s' '\(Self.passphrase)' > \(fifo) & \"$SEALKIT\" status --key f --passphrase-file \(fifo)"],
             environment: environment)
         #expect(viaFIFO.status == 0, "\(viaFIFO.stderrText)")
@@ -289,7 +286,8 @@ struct KeyLifecycleCLITests {
     }
 }
 
-/// Runs `sealkit` on a pseudo-terminal (Python's pty), answering each prompt in turn.
+/// Runs `sealkit` on a pseudo-terminal (SealTestSupport's `ChildProcess` with a terminal), answering
+/// each prompt in turn.
 enum Terminal {
     struct Result {
         let status: Int32
@@ -297,41 +295,20 @@ enum Terminal {
         let output: String
     }
 
-    static let driver = """
-        import json, os, pty, select, sys, time
-        job = json.load(sys.stdin)
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execve(job["argv"][0], job["argv"], job["env"])
-        answers = list(job["answers"])
-        output, pending = b"", b""
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            output += data
-            pending += data
-            # A prompt ends in ": " or "] " and waits; answer it.
-            if answers and (pending.endswith(b": ") or pending.endswith(b"] ")):
-                os.write(fd, answers.pop(0).encode() + b"\\n")
-                pending = b""
-        if time.time() >= deadline:
-            os.kill(pid, 9)
-        _, status = os.waitpid(pid, 0)
-        print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": output.decode("utf-8", "replace")}))
-        """
-
     static func run(_ cli: CLI, _ arguments: [String], answers: [String]) throws -> Result {
-        let job: [String: Any] = ["argv": [CLI.executable.path] + arguments, "env": cli.environment, "answers": answers]
-        let result = try Python.output(of: driver, stdin: Array(try JSONSerialization.data(withJSONObject: job)))
-        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(result)) as? [String: Any])
-        return Result(status: Int32(decoded["status"] as? Int ?? -1), output: decoded["output"] as? String ?? "")
+        let child = try ChildProcess(CLI.executable.path, arguments, environment: cli.environment, terminal: 80, killAfter: 30)
+        let deadline = Date().addingTimeInterval(30)
+        var answered = 0
+        for answer in answers {
+            // A prompt ends in ": " or "] " and waits; answer it.
+            let prompted = child.wait(from: answered, timeout: deadline.timeIntervalSinceNow) { shown in
+                shown.last == UInt8(ascii: " ") && [UInt8(ascii: ":"), UInt8(ascii: "]")].contains(shown.dropLast().last)
+            }
+            guard prompted else { break }
+            answered = child.outputSoFar.count
+            child.write(answer + "\n")
+        }
+        let result = child.finish(timeout: max(deadline.timeIntervalSinceNow, 0))
+        return Result(status: result.status, output: result.stdoutText)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 @Suite("sealkit keys, encrypt, decrypt, status")
@@ -221,7 +222,7 @@ struct KeysCLITests {
         let cli = try CLI()
         // Each process imports its own keys, and all race on one shared id too.
         let shared = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
-        var processes: [Process] = []
+        var processes: [ChildProcess] = []
         for worker in 0..<8 {
             let script = """
                 set -e
@@ -230,15 +231,11 @@ struct KeysCLITests {
                 done
                 echo '\(shared)' | "$SEALKIT" keys import shared >/dev/null
                 """
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", script]
-            process.environment = cli.environment.merging(["SEALKIT": CLI.executable.path]) { $1 }
-            try process.run()
-            processes.append(process)
+            processes.append(try ChildProcess(
+                "/bin/sh", ["-c", script], environment: cli.environment.merging(["SEALKIT": CLI.executable.path]) { $1 }))
         }
-        for process in processes { process.waitUntilExit() }
-        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        let results = processes.map { $0.finish() }
+        #expect(results.allSatisfy { $0.status == 0 })
         let listed = try cli.run(["keys", "list"]).stdout.split(separator: "\n")
         #expect(listed.count == 41)
         for worker in 0..<8 { for i in 1...5 { #expect(try cli.run(["status", "--key", "w\(worker)-\(i)"]).status == 0) } }

@@ -10,8 +10,8 @@ struct NetworkTransferCLITests {
     static let peer = Repository.root.appendingPathComponent("Scripts/lib/wormhole_peer.py").path
 
     /// A running `sealkit transfer receive --format text`; its first stdout line is the code.
-    static func startReceiver(_ cli: CLI, relay: String, _ extra: [String] = []) throws -> (RunningProgram, String) {
-        let receiver = try RunningProgram(
+    static func startReceiver(_ cli: CLI, relay: String, _ extra: [String] = []) throws -> (ChildProcess, String) {
+        let receiver = try ChildProcess(
             CLI.executable.path, ["transfer", "receive", "--format", "text", "--relay", relay] + extra,
             environment: cli.environment)
         let code = try #require(receiver.readLine())
@@ -20,10 +20,10 @@ struct NetworkTransferCLITests {
     }
 
     /// Magic-wormhole's Python client as a SealKit peer (Scripts/lib/wormhole_peer.py).
-    static func startPython(_ arguments: [String]) throws -> RunningProgram {
+    static func startPython(_ arguments: [String]) throws -> ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["PEER_TIMEOUT"] = "30"
-        return try RunningProgram(MailboxServer.python, [peer] + arguments, environment: environment)
+        return try ChildProcess(MailboxServer.python, [peer] + arguments, environment: environment)
     }
 
     static func nameplate(_ code: String) -> String { String(code.split(separator: "-")[0]) }
@@ -78,7 +78,7 @@ struct NetworkTransferCLITests {
             let sending = try CLI(environment: ["SEALKIT_RELAY": server.relay])
             let receiving = try CLI(environment: ["SEALKIT_RELAY": server.relay])
             #expect(try sending.run(["keys", "generate", "u"]).status == 0)
-            let receiver = try RunningProgram(
+            let receiver = try ChildProcess(
                 CLI.executable.path, ["transfer", "receive", "--format", "text"], environment: receiving.environment)
             let code = try #require(receiver.readLine())
             #expect(try sending.run(["transfer", "send", "--all", "--code", code]).status == 0)
@@ -333,7 +333,7 @@ struct NetworkTransferCLITests {
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
             // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
-            let sender = try RunningProgram(
+            let sender = try ChildProcess(
                 CLI.executable.path, ["transfer", "send", "alice", "--code", "9876-adroitness-aardvark", "--relay", server.relay],
                 environment: sending.environment)
             var waited = 0

@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 /// Drives the built `sealkit qr` and scans what it writes with zbarimg, an independent decoder.
@@ -104,28 +105,19 @@ private func zbarimg(_ file: URL, sourceLocation: SourceLocation = #_sourceLocat
     return result.stdout
 }
 
-/// Runs `sealkit ARGS` under a pseudo-terminal of the given width (util-linux `script`);
-/// stdout and stderr arrive mixed, as on a screen.
+/// Runs `sealkit ARGS` on a pseudo-terminal of the given width; stdout and stderr arrive mixed, as on a screen.
 private func runOnTerminal(columns: Int, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let quoted = ([CLI.executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    var environment = ProcessInfo.processInfo.environment
     // A terminal that takes colour: `swift test` sets NO_COLOR, which turns the ansi default off.
-    let result = try runTool(
-        "/usr/bin/script", ["-qec", "stty cols \(columns); exec env -u NO_COLOR TERM=xterm " + quoted.joined(separator: " "), "/dev/null"])
-    return (result.status, String(decoding: result.stdout, as: UTF8.self))
+    environment.removeValue(forKey: "NO_COLOR")
+    environment["TERM"] = "xterm"
+    let result = try ChildProcess.run(CLI.executable.path, arguments, environment: environment, terminal: columns)
+    return (result.status, result.stdoutText)
 }
 
 /// Runs a tool with small output, failing clearly when it is not installed.
 private func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: [UInt8]) {
     try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) is missing (zbar-tools, util-linux)")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let bytes = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, [UInt8](bytes))
+    let result = try ChildProcess.run(path, arguments)
+    return (result.status, result.stdout)
 }

@@ -216,41 +216,16 @@ struct ShareDisplayHangupTests {
     @Test func closingTheTerminalEndsTheShareDisplay() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
-        let script = #"""
-            import os, pty, select, sys, time
-            sealkit, home = sys.argv[1], sys.argv[2]
-            pid, master = pty.fork()
-            if pid == 0:
-                env = dict(os.environ, SEALKIT_HOME=home, SEALKIT_PASSPHRASE="correct horse battery staple", TERM="xterm")
-                os.execve(sealkit, [sealkit, "keys", "backup", "alice", "--shares", "2", "--threshold", "2"], env)
-            seen = b""
-            deadline = time.monotonic() + 60
-            while b"Press Enter to show" not in seen and time.monotonic() < deadline:
-                if select.select([master], [], [], 1)[0]:
-                    try:
-                        seen += os.read(master, 4096)
-                    except OSError:
-                        break
-            print("prompted" if b"Press Enter to show" in seen else "no prompt: " + seen[-200:].decode(errors="replace"))
-            os.close(master)
-            closed = time.monotonic()
-            while time.monotonic() - closed < 20:
-                done, status = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    print("ended %.1f" % (time.monotonic() - closed))
-                    break
-                time.sleep(0.1)
-            else:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                print("still running after 20 s")
-            """#
-        let home = cli.environment["SEALKIT_HOME"]!
-        let file = cli.home.appendingPathComponent("hangup.py")
-        try Data(script.utf8).write(to: file)
-        let result = try Subprocess.run("/usr/bin/env", ["python3", file.path, CLI.executable.path, home], stdin: [])
-        let lines = result.stdoutText.split(separator: "\n")
-        #expect(lines.first == "prompted", "\(result.stdoutText) \(result.stderrText)")
-        #expect(lines.last?.hasPrefix("ended ") == true, "\(result.stdoutText)")
+        var environment = cli.environment
+        environment["SEALKIT_PASSPHRASE"] = "correct horse battery staple"
+        environment["TERM"] = "xterm"
+        let terminal = try ChildProcess(
+            CLI.executable.path, ["keys", "backup", "alice", "--shares", "2", "--threshold", "2"], environment: environment,
+            terminal: 0, killAfter: nil)
+        let prompted = terminal.wait(for: "Press Enter to show", timeout: 60)
+        #expect(prompted, "no prompt: \(String(decoding: terminal.outputSoFar.suffix(200), as: UTF8.self))")
+        terminal.hangUp()
+        #expect(terminal.waitForExit(timeout: 20), "still running 20 s after its terminal closed")
+        _ = terminal.finish(timeout: 5)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 struct ScanCLITests {
     /// Writes `payload` as a PNG QR code with the `qrencode` CLI (an independent encoder).
     static func qrencode(_ payload: String, to path: String) throws {
-        let result = try Subprocess.run("qrencode", ["-8", "-o", path, "-t", "PNG", "-s", "4"], stdin: Array(payload.utf8))
+        let result = try ChildProcess.run("qrencode", ["-8", "-o", path, "-t", "PNG", "-s", "4"], stdin: Array(payload.utf8))
         #expect(result.status == 0, "\(result.stderrText)")
     }
 

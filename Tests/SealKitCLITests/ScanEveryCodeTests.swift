@@ -34,7 +34,7 @@ struct ScanEveryCodeTests {
         try ScanCLITests.qrencode("right, light on dark", to: folder + "/b.png")
         try Self.sideBySide([folder + "/a.png", folder + "/b.png"], negate: [false, true], to: folder + "/both.pgm")
         // zbar alone stops at the upright code: it tries the negative only when it finds nothing.
-        let zbar = try Subprocess.run("zbarimg", ["--raw", "-q", "-Sbinary", folder + "/both.pgm"])
+        let zbar = try ChildProcess.run("zbarimg", ["--raw", "-q", "-Sbinary", folder + "/both.pgm"])
         #expect(zbar.stdoutText.hasPrefix("left, dark on light") && !zbar.stdoutText.contains("right"))
 
         let scanned = try cli.run(["scan", folder + "/both.pgm"])
@@ -122,7 +122,7 @@ struct RealScreenshotTests {
     @Test func everyCodeOfEveryScreenshotReads() throws {
         let folder = try TemporaryFolder.make()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let made = try Subprocess.run(
+        let made = try ChildProcess.run(
             "python3", [Repository.root.appendingPathComponent("Scripts/make-qr-screenshots.py").path, CLI.executable.path, folder.path, "--small"])
         #expect(made.status == 0, "\(made.stderrText)")
         let expected = try JSONDecoder().decode([String: [String]].self, from: Data(contentsOf: folder.appendingPathComponent("expected.json")))

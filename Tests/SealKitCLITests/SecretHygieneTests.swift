@@ -31,8 +31,8 @@ struct SecretHygieneTests {
         let protected = ["--passphrase-file", passphraseFile]
         let wrongPassphrase = ["SEALKIT_PASSPHRASE": "not " + Self.passphrase]
 
-        var outcomes: [(String, TimedProcess.Outcome)] = []
-        func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> TimedProcess.Outcome {
+        var outcomes: [(String, ProcessResult)] = []
+        func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> ProcessResult {
             let outcome = try store.run(arguments, stdin: stdin, environment: environment)
             outcomes.append((arguments.joined(separator: " "), outcome))
             return outcome
@@ -82,10 +82,10 @@ struct SecretHygieneTests {
 
         // A long-running encrypt --lines with the protected key, and an import waiting on stdin:
         // sample every process's command line while they run.
-        let encrypt = try TimedProcess.start(
+        let encrypt = try ChildProcess(
             CLI.executable.path, ["encrypt", "--key", "k", "--lines", "--passphrase-file", passphraseFile],
-            environment: store.environment)
-        let importer = try TimedProcess.start(CLI.executable.path, ["keys", "import", "k2"], environment: store.environment)
+            environment: store.environment, killAfter: nil)
+        let importer = try ChildProcess(CLI.executable.path, ["keys", "import", "k2"], environment: store.environment, killAfter: nil)
         var sightings = 0
         var exposed: [String] = []
         for _ in 0..<20 {
@@ -99,7 +99,8 @@ struct SecretHygieneTests {
             }
             usleep(20_000)
         }
-        importer.send(Array(Self.key.utf8))
+        importer.write(Array(Self.key.utf8))
+        importer.closeInput()
         let imported = importer.finish(stdin: [], timeout: 10)
         let input = String(repeating: Self.plaintext + "\n", count: 1000)
         let sealed = encrypt.finish(stdin: Array(input.utf8), timeout: 30)
@@ -111,10 +112,10 @@ struct SecretHygieneTests {
     @Test func keyFilesAre0600InFolders0700EvenUnderAPermissiveUmask() throws {
         let store = try TimedStore()
         // A shell sets umask 000 and execs sealkit, which must not rely on the umask.
-        func permissive(_ command: String, stdin: String = "") throws -> TimedProcess.Outcome {
-            try TimedProcess.run(
-                "/bin/sh", ["-c", "umask 000; exec \"$SEALKIT\" " + command],
-                environment: store.environment.merging(["SEALKIT": CLI.executable.path]) { $1 }, stdin: Array(stdin.utf8))
+        func permissive(_ command: String, stdin: String = "") throws -> ProcessResult {
+            try ChildProcess.run(
+                "/bin/sh", ["-c", "umask 000; exec \"$SEALKIT\" " + command], stdin: Array(stdin.utf8),
+                environment: store.environment.merging(["SEALKIT": CLI.executable.path]) { $1 }, timeout: 10)
         }
         #expect(try permissive("keys generate g").status == 0)
         #expect(try permissive("keys import i", stdin: Self.key).status == 0)

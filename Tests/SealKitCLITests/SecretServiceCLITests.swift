@@ -50,7 +50,7 @@ struct SecretServiceCLITests {
         defer { session.stop() }
         let cli = try CLI(environment: session.environment.merging(["SEALKIT_KEYSTORE": "secret-service"]) { $1 })
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
-        let tampered = try Subprocess.run(
+        let tampered = try ChildProcess.run(
             "secret-tool",
             ["store", "--label=SealKit key 'alice'", "xdg:schema", "org.sealkit.Key", "application", "sealkit",
              "namespace", "default", "id", "alice", "version", "1"],
@@ -173,7 +173,7 @@ struct SecretServiceCLITests {
         expectCleanFailure(try cli.run(["decrypt", "--keystore", "secret-service", "--key", "guarded", "--", guarded]), containing: "passphrase")
         // secret-tool, an independent client, sees every item by its documented attributes.
         for id in ["plain", "guarded", "rownd"] {
-            let found = try Subprocess.run(
+            let found = try ChildProcess.run(
                 "secret-tool", ["lookup", "application", "sealkit", "namespace", "default", "id", id],
                 environment: session.environment)
             // A protected id's item is sealed as one record (version 2); the others are plain version 1.
@@ -205,7 +205,7 @@ struct SecretServiceCLITests {
 
         let moved = try cli.run(["keys", "migrate", "--to", "secret-service", "shared"] + withPassphrase)
         #expect(moved.status == 0, "\(moved.stderr)")
-        let found = try Subprocess.run(
+        let found = try ChildProcess.run(
             "secret-tool", ["lookup", "application", "sealkit", "namespace", "default", "id", "shared"], environment: session.environment)
         #expect(found.stdoutText.hasPrefix("sealkit-keyfile 2\n"), "the merged entry is sealed as a protected record")
         for key in material { #expect(!found.stdoutText.contains(key), "a key in plaintext in the keyring") }

@@ -17,56 +17,42 @@ struct TransferAcceptanceTests {
     static func receiveOnATerminal(
         sending: CLI, receiving: CLI, relay: String, ids: [String], receiverArguments: [String] = [], action: String
     ) throws -> TerminalOutcome {
-        let script = """
-            import json, os, pty, select, signal, subprocess, sys, time
-            sealkit, sender_home, receiver_home, relay, action = \(try TransferCLITests.json([
-                CLI.executable.path, sending.environment["SEALKIT_HOME"] ?? "", receiving.environment["SEALKIT_HOME"] ?? "", relay, action,
-            ]))
-            ids = \(try TransferCLITests.json(ids))
-            extra = \(try TransferCLITests.json(receiverArguments))
-            env = dict(os.environ, SEALKIT_HOME=receiver_home)
-            env.pop("SEALKIT_PASSPHRASE", None)
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execve(sealkit, [sealkit, "transfer", "receive", "--format", "text", "--relay", relay] + extra, env)
-            seen = b""
-            \(TransferCLITests.readUntil(defaultTimeout: 30))
-            read_until(b"\\n")
-            code = seen.decode().split("\\r\\n")[0].strip()
-            sender = subprocess.Popen([sealkit, "transfer", "send"] + ids + ["--code", code, "--relay", relay],
-                                      env=dict(os.environ, SEALKIT_HOME=sender_home), stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if action == "none":
-                read_until(b"imported")
-                asked = b"[y/N]" in seen
-            else:
-                asked = read_until(b"[y/N]")
-            if action == "interrupt":
-                os.kill(pid, signal.SIGINT)
-            elif action == "interrupt-sender":
-                sender.send_signal(signal.SIGINT)
-                sender.wait(timeout=20)
-                os.write(fd, b"y\\n")
-            elif action.startswith("answer:"):
-                os.write(fd, (action[len("answer:"):] + "\\n").encode())
-            read_until(b"\\x00", timeout=20)
-            _, status = os.waitpid(pid, 0)
-            try:
-                out, err = sender.communicate(timeout=30)
-                sender_status = sender.returncode
-            except subprocess.TimeoutExpired:
-                sender.kill()
-                out, err = sender.communicate()
-                sender_status = -1
-            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace"),
-                              "code": code, "asked": asked, "senderStatus": sender_status, "senderOut": out, "senderErr": err}))
-            """
-        let result = try Python.run(script)
-        #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
-        return try JSONDecoder().decode(TerminalOutcome.self, from: Data(result.stdout))
+        var environment = receiving.environment
+        environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
+        let terminal = try ChildProcess(
+            CLI.executable.path, ["transfer", "receive", "--format", "text", "--relay", relay] + receiverArguments,
+            environment: environment, terminal: 0, killAfter: nil)
+        terminal.wait(for: "\n", timeout: 30)
+        let firstLine = terminal.outputSoFar.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[0]
+        let code = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let sender = try ChildProcess(
+            CLI.executable.path, ["transfer", "send"] + ids + ["--code", code, "--relay", relay], environment: sending.environment,
+            killAfter: nil)
+        sender.closeInput()
+        let asked: Bool
+        if action == "none" {
+            terminal.wait(for: "imported", timeout: 30)
+            asked = terminal.outputSoFar.firstRange(of: Array("[y/N]".utf8)) != nil
+        } else {
+            asked = terminal.wait(for: "[y/N]", timeout: 30)
+        }
+        if action == "interrupt" {
+            terminal.send(signal: SIGINT)
+        } else if action == "interrupt-sender" {
+            sender.send(signal: SIGINT)
+            #expect(sender.waitForExit(timeout: 20), "the interrupted sender did not end")
+            terminal.write("y\n")
+        } else if action.hasPrefix("answer:") {
+            terminal.write(String(action.dropFirst("answer:".count)) + "\n")
+        }
+        let received = terminal.finish(timeout: 60)
+        let sent = sender.finish(timeout: 30)
+        return TerminalOutcome(
+            status: Int(received.status), output: received.stdoutText, code: code, asked: asked,
+            senderStatus: sent.timedOut ? -1 : Int(sent.status), senderOut: sent.stdoutText, senderErr: sent.stderrText)
     }
 
-    struct TerminalOutcome: Decodable {
+    struct TerminalOutcome {
         let status: Int, output: String, code: String, asked: Bool
         let senderStatus: Int, senderOut: String, senderErr: String
     }
@@ -196,8 +182,8 @@ struct TransferAcceptanceTests {
         react(lambda reactor: main(reactor, *sys.argv[1:4]))
         """
 
-    static func startOddPeer(_ mode: String, relay: String, body: String) throws -> RunningProgram {
-        try RunningProgram(MailboxServer.python, ["-c", oddPeer, mode, relay, body], limit: 40)
+    static func startOddPeer(_ mode: String, relay: String, body: String) throws -> ChildProcess {
+        try ChildProcess(MailboxServer.python, ["-c", oddPeer, mode, relay, body], killAfter: 40)
     }
 
     @Test func aPeerSendingSomethingElseThanKeysIsNotSealKit() throws {
@@ -247,7 +233,7 @@ struct TransferAcceptanceTests {
             let receiving = try CLI()
             for extra in [["--relay", server.relay, "--timeout", "5"], ["--offline"]] {
                 let started = Date()
-                let receiver = try RunningProgram(
+                let receiver = try ChildProcess(
                     "/usr/bin/setsid", ["--wait", CLI.executable.path, "transfer", "receive", "--format", "text", "--protect"] + extra,
                     environment: receiving.environment.filter { $0.key != "SEALKIT_PASSPHRASE" })
                 let result = receiver.finish()
@@ -303,7 +289,7 @@ struct TransferAcceptanceTests {
             environment["SEALKIT_PASSPHRASE"] = nil
             environment["SEALKIT_RECEIVER"] = CLI.executable.path
             environment["SEALKIT_TEST_RELAY"] = server.relay
-            let receiver = try RunningProgram(
+            let receiver = try ChildProcess(
                 "/usr/bin/setsid", ["--wait", "/bin/bash", "-c",
                     #""$SEALKIT_RECEIVER" transfer receive --format text --relay "$SEALKIT_TEST_RELAY" --timeout 20 --protect --passphrase-file <(printf 'piped passphrase 1')"#],
                 environment: environment)

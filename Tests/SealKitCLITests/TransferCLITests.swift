@@ -3,15 +3,15 @@ import SealTestSupport
 import Testing
 
 /// A `sealkit` process kept running, for driving `transfer receive` through its pipes:
-/// SealTestSupport's `RunningProgram` on the built binary with a test keystore's environment,
+/// SealTestSupport's `ChildProcess` on the built binary with a test keystore's environment,
 /// taking whole lines and answering in `CLI.Result`.
 final class RunningCLI {
-    private let program: RunningProgram
+    private let program: ChildProcess
 
     init(_ cli: CLI, _ arguments: [String], environment extra: [String: String] = [:]) throws {
         // A receiver that hangs must not hang the test run.
-        program = try RunningProgram(
-            CLI.executable.path, arguments, environment: cli.environment.merging(extra) { $1 }, limit: 30)
+        program = try ChildProcess(
+            CLI.executable.path, arguments, environment: cli.environment.merging(extra) { $1 }, killAfter: 30)
     }
 
     /// The next stdout line, without its newline; nil at the end of output.
@@ -33,28 +33,6 @@ struct TransferCLITests {
             try String(contentsOfFile: folder.appendingPathComponent($0).path, encoding: .utf8)
                 .split(separator: "\n").filter { $0.hasPrefix("key ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
         }
-    }
-
-    /// Python for the scripts that drive sealkit on a pseudo-terminal `fd`: `read_until(marker,
-    /// timeout)` adds what the terminal shows to the global `seen` until `marker` is in it, the
-    /// terminal closes or `timeout` seconds pass, and says whether the marker came (at or after `start`).
-    static func readUntil(defaultTimeout: Int) -> String {
-        """
-        def read_until(marker, timeout=\(defaultTimeout), start=0):
-            global seen
-            deadline = time.time() + timeout
-            while seen.find(marker, start) < 0 and time.time() < deadline:
-                ready, _, _ = select.select([fd], [], [], 0.1)
-                if ready:
-                    try:
-                        chunk = os.read(fd, 4096)
-                    except OSError:
-                        break
-                    if not chunk:
-                        break
-                    seen += chunk
-            return seen.find(marker, start) >= 0
-        """
     }
 
     static func ids(_ cli: CLI) throws -> [String] {
@@ -240,49 +218,38 @@ struct TransferCLITests {
 
     /// On a terminal the offline receiver survives a damaged paste: it says what is wrong and asks
     /// again, then joins the real reply wrapped over several lines. Driven through a pseudo-terminal
-    /// (Python's pty), as a person at a terminal would.
+    /// (ChildProcess's), as a person at a terminal would.
     @Test func receiverOnATerminalAsksAgainAndJoinsAWrappedReply() throws {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "u"]).status == 0)
-        let script = """
-            import json, os, pty, select, subprocess, sys, time
-            sealkit, sender_home, receiver_home = \(try Self.json([CLI.executable.path, sender.environment["SEALKIT_HOME"] ?? "", receiving.environment["SEALKIT_HOME"] ?? ""]))
-            env = dict(os.environ, SEALKIT_HOME=receiver_home)
-            env.pop("SEALKIT_PASSPHRASE", None)
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execve(sealkit, [sealkit, "transfer", "receive", "--offline", "--format", "text"], env)
-            seen = b""
-            \(Self.readUntil(defaultTimeout: 20))
-            read_until(b"Paste the reply")
-            lines = seen.decode().replace("\\r", "").split("\\n")
-            offers = [line for line in lines if line.startswith("sealkit-offer-v2:")]
-            if not offers:
-                sys.exit("no offer on the terminal: %r" % seen)
-            offer = offers[0]
-            code = lines[lines.index(offer) + 1].strip()
-            reply = subprocess.run([sealkit, "transfer", "send", "u", "--to", offer, "--code", code, "--format", "text"],
-                                   env=dict(os.environ, SEALKIT_HOME=sender_home), capture_output=True, text=True).stdout.strip()
-            damaged = reply[:40] + ("A" if reply[40] != "A" else "B") + reply[41:]
-            os.write(fd, (damaged + "\\n\\n").encode())
-            read_until(b"Paste it again")
-            os.write(fd, (offer + "\\n").encode())
-            read_until(b"not a reply")
-            for start in range(0, len(reply), 50):
-                os.write(fd, (reply[start:start + 50] + "\\n").encode())
-                time.sleep(0.05)
-            # Issue 24: on a terminal it asks before storing, with --format text too.
-            read_until(b"Store these keys? [y/N]")
-            os.write(fd, b"y\\n")
-            read_until(b"imported")
-            read_until(b"\\x00", timeout=2)
-            _, status = os.waitpid(pid, 0)
-            print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace"), "code": code}))
-            """
-        let result = try Python.run(script)
-        #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
-        struct Outcome: Decodable { let status: Int; let output: String; let code: String }
-        let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.stdout))
+        var environment = receiving.environment
+        environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
+        let terminal = try ChildProcess(
+            CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment, terminal: 0,
+            killAfter: nil)
+        terminal.wait(for: "Paste the reply", timeout: 20)
+        let screen = String(decoding: terminal.outputSoFar, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let offer = try #require(lines.first { $0.hasPrefix("sealkit-offer-v2:") }, "no offer on the terminal: \(screen)")
+        let code = lines[lines.firstIndex(of: offer)! + 1].trimmingCharacters(in: .whitespaces)
+        let reply = Array(try sender.run(["transfer", "send", "u", "--to", offer, "--code", code, "--format", "text"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        var damaged = reply
+        damaged[40] = damaged[40] != "A" ? "A" : "B"
+        terminal.write(String(damaged) + "\n\n")
+        terminal.wait(for: "Paste it again", timeout: 20)
+        terminal.write(offer + "\n")
+        terminal.wait(for: "not a reply", timeout: 20)
+        for start in stride(from: 0, to: reply.count, by: 50) {
+            terminal.write(String(reply[start..<min(start + 50, reply.count)]) + "\n")
+            usleep(50_000)
+        }
+        // Issue 24: on a terminal it asks before storing, with --format text too.
+        terminal.wait(for: "Store these keys? [y/N]", timeout: 20)
+        terminal.write("y\n")
+        terminal.wait(for: "imported", timeout: 20)
+        let result = terminal.finish(timeout: 60)
+        let outcome = (status: result.status, output: result.stdoutText)
         #expect(outcome.status == 0, "\(outcome.output)")
         #expect(outcome.output.contains("check does not match"), "\(outcome.output)")
         #expect(outcome.output.contains("this is a transfer offer, not a reply"), "\(outcome.output)")
@@ -321,26 +288,14 @@ struct TransferCLITests {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "u"]).status == 0)
         let (_, code, received) = try Self.receive(in: receiving) { offer, code in
-            let script = """
-                import json, os, pty, select, sys, time
-                sealkit, home, offer, code = \(try Self.json([CLI.executable.path, sender.environment["SEALKIT_HOME"] ?? "", offer, code]))
-                env = dict(os.environ, SEALKIT_HOME=home)
-                env.pop("SEALKIT_PASSPHRASE", None)
-                pid, fd = pty.fork()
-                if pid == 0:
-                    os.execve(sealkit, [sealkit, "transfer", "send", "u", "--to", offer, "--format", "text"], env)
-                seen = b""
-                \(Self.readUntil(defaultTimeout: 20))
-                if read_until(b"Code the receiver shows"):
-                    os.write(fd, (code.upper() + "\\n").encode())
-                read_until(b"\\x00")
-                _, status = os.waitpid(pid, 0)
-                print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": seen.decode(errors="replace")}))
-                """
-            let result = try Python.run(script)
-            #expect(result.status == 0, "\(result.stderrText.suffix(1500))")
-            struct Outcome: Decodable { let status: Int; let output: String }
-            let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.stdout))
+            var environment = sender.environment
+            environment.removeValue(forKey: "SEALKIT_PASSPHRASE")
+            let terminal = try ChildProcess(
+                CLI.executable.path, ["transfer", "send", "u", "--to", offer, "--format", "text"], environment: environment,
+                terminal: 0, killAfter: nil)
+            if terminal.wait(for: "Code the receiver shows", timeout: 20) { terminal.write(code.uppercased() + "\n") }
+            let result = terminal.finish(timeout: 60)
+            let outcome = (status: result.status, output: result.stdoutText)
             #expect(outcome.status == 0, "\(outcome.output)")
             #expect(outcome.output.contains("Code the receiver shows"))
             return outcome.output.replacingOccurrences(of: "\r", with: "").split(separator: "\n")
@@ -348,12 +303,6 @@ struct TransferCLITests {
         }
         #expect(received.status == 0 && received.stdout.hasSuffix("\timported\n"), "\(received.stderr)")
         #expect(!received.stderr.contains(code))
-    }
-
-    static func json(_ strings: [String]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        return String(decoding: try encoder.encode(strings), as: UTF8.self)
     }
 
     @Test func replyWorksOnceAndConflictsStoreNothing() throws {

@@ -12,7 +12,7 @@ enum Zbar {
         try #require(
             FileManager.default.isExecutableFile(atPath: path),
             "zbarimg is missing: install zbar-tools (apt-get install zbar-tools)", sourceLocation: sourceLocation)
-        let result = try Subprocess.run(path, ["--nodbus", "--raw", "-q", "-Sbinary", url.path])
+        let result = try ChildProcess.run(path, ["--nodbus", "--raw", "-q", "-Sbinary", url.path])
         try #require(
             result.status == 0,
             "zbarimg found no QR code in \(url.lastPathComponent) (exit \(result.status))",

@@ -53,7 +53,7 @@ extension QRScannerTests {
         let path = folder.appendingPathComponent("scans.txt")
         try Data(script.utf8).write(to: path)
         let white = GrayImage(width: side, height: side, pixels: [UInt8](repeating: 255, count: side * side))
-        let jpeg = try Subprocess.run("cjpeg", ["-grayscale", "-scans", path.path], stdin: Self.pgm(white))
+        let jpeg = try ChildProcess.run("cjpeg", ["-grayscale", "-scans", path.path], stdin: Self.pgm(white))
         #expect(jpeg.status == 0, "\(jpeg.stderrText)")
         return jpeg.stdout
     }
@@ -95,13 +95,13 @@ extension QRScannerTests {
         #expect(Self.timedDecode(try Self.repeatingLastScan(side: 256, repeats: limit - 1)).error == .damaged(reason: "more than \(limit) progressive scans"))
         // cjpeg's own progressive script (6 scans for gray) reads back.
         let code = try QRScanner.decode(try Self.qrencode(Array("sealkit-offer-v2:progressive".utf8)))
-        let progressive = try Subprocess.run("cjpeg", ["-progressive", "-grayscale"], stdin: Self.pgm(code)).stdout
+        let progressive = try ChildProcess.run("cjpeg", ["-progressive", "-grayscale"], stdin: Self.pgm(code)).stdout
         #expect(try QRScanner.scan(imageFile: progressive) == [Array("sealkit-offer-v2:progressive".utf8)])
     }
 
     @Test func corruptJPEGDataIsAnErrorNotAWarning() throws {
         let code = try QRScanner.decode(try Self.qrencode(Array("sealkit-reply-v2:abc".utf8)))
-        let jpeg = try Subprocess.run("cjpeg", ["-quality", "90", "-grayscale"], stdin: Self.pgm(code)).stdout
+        let jpeg = try ChildProcess.run("cjpeg", ["-quality", "90", "-grayscale"], stdin: Self.pgm(code)).stdout
         #expect(Self.timedDecode(jpeg).error == nil)
         // Cut short inside the image's data: libjpeg would warn and fill the rest with gray.
         let cut = Array(jpeg.prefix(jpeg.count * 7 / 10))

@@ -10,7 +10,7 @@ import Testing
 @Suite("QR scanning")
 struct QRScannerTests {
     static func qrencode(_ payload: [UInt8], _ arguments: [String] = []) throws -> [UInt8] {
-        let result = try Subprocess.run("qrencode", ["-8", "-o", "-", "-t", "PNG", "-s", "4"] + arguments, stdin: payload)
+        let result = try ChildProcess.run("qrencode", ["-8", "-o", "-", "-t", "PNG", "-s", "4"] + arguments, stdin: payload)
         #expect(result.status == 0, "\(result.stderrText)")
         return result.stdout
     }
@@ -37,12 +37,12 @@ struct QRScannerTests {
     @Test func jpegPhotosAtLowQuality() throws {
         let image = try QRScanner.decode(try Self.qrencode(Array("https://app.rownd.link/x#4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=".utf8)))
         for quality in [20, 50, 90] {
-            let jpeg = try Subprocess.run("cjpeg", ["-quality", String(quality), "-grayscale"], stdin: Self.pgm(image))
+            let jpeg = try ChildProcess.run("cjpeg", ["-quality", String(quality), "-grayscale"], stdin: Self.pgm(image))
             #expect(jpeg.status == 0 && jpeg.stdout.starts(with: [0xFF, 0xD8]))
             #expect(try QRScanner.scan(imageFile: jpeg.stdout).first.map { String(decoding: $0, as: UTF8.self) }?.hasSuffix("#4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=") == true, "quality \(quality)")
         }
         // A JPEG cut short is damaged, not a crash.
-        let whole = try Subprocess.run("cjpeg", ["-quality", "80"], stdin: Self.pgm(image)).stdout
+        let whole = try ChildProcess.run("cjpeg", ["-quality", "80"], stdin: Self.pgm(image)).stdout
         #expect(throws: ScanError.self) { try QRScanner.scan(imageFile: Array(whole.prefix(200))) }
     }
 
@@ -110,7 +110,7 @@ struct QRScannerTests {
         let folder = try TemporaryFolder.make()
         let path = folder.appendingPathComponent("code.png").path
         try Data(image).write(to: URL(fileURLWithPath: path))
-        let zbar = try Subprocess.run("zbarimg", ["--raw", "-q", "-Sbinary", path])
+        let zbar = try ChildProcess.run("zbarimg", ["--raw", "-q", "-Sbinary", path])
         #expect(Array(zbar.stdout.prefix(payload.count)) == payload)
         #expect(try QRScanner.scan(imageFile: image) == [payload])
     }

@@ -34,7 +34,7 @@ enum SharedKeyring {
 
     /// `secret-tool`, the independent Secret Service client, on the shared test keyring.
     static func secretTool(_ arguments: [String], stdin: String = "") throws -> ProcessResult {
-        try Subprocess.run("secret-tool", arguments, stdin: Array(stdin.utf8), environment: session.get().environment)
+        try ChildProcess.run("secret-tool", arguments, stdin: Array(stdin.utf8), environment: session.get().environment)
     }
 }
 

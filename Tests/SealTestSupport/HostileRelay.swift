@@ -7,9 +7,9 @@ import Foundation
 public final class HostileRelay: @unchecked Sendable {
     /// The TCP port.
     public let port: Int
-    private let program: RunningProgram
+    private let program: ChildProcess
 
-    private init(port: Int, program: RunningProgram) {
+    private init(port: Int, program: ChildProcess) {
         self.port = port
         self.program = program
     }
@@ -34,7 +34,7 @@ public final class HostileRelay: @unchecked Sendable {
     private static func start(limit: Int) throws -> HostileRelay {
         let port = try MailboxServer.freePort()
         let script = Repository.root.appendingPathComponent("Scripts/lib/hostile_relay.py").path
-        let program = try RunningProgram(MailboxServer.python, [script, String(port), String(limit)], limit: Double(limit + 10))
+        let program = try ChildProcess(MailboxServer.python, [script, String(port), String(limit)], killAfter: Double(limit + 10))
         let relay = HostileRelay(port: port, program: program)
         guard program.readLine() == "ready" else {
             relay.stop()

@@ -16,7 +16,7 @@ public final class KeyringSession: @unchecked Sendable {
     /// What a child needs to reach this keyring: HOME, XDG folders, DBUS_SESSION_BUS_ADDRESS.
     public let environment: [String: String]
 
-    private let process: Process
+    private let process: ChildProcess
     /// Created by `stop()`: the bus's shell ends when it appears.
     private let stopFile: String
     private let lock = NSLock()
@@ -48,12 +48,13 @@ public final class KeyringSession: @unchecked Sendable {
         base.merge(folders) { $1 }
 
         stopFile = home.appendingPathComponent("stop").path
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // The shell starts the daemon (which reads the password from stdin), waits until it owns the
         // Secret Service's bus name (so no call activates a second daemon), prints the bus
-        // address, then waits until `stop()` or this process ends. setsid keeps it out of our
-        // process group, so a runner killing the group cannot leave the bus without its shell.
+        // address, then waits until `stop()` or this process ends. ChildProcess starts it in a session
+        // of its own, out of our process group, so a runner killing the group cannot leave the bus
+        // without its shell; and with no descriptor of ours and no signal blocked (a daemon holding
+        // another test's pipe would keep that test waiting for end of file forever, and SIGTERM, which
+        // this process blocks, is what dbus-run-session ends the bus with).
         let script = """
             gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null || exit 3
             tries=0
@@ -65,62 +66,29 @@ public final class KeyringSession: @unchecked Sendable {
             while kill -0 "$1" 2>/dev/null && [ ! -e "$2" ]; do sleep 0.2; done
             rm -rf "$3"
             """
-        process.arguments = ["setsid", "-w"] + Self.cleanly([
-            "dbus-run-session", "--", "sh", "-c", script, "sh", String(getpid()), stopFile, home.path,
-        ])
-        process.environment = base
+        process = try ChildProcess(
+            "dbus-run-session", ["--", "sh", "-c", script, "sh", String(getpid()), stopFile, home.path],
+            environment: base, outputLimit: 1 << 20, killAfter: nil)
         // The password goes to the daemon on stdin, never on a command line.
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        try input.fileHandleForWriting.write(contentsOf: Data(Self.password.utf8))
-        try input.fileHandleForWriting.close()
+        process.write(Self.password)
+        process.closeInput()
 
         // The first line is the address; anything else (or nothing within 20 s) is a failure.
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        let reader = output.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) && Date() < deadline {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let end = line.firstIndex(of: UInt8(ascii: "\n")), end > line.startIndex else {
+        guard let address = process.readLine(timeout: 20), !address.isEmpty else {
             _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
-            process.waitUntilExit()
-            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let result = process.finish(timeout: 20)
             try? FileManager.default.removeItem(at: home)
-            throw Failure(description: "the test keyring did not start (status \(process.terminationStatus)): "
-                + said.split(separator: "\n").filter { !$0.contains("fd limit") }.joined(separator: " | "))
+            throw Failure(description: "the test keyring did not start (status \(result.status)): "
+                + result.stderrText.split(separator: "\n").filter { !$0.contains("fd limit") }.joined(separator: " | "))
         }
-        let address = String(decoding: line[line.startIndex..<end], as: UTF8.self)
         base["DBUS_SESSION_BUS_ADDRESS"] = address
         environment = base
-        // Drain stderr so the bus never blocks on a full pipe.
-        Thread { _ = errors.fileHandleForReading.readDataToEndOfFile() }.start()
-    }
-
-    /// `argv` run through python3 with a clean slate: every descriptor above stderr closed and
-    /// no signal blocked. Foundation's Process passes on both: a daemon holding another test's
-    /// pipe would keep that test waiting for end-of-file forever, and the SIGTERM this process
-    /// blocks is what dbus-run-session ends the bus with.
-    private static func cleanly(_ argv: [String]) -> [String] {
-        let launcher = """
-            import os, signal, sys
-            signal.pthread_sigmask(signal.SIG_SETMASK, [])
-            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-            os.execvp(sys.argv[1], sys.argv[1:])
-            """
-        return ["python3", "-c", launcher] + argv
     }
 
     /// Runs a keyring daemon command in this session's environment; the daemon it leaves
     /// behind holds none of our descriptors.
     private func daemon(_ command: String, stdin: String = "") throws {
-        let arguments = Self.cleanly(["sh", "-c", command + " >/dev/null 2>&1"])
-        let result = try Subprocess.run("/usr/bin/env", arguments, stdin: Array(stdin.utf8), environment: environment)
+        let result = try ChildProcess.run("sh", ["-c", command + " >/dev/null 2>&1"], stdin: Array(stdin.utf8), environment: environment)
         guard result.status == 0 else {
             throw Failure(description: "could not restart the test keyring (status \(result.status))")
         }
@@ -139,7 +107,7 @@ public final class KeyringSession: @unchecked Sendable {
 
     /// The keyring daemon's process id, as the bus knows it.
     public func daemonProcessID() throws -> Int32 {
-        let result = try Subprocess.run(
+        let result = try ChildProcess.run(
             "dbus-send",
             ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
              "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets"],
@@ -157,7 +125,7 @@ public final class KeyringSession: @unchecked Sendable {
         }
         guard first else { return }
         _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
-        process.waitUntilExit()
+        _ = process.waitForExit(timeout: 60)
         try? FileManager.default.removeItem(at: home)
     }
 

@@ -10,7 +10,7 @@ public final class MailboxServer: @unchecked Sendable {
     public let relay: String
     /// The TCP port.
     public let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     /// The project's virtual environment's programs (twist, python).
     public static let venv = Repository.root.appendingPathComponent(".venv/bin")
@@ -18,7 +18,7 @@ public final class MailboxServer: @unchecked Sendable {
     /// The Python interpreter with magic-wormhole installed.
     public static var python: String { venv.appendingPathComponent("python").path }
 
-    private init(port: Int, process: Process) {
+    private init(port: Int, process: ChildProcess) {
         self.port = port
         self.process = process
         relay = "ws://127.0.0.1:\(port)/v1"
@@ -41,7 +41,7 @@ public final class MailboxServer: @unchecked Sendable {
             if let running = shared, running.process.isRunning { return running }
             let server = try start()
             shared = server
-            sharedPID.withLock { $0 = server.process.processIdentifier }
+            sharedPID.withLock { $0 = server.process.pid }
             if !registeredExit {
                 registeredExit = true
                 atexit { MailboxServer.stopShared() }
@@ -71,7 +71,7 @@ public final class MailboxServer: @unchecked Sendable {
     /// itself never lists nameplates.)
     public static func nameplatesInUse(relay: String, appID: String) throws -> [String] {
         let script = Repository.root.appendingPathComponent("Scripts/lib/list_nameplates.py").path
-        let result = try Subprocess.run(python, [script, relay, appID])
+        let result = try ChildProcess.run(python, [script, relay, appID])
         guard result.status == 0,
             let list = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String]
         else { throw Failure("listing the nameplates failed (\(result.status)): \(result.stderrText)") }
@@ -98,14 +98,10 @@ public final class MailboxServer: @unchecked Sendable {
             throw Failure("no \(twist.path): run Scripts/test, which installs magic-wormhole-mailbox-server into .venv")
         }
         let port = try freePort()
-        let process = Process()
-        process.executableURL = twist
-        process.arguments = ["wormhole-mailbox", "--port=tcp:\(port):interface=127.0.0.1", "--channel-db=:memory:"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        try process.run()
+        // Its log is read and dropped past a small bound; it lives until stopped.
+        let process = try ChildProcess(
+            twist.path, ["wormhole-mailbox", "--port=tcp:\(port):interface=127.0.0.1", "--channel-db=:memory:"],
+            workingDirectory: FileManager.default.temporaryDirectory.path, outputLimit: 1 << 16, killAfter: nil)
         let server = MailboxServer(port: port, process: process)
         let deadline = Date() + 30
         while !accepts(port) {
@@ -121,11 +117,9 @@ public final class MailboxServer: @unchecked Sendable {
     /// Stops the server (SIGTERM to its PID, then SIGKILL if it lingers) and waits for it.
     public func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date() + 5
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.send(signal: SIGTERM)
+        if !process.waitForExit(timeout: 5) { process.kill() }
+        _ = process.waitForExit(timeout: 60)
     }
 
     deinit { stop() }
