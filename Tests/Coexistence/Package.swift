@@ -16,7 +16,8 @@ let package = Package(
             name: "coexistence",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                // Every library product in ../../Package.swift (Scripts/check-coexistence checks the list).
+                // Every library product in ../../Package.swift (Scripts/check-coexistence checks the list, so
+                // SealKitBackup must join here and in main.swift in the change that adds it to Package.swift).
                 .product(name: "SealKit", package: "SealKit"),
                 .product(name: "SealKitTransfer", package: "SealKit"),
                 .product(name: "SealKitKeyring", package: "SealKit"),
