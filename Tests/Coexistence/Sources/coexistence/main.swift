@@ -54,11 +54,11 @@ do {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "SHA256 of abc is wrong")
 
     // SealKit's Vault beside it: a field encrypted and decrypted under a user's key in memory.
-    let vault = Vault(keystore: InMemoryKeystore(), userID: try KeyID("user-1"))
-    try vault.ensureKey()
-    let sealed = try vault.encrypt(plaintext: "555-0100")
+    let vault = Vault(keystore: try Keystore.inMemory(), user: try KeyID("user-1"), format: .v2)
+    try vault.ensureKey(existing: "{}")
+    let sealed = try vault.encrypt(plaintext: "555-0100", context: "phone")
     check(sealed != "555-0100", "the Vault returned the plaintext")
-    check(try vault.decrypt(ciphertext: sealed) == "555-0100", "the Vault's round trip failed")
+    check(try vault.decrypt(ciphertext: sealed, context: "phone") == "555-0100", "the Vault's round trip failed")
     print("coexistence: swift-crypto and every SealKit product in one app: ok")
 } catch {
     print("coexistence: \(error)")
