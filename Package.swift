@@ -76,7 +76,7 @@ let package = Package(
         // Schema-aware profile encryption.
         .target(name: "SealProfile", dependencies: ["SealCore", "SealJSON"]),
         // QR codes: libqrencode for the symbol, libpng for PNG output.
-        .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
+        .target(name: "SealQR", dependencies: ["CQREncode", "CPNG", "SealCore"]),
         // Key transfer: sealed offers and replies, Rownd links, paper backups.
         .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealMailbox"]),
         // The magic-wormhole mailbox client: WebSocket through swift-nio, the server protocol's
@@ -92,14 +92,14 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode"]),
+        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
         // Recovery shares: SLIP-39 on SealCore's HMAC-SHA256, PBKDF2 and randomness.
         .target(name: "SealShares", dependencies: ["SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
         .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
-        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealTransfer", "SealMailbox", "SealShares"]),
+        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealProfile", "SealTransfer", "SealMailbox", "SealShares"]),
         // libsecret and the Secret Service are Linux's: on other platforms the product is SealKit alone.
         .target(
             name: "SealKitKeyring",
@@ -139,10 +139,10 @@ let package = Package(
         .testTarget(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
+        .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealCore", "SealTestSupport"]),
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealShares"]),
         .testTarget(name: "SealSharesTests", dependencies: ["SealShares", "SealTestSupport"]),
-        .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
+        .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealCore", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile"]),
