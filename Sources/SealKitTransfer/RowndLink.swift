@@ -45,3 +45,48 @@ public struct RowndKeyText: Sendable, CustomStringConvertible {
     /// The key's fingerprint only: never the text.
     public var description: String { "RowndKeyText(key \(fingerprint))" }
 }
+
+/// A key as people paste it into an app or `sealkit keys import`: a bare base64 key (44 characters),
+/// Rownd's key text `<sign-in link>#<base64 key>` (the fragment percent-encoded or not), or the older
+/// `{"data":"<sign-in link>#<base64 key>"}` form.
+///
+/// The key stays in guarded memory; ``description`` names its fingerprint only.
+public struct PastedKey: Sendable, CustomStringConvertible {
+    private let key: SymmetricKey
+
+    /// Reads the key from pasted text; surrounding whitespace is ignored. Parsed from bytes, never
+    /// through a Swift string, so the caller can wipe its copy.
+    /// - Parameter text: the text's UTF-8 bytes.
+    /// - Throws: ``SealKitError/Reason/invalidKeyText`` saying which form was recognised and what is
+    ///   wrong with it (never the text).
+    public init(parsing text: [UInt8]) throws(SealKitError) {
+        do {
+            key = try KeyText.parseKey(text)
+        } catch {
+            throw SealKitError(.invalidKeyText, String(describing: error))
+        }
+    }
+
+    /// The key's fingerprint, for people to compare with the device it came from.
+    public var fingerprint: KeyFingerprint { key.fingerprint }
+
+    /// The key's fingerprint only: never the key.
+    public var description: String { "PastedKey(\(fingerprint))" }
+
+    /// Stores the key as the current key of `id`: a new id, or the identical key again.
+    /// - Parameters:
+    ///   - id: the user's key id.
+    ///   - keystore: where it goes.
+    ///   - passphrase: protects a new id at rest; unlocks a protected one already stored, for comparison.
+    /// - Returns: true when the key was written, false when the identical key was stored already.
+    /// - Throws: ``SealKitError``: `.conflictingKey` when `id` holds a different key, `.passphraseRequired`,
+    ///   `.wrongPassphrase`, or an unusable keystore.
+    @discardableResult
+    public func store(as id: KeyID, in keystore: Keystore, passphrase: Passphrase?) throws(SealKitError) -> Bool {
+        do {
+            return try keystore.storage.store(key, as: id, mode: .import, passphrase: passphrase) == .stored
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+}
