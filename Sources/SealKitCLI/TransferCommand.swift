@@ -114,7 +114,11 @@ extension KeystoreOptions {
         if let first = protected.first {
             passphrase = try givenPassphrase()
                 ?? TerminalPrompt.passphrase(protected.count == 1 ? "Passphrase for key '\(first)': " : "Passphrase for the protected keys: ")
-            guard passphrase != nil else { throw KeystoreError.locked(first) }
+            // No terminal: the keys' own refusal says how to give the passphrase.
+            guard passphrase != nil else {
+                throw Self.failure(unlocking: first, in: keystore, with: nil)
+                    ?? CLIFailure("key '\(first)' needs a passphrase and none was given", status: .noPermission)
+            }
         }
         return try OutgoingKeys(ids, from: keystore, passphrase: passphrase)
     }
@@ -137,7 +141,7 @@ extension KeystoreOptions {
             throw protectExisting(unprotected)
         }
         if let locked = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == true }) {
-            return try passphrase(toUnlock: locked, in: keystore.storage)
+            return try passphrase(toUnlock: locked, in: keystore)
         }
         return try passphrase(toProtect: protect)
     }
@@ -243,7 +247,7 @@ struct TransferCommand: AsyncParsableCommand {
 
         func run() async throws {
             let format = TransferFormat.resolve(format)
-            let keystore = Keystore(try keystoreOptions.keystore())
+            let keystore = try keystoreOptions.openKeystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
             let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code", prefix: TransferLink.scheme) } ?? self.code
             let to = try toQr.map { try ImageInput.single(in: $0, what: "offer", prefix: OfflineOffer.prefix) } ?? self.to
@@ -319,7 +323,7 @@ struct TransferCommand: AsyncParsableCommand {
         private func sendRownd(format: TransferFormat, keystore: Keystore) throws {
             let id = try keyID(ids[0])
             let text = try RowndKeyText(
-                for: id, in: keystore, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore.storage), link: link ?? "")
+                for: id, in: keystore, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore), link: link ?? "")
             StandardError.write(
                 "sealkit: warning: this code holds the raw key of '\(id)' (\(text.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
             if text.retiredKeyCount > 0 {

@@ -31,7 +31,7 @@ enum TransferNetwork {
         relay: String, timeout: Int, format: TransferFormat, assumeYes: Bool, protect: Bool,
         keystoreOptions: KeystoreOptions
     ) async throws {
-        let keystore = Keystore(try keystoreOptions.keystore())
+        let keystore = try keystoreOptions.openKeystore()
         let interrupts = InterruptHandler()
         let receiver = try await KeyReceiver(relay: relay, timeout: timeout)
         interrupts.arm { await receiver.abandon() ? nil : TransferNetwork.unreleased }

@@ -29,7 +29,7 @@ enum TransferOffline {
         // Read the offer and the code before unlocking anything, so a bad paste fails fast.
         let offer = try OfflineOffer(to == "-" ? readOffer() : to)
         let code = try senderCode(code)
-        let keystore = Keystore(try keystoreOptions.keystore())
+        let keystore = try keystoreOptions.openKeystore()
         let keys = try keystoreOptions.outgoingKeys(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
         let lines = try offer.reply(sending: keys, code: code, expiresIn: expiresIn ?? KeyTransfer.defaultReplyLifetime)
         TransferDisplay.describe(keys.offers, "Sending")
@@ -47,7 +47,7 @@ enum TransferOffline {
     static func receive(
         format: TransferFormat, protect: Bool, assumeYes: Bool = false, replyImages: [String] = [], keystoreOptions: KeystoreOptions
     ) throws {
-        let keystore = Keystore(try keystoreOptions.keystore())
+        let keystore = try keystoreOptions.openKeystore()
         let receiver = OfflineKeyReceiver()
         let offer = receiver.offer
         let code = receiver.code.text
@@ -99,7 +99,7 @@ enum TransferOffline {
     private static func awaitReplyImages(_ paths: [String], reading reader: LineReader) throws {
         func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         for path in paths where path != "-" && !exists(path) {
-            let shown = TextSafety.printable(path)
+            let shown = SealKitError.quoting(path)
             if isatty(0) == 1 && StandardError.isTerminal {
                 while !exists(path) {
                     StandardError.write("Save the photo of the reply as \(shown), then press Enter: ")
@@ -130,7 +130,7 @@ enum TransferOffline {
     /// The offer from stdin (`--to -`): its line, or its pieces if something wrapped it.
     private static func readOffer() throws -> String {
         var bytes = try StandardInput.readAll(limit: maximumOfferInput, what: "offer")
-        defer { bytes.withUnsafeMutableBytes { if let start = $0.baseAddress { explicit_bzero(start, $0.count) } } }
+        defer { wipe(&bytes) }
         // An offer has no blanks, so every one is from wrapping or copying.
         let joined = bytes.filter { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains($0) }
         guard let text = String(validating: joined, as: UTF8.self) else {

@@ -32,7 +32,7 @@ public enum KeyTransfer {
     ///   - events: progress, for the app to show.
     ///   - confirm: decides, after people compared the fingerprints; false stores nothing.
     /// - Returns: the keys stored.
-    /// - Throws: ``SealKitError``: `.declined` when `confirm` said no, `.conflictingKey`, `.wrongCode`,
+    /// - Throws: `SealKitError`: `.declined` when `confirm` said no, `.conflictingKey`, `.wrongCode`,
     ///   `.timedOut`, `.relayUnavailable`, `.protocolViolation`, `.cancelled`.
     @discardableResult
     public static func receive(
@@ -61,7 +61,7 @@ public enum KeyTransfer {
     ///   - relay: the mailbox relay's WebSocket URL; the receiver's.
     ///   - timeout: seconds to wait for the other side at each step.
     ///   - events: progress, for the app to show.
-    /// - Throws: ``SealKitError``: `.declined` or `.conflictingKey` when the receiver stored nothing, and as `receive`.
+    /// - Throws: `SealKitError`: `.declined` or `.conflictingKey` when the receiver stored nothing, and as `receive`.
     public static func send(
         _ ids: [KeyID], from keystore: Keystore, passphrase: Passphrase? = nil, code: String, relay: String = publicRelay,
         timeout: Int = 600, events: AsyncStream<TransferEvent>.Continuation? = nil

@@ -10,7 +10,7 @@ extension KeyTransfer {
     ///   - address: a `ws://` URL, such as `ws://relay.example:4000`; nil for the default.
     ///   - environment: the process environment, for `SEALKIT_RELAY`.
     /// - Returns: the relay's WebSocket URL, as ``KeyReceiver`` and ``KeySender`` take it.
-    /// - Throws: ``SealKitError/Reason/invalidArgument`` for an address that is no relay.
+    /// - Throws: `SealKitError/Reason/invalidArgument` for an address that is no relay.
     public static func relay(_ address: String? = nil, environment: [String: String] = [:]) throws(SealKitError) -> String {
         do {
             if let address { return try RelayURL(endpoint: address).description }
@@ -40,7 +40,7 @@ public actor KeyReceiver {
     /// - Parameters:
     ///   - relay: the mailbox relay's WebSocket URL (see ``KeyTransfer/relay(_:environment:)``).
     ///   - timeout: seconds to wait for the sender, and for each later step.
-    /// - Throws: ``SealKitError``: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
+    /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
     public init(relay: String = KeyTransfer.publicRelay, timeout: Int = 600) async throws(SealKitError) {
         do {
             receiver = try await NetworkKeyReceiver(relay: try RelayURL(relay), timeout: timeout)
@@ -56,7 +56,7 @@ public actor KeyReceiver {
 
     /// Waits for the sender and reads its keys: every id, current and retired.
     /// - Returns: the keys, in the sender's order, for people to compare the fingerprints.
-    /// - Throws: ``SealKitError``: `.wrongCode`, `.timedOut`, `.relayUnavailable`, `.protocolViolation`,
+    /// - Throws: `SealKitError`: `.wrongCode`, `.timedOut`, `.relayUnavailable`, `.protocolViolation`,
     ///   `.cancelled` when the task is cancelled or ``abandon()`` ran; the transfer is over then.
     public func receiveKeys() async throws(SealKitError) -> [KeyOffer] {
         do {
@@ -75,7 +75,7 @@ public actor KeyReceiver {
     /// - Returns: the ids whose keys were new here (the others were stored already, unchanged), and
     ///   whether the sender heard that they are stored: false when the connection to the relay was lost
     ///   first, so the sender's screen says the transfer failed.
-    /// - Throws: ``SealKitError`` from the keystore (`.conflictingKey`, ...); the sender is told that
+    /// - Throws: `SealKitError` from the keystore (`.conflictingKey`, ...); the sender is told that
     ///   nothing was stored. `.invalidArgument` before ``receiveKeys()`` returned keys.
     public func store(into keystore: Keystore, passphrase: Passphrase?) async throws(SealKitError)
         -> (imported: Set<KeyID>, senderTold: Bool)
@@ -120,7 +120,7 @@ public actor KeySender {
     ///   - code: the code the receiver shows.
     ///   - relay: the receiver's mailbox relay.
     ///   - timeout: seconds to wait for the receiver, and for each later step.
-    /// - Throws: ``SealKitError``: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
+    /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
     public init(code: TransferCode, relay: String = KeyTransfer.publicRelay, timeout: Int = 600) async throws(SealKitError) {
         do {
             sender = try await NetworkKeySender(relay: try RelayURL(relay), code: code.code, timeout: timeout)
@@ -134,7 +134,7 @@ public actor KeySender {
     /// - Parameters:
     ///   - keys: the keys to send.
     ///   - onReceiverJoined: called once the receiver has joined and proven the code, before the keys go out.
-    /// - Throws: ``SealKitError``: `.declined` or `.conflictingKey` when the receiver stored nothing,
+    /// - Throws: `SealKitError`: `.declined` or `.conflictingKey` when the receiver stored nothing,
     ///   `.wrongCode`, `.timedOut`, `.relayUnavailable`, `.protocolViolation`, `.cancelled`. When no
     ///   answer came after the keys went out, the message says the receiver may have stored them.
     public func send(_ keys: OutgoingKeys, onReceiverJoined: (@Sendable () -> Void)? = nil) async throws(SealKitError) {
@@ -186,7 +186,7 @@ public struct TransferLink: Sendable {
 
     /// Parses a link.
     /// - Parameter text: a `sealkit-transfer:` URI (a `wormhole-transfer:` one is refused with its own reason).
-    /// - Throws: ``SealKitError/Reason/invalidArgument`` saying what is wrong with it.
+    /// - Throws: `SealKitError/Reason/invalidArgument` saying what is wrong with it.
     public init(parsing text: String) throws(SealKitError) {
         do {
             let uri = try TransferURI(parsing: text)

@@ -35,7 +35,7 @@ public final class OfflineKeyReceiver: Sendable {
 
     /// Checks that `reply` is a whole, undamaged reply, without opening it or using up anything.
     /// - Parameter reply: the reply's line (parts joined with ``ReplyAssembler``).
-    /// - Throws: ``SealKitError/Reason/invalidTransfer`` saying what is wrong with the text.
+    /// - Throws: `SealKitError/Reason/invalidTransfer` saying what is wrong with the text.
     public func check(_ reply: String) throws(SealKitError) {
         do {
             try receiver.check(reply)
@@ -61,7 +61,7 @@ public final class OfflineKeyReceiver: Sendable {
     /// Opens a reply and checks its times. The first reply that gets this far uses up the offer.
     /// - Parameter reply: the reply's line (parts joined with ``ReplyAssembler``).
     /// - Returns: the keys it holds, to show and then store.
-    /// - Throws: ``SealKitError/Reason/invalidTransfer``: damaged (nothing used up), a wrong code (the
+    /// - Throws: `SealKitError/Reason/invalidTransfer`: damaged (nothing used up), a wrong code (the
     ///   sender typed another code, answered another offer, or the reply was altered), expired, or the
     ///   offer already used.
     public func accept(_ reply: String) throws(SealKitError) -> ReceivedKeys {
@@ -87,7 +87,7 @@ public struct ReceivedKeys: Sendable {
     ///   - keystore: where the keys go; an id already holding a different key refuses them all.
     ///   - passphrase: protects new ids, and unlocks protected ones already stored.
     /// - Returns: the ids whose keys were new here; the others were stored already, unchanged.
-    /// - Throws: ``SealKitError`` from the keystore (`.conflictingKey`, `.wrongPassphrase`, ...).
+    /// - Throws: `SealKitError` from the keystore (`.conflictingKey`, `.wrongPassphrase`, ...).
     public func store(into keystore: Keystore, passphrase: Passphrase?) throws(SealKitError) -> Set<KeyID> {
         do {
             let outcomes = try keystore.storage.storeAll(histories, passphrase: passphrase)
@@ -106,7 +106,7 @@ public struct OfflineOffer: Sendable {
 
     /// Reads an offer.
     /// - Parameter text: the offer's line, `sealkit-offer-v2:...`.
-    /// - Throws: ``SealKitError/Reason/invalidTransfer`` saying what is wrong with it.
+    /// - Throws: `SealKitError/Reason/invalidTransfer` saying what is wrong with it.
     public init(_ text: String) throws(SealKitError) {
         do {
             offer = try TransferOffer(text)
@@ -122,7 +122,7 @@ public struct OfflineOffer: Sendable {
     ///   - code: the code the receiver shows.
     ///   - expiresIn: seconds until the receiver refuses the reply (1 to 86400).
     /// - Returns: the reply's lines: one, or numbered parts when it is too long for one QR code.
-    /// - Throws: ``SealKitError``: `.invalidArgument` for a bad lifetime, `.tooLarge`, `.invalidTransfer`
+    /// - Throws: `SealKitError`: `.invalidArgument` for a bad lifetime, `.tooLarge`, `.invalidTransfer`
     ///   for an offer that is not valid.
     public func reply(sending keys: OutgoingKeys, code: TransferCode, expiresIn: Int = KeyTransfer.defaultReplyLifetime)
         throws(SealKitError) -> [String]
@@ -150,7 +150,7 @@ public struct ReplyAssembler: Sendable {
     /// Adds one line.
     /// - Parameter line: a whole reply, a part, or a blank line (skipped).
     /// - Returns: the whole reply once it is complete, else nil.
-    /// - Throws: ``SealKitError/Reason/invalidTransfer`` for a damaged or repeated part. After parts that
+    /// - Throws: `SealKitError/Reason/invalidTransfer` for a damaged or repeated part. After parts that
     ///   do not belong together (from two transfers, mixed with a whole reply, or altered) the
     ///   assembler starts over, so the person can give every part again.
     public mutating func add(_ line: String) throws(SealKitError) -> String? {

@@ -17,7 +17,7 @@ public struct OutgoingKeys: Sendable {
     ///   - ids: the ids to send, each once.
     ///   - keystore: where they are stored.
     ///   - passphrase: unlocks the protected ones.
-    /// - Throws: ``SealKitError``: `.invalidArgument` for no ids, `.keyNotFound`, `.passphraseRequired`,
+    /// - Throws: `SealKitError`: `.invalidArgument` for no ids, `.keyNotFound`, `.passphraseRequired`,
     ///   `.wrongPassphrase`, or an unusable keystore.
     public init(_ ids: [KeyID], from keystore: Keystore, passphrase: Passphrase? = nil) throws(SealKitError) {
         guard !ids.isEmpty else { throw SealKitError(TransferError.nothingToSend) }

@@ -21,7 +21,7 @@ public struct RowndKeyText: Sendable, CustomStringConvertible {
     ///   - keystore: where the key is stored.
     ///   - passphrase: unlocks a protected key.
     ///   - link: the user's sign-in link from Rownd's API, an absolute URL without a `#` fragment.
-    /// - Throws: ``SealKitError``: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`, or an unusable keystore.
+    /// - Throws: `SealKitError`: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`, or an unusable keystore.
     public init(for id: KeyID, in keystore: Keystore, passphrase: Passphrase?, link: String) throws(SealKitError) {
         let ring: KeyRing
         do {
@@ -57,7 +57,7 @@ public struct PastedKey: Sendable, CustomStringConvertible {
     /// Reads the key from pasted text; surrounding whitespace is ignored. Parsed from bytes, never
     /// through a Swift string, so the caller can wipe its copy.
     /// - Parameter text: the text's UTF-8 bytes.
-    /// - Throws: ``SealKitError/Reason/invalidKeyText`` saying which form was recognised and what is
+    /// - Throws: `SealKitError/Reason/invalidKeyText` saying which form was recognised and what is
     ///   wrong with it (never the text).
     public init(parsing text: [UInt8]) throws(SealKitError) {
         do {
@@ -79,7 +79,7 @@ public struct PastedKey: Sendable, CustomStringConvertible {
     ///   - keystore: where it goes.
     ///   - passphrase: protects a new id at rest; unlocks a protected one already stored, for comparison.
     /// - Returns: true when the key was written, false when the identical key was stored already.
-    /// - Throws: ``SealKitError``: `.conflictingKey` when `id` holds a different key, `.passphraseRequired`,
+    /// - Throws: `SealKitError`: `.conflictingKey` when `id` holds a different key, `.passphraseRequired`,
     ///   `.wrongPassphrase`, or an unusable keystore.
     @discardableResult
     public func store(as id: KeyID, in keystore: Keystore, passphrase: Passphrase?) throws(SealKitError) -> Bool {

@@ -14,7 +14,7 @@ public struct TransferCode: Sendable, CustomStringConvertible {
 
     /// Parses a code as a person typed it: upper or lower case, words joined by hyphens or spaces.
     /// - Parameter text: the code, such as `7-guitarist-revenge`.
-    /// - Throws: ``SealKitError/Reason/invalidTransfer`` saying what is wrong with it (never the code).
+    /// - Throws: `SealKitError/Reason/invalidTransfer` saying what is wrong with it (never the code).
     public init(_ text: String) throws(SealKitError) {
         do {
             code = try WormholeCode(parsing: text)

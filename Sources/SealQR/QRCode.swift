@@ -35,7 +35,7 @@ public struct QRCode: Sendable {
     /// - Parameters:
     ///   - payload: the bytes to carry; scanners in binary mode return exactly these.
     ///   - correction: the error correction level; medium by default.
-    /// - Throws: ``SealKitError``: `.missingInput` for an empty payload, `.tooLarge` when even
+    /// - Throws: `SealKitError`: `.missingInput` for an empty payload, `.tooLarge` when even
     ///   version 40 cannot hold `payload` at `correction`, `.fileSystem` when libqrencode fails.
     public init(_ payload: [UInt8], correction: QRErrorCorrection = .medium) throws(SealKitError) {
         do {
@@ -79,7 +79,7 @@ public struct QRCode: Sendable {
     /// - Parameters:
     ///   - text: the text to carry.
     ///   - correction: the error correction level; medium by default.
-    /// - Throws: ``SealKitError``, as for the byte initializer.
+    /// - Throws: `SealKitError`, as for the byte initializer.
     public init(_ text: String, correction: QRErrorCorrection = .medium) throws(SealKitError) {
         try self.init(Array(text.utf8), correction: correction)
     }

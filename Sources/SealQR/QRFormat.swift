@@ -45,7 +45,7 @@ extension QRCode {
     ///     terminal with light text on a dark background shows dark modules on light; the formats
     ///     with colours of their own (`ansi`, `svg`, `png`, `pbm`) ignore it.
     /// - Returns: the encoded text (UTF-8) or image bytes.
-    /// - Throws: ``SealKitError/Reason/fileSystem`` if libpng cannot write the PNG
+    /// - Throws: `SealKitError/Reason/fileSystem` if libpng cannot write the PNG
     ///   (only on running out of memory); the other formats cannot fail.
     public func rendered(as format: QRFormat, inverted: Bool = false) throws(SealKitError) -> [UInt8] {
         switch format {

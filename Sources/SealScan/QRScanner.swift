@@ -46,7 +46,7 @@ public enum QRScanner {
     ///   - prefix: when given, the reading may stop as soon as a code starting with these bytes is
     ///     found, so other codes in the image may be missing from the answer.
     /// - Returns: each code's payload, byte for byte.
-    /// - Throws: ``SealKitError/Reason/unreadableImage`` for bytes that are no image SealKit reads,
+    /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads,
     ///   an image too large, or a damaged one.
     public static func scan(imageFile bytes: [UInt8], lookingFor prefix: [UInt8]? = nil) throws(SealKitError) -> [[UInt8]] {
         do {
