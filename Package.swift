@@ -78,7 +78,7 @@ let package = Package(
         // Schema-aware profile encryption.
         .target(name: "SealProfile", dependencies: ["SealCore", "SealJSON"]),
         // QR codes: libqrencode for the symbol, libpng for PNG output.
-        .target(name: "SealQR", dependencies: ["CQREncode", "CPNG"]),
+        .target(name: "SealQR", dependencies: ["CQREncode", "CPNG", "SealCore"]),
         // Backups: paper backups under a passphrase, SLIP-39 share backups, their word lists, and
         // the code text (prefixes, parts, key bundles) that transfers share.
         .target(name: "SealBackup", dependencies: ["SealCore", "SealKeystore"]),
@@ -97,13 +97,13 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode"]),
+        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
         .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         .target(name: "SealKitBackup", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealBackup"]),
-        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealTransfer", "SealMailbox"]),
+        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealProfile", "SealBackup", "SealTransfer", "SealMailbox"]),
         // libsecret and the Secret Service are Linux's: on other platforms the product is SealKit alone.
         .target(
             name: "SealKitKeyring",

@@ -68,14 +68,14 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             let id = try keyID(id)
-            let keystore = try keystoreOptions.keystore()
+            let keystore = try keystoreOptions.openKeystore()
             if StandardInput.isTerminal && qr == nil {
                 StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
             var text = try qr.map { Array(try ImageInput.single(in: $0, what: "key").utf8) }
                 ?? StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
             defer { wipe(&text) }
-            let key = try KeyText.parseKey(text)
+            let key = try PastedKey(parsing: text)
             let passphrase: Passphrase?
             if let existing = try keystore.entry(for: id) {
                 if protect && !existing.isProtected { throw protectExisting(id) }
@@ -83,8 +83,8 @@ struct KeysCommand: ParsableCommand {
             } else {
                 passphrase = try keystoreOptions.passphrase(toProtect: protect)
             }
-            let outcome = try keystore.store(key, as: id, mode: .import, passphrase: passphrase)
-            print("\(id)\t\(key.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")")
+            let imported = try key.store(as: id, in: keystore, passphrase: passphrase)
+            print("\(id)\t\(key.fingerprint)\t\(imported ? "imported" : "unchanged")")
         }
     }
 

@@ -64,70 +64,31 @@ enum LineEditor {
 /// word not in its list corrected when exactly one word of that list is within two edits.
 enum CodeEntry {
     /// The PGP list for each position of `NN-odd-even`: none for the number.
-    static let vocabulary: LineEditor.Vocabulary = { position in
-        switch position {
-        case 1: return PGPWordList.odd
-        case 2: return PGPWordList.even
-        default: return []
-        }
-    }
+    static let vocabulary: LineEditor.Vocabulary = { position in TransferCode.words(at: position) }
 
     /// A hyphen after the number and the first word, nothing after the last: magic-wormhole's
     /// completer appends a hyphen "if we expect more words".
     static let separator: @Sendable (Int) -> Character? = { position in position < 2 ? "-" : nil }
 
-    /// The one code a typed code most likely meant, when it is not a code: its two words swapped
-    /// back; a word of the other half of the PGP list moved to its place (the two words of one byte);
-    /// each unknown word replaced by the one word of its list within two edits. nil when the code is
-    /// well formed already or no single correction exists.
-    static func correction(of typed: String) -> String? {
-        var parts = typed.trimmingBlanks().lowercased().split(whereSeparator: { $0 == "-" || $0 == " " }).map(String.init)
-        guard parts.count == 3, Int(parts[0]) != nil else { return nil }
-        let lists = [1: PGPWordList.odd, 2: PGPWordList.even]
-        if !PGPWordList.odd.contains(parts[1]) && !PGPWordList.even.contains(parts[2])
-            && PGPWordList.even.contains(parts[1]) && PGPWordList.odd.contains(parts[2])
-        {
-            parts.swapAt(1, 2)
-            return parts.joined(separator: "-")
-        }
-        var changed = false
-        for index in [1, 2] {
-            let list = lists[index]!, other = lists[3 - index]!
-            guard !list.contains(parts[index]) else { continue }
-            if let byte = other.firstIndex(of: parts[index]) {
-                // The word of the same byte in this position's half.
-                parts[index] = list[byte]
-                changed = true
-                continue
-            }
-            // The same distance as "did you mean" for commands: swaps of neighbours count as one edit.
-            let near = list.filter { SchemaLint.editDistance(parts[index], $0, limit: 2) <= 2 }
-            guard near.count == 1 else { return nil }
-            parts[index] = near[0]
-            changed = true
-        }
-        return changed ? parts.joined(separator: "-") : nil
-    }
-
     /// The code typed at the terminal with completion, corrected after asking when one word is off.
     /// A code that is malformed, or whose correction is declined, is refused with its reason and asked
     /// again, three times in all: a malformed code never reaches the relay.
     /// - Returns: nil when there is no terminal.
-    static func ask(_ prompt: String) throws -> WormholeCode? {
+    static func ask(_ prompt: String) throws -> TransferCode? {
         for attempt in 1...KeystoreOptions.tries {
             guard let typed = LineEditor.read(prompt, separator: separator, vocabulary: vocabulary) else { return nil }
             do {
-                return try WormholeCode(parsing: typed)
+                return try TransferCode(typed)
             } catch {
-                if let suggestion = correction(of: typed),
+                if let suggestion = TransferCode.suggestion(for: typed),
                     let answer = LineEditor.read("did you mean \(suggestion)? [Y/n] ", vocabulary: { _ in [] }),
                     ["", "y", "yes"].contains(answer.trimmingBlanks().lowercased()),
-                    let code = try? WormholeCode(parsing: suggestion)
+                    let code = try? TransferCode(suggestion)
                 {
                     return code
                 }
-                guard attempt < KeystoreOptions.tries else { throw TransferError.badCode(error) }
-                TerminalPrompt.say("sealkit: \(TransferError.badCode(error)); type the code again")
+                guard attempt < KeystoreOptions.tries else { throw error }
+                TerminalPrompt.say("sealkit: \(error); type the code again")
             }
         }
         return nil
@@ -135,14 +96,14 @@ enum CodeEntry {
 
     /// A code given on the command line (`--code`): refused with its reason, and the suggestion when
     /// there is one; never corrected without asking.
-    static func parse(given: String) throws -> WormholeCode {
+    static func parse(given: String) throws -> TransferCode {
         do {
-            return try WormholeCode(parsing: given)
+            return try TransferCode(given)
         } catch {
-            if let suggestion = correction(of: given) {
-                throw CLIFailure("\(TransferError.badCode(error)) (did you mean \(suggestion)?)", status: .usage)
+            if let suggestion = TransferCode.suggestion(for: given) {
+                throw CLIFailure("\(error) (did you mean \(suggestion)?)", status: .usage)
             }
-            throw TransferError.badCode(error)
+            throw error
         }
     }
 }

@@ -55,8 +55,16 @@ struct QRCommand: ParsableCommand {
                 "refusing to write a \(format.rawValue) image to the terminal: add --output PATH or redirect stdout",
                 status: .usage)
         }
-        let code = try QRCode(try payload(), correction: correction)
-        let rendered = try code.rendered(as: format, inverted: invert || Terminal.invertsQR)
+        let payload = try payload()
+        let code: QRCode
+        let rendered: [UInt8]
+        do {
+            code = try QRCode(payload, correction: correction)
+            rendered = try code.rendered(as: format, inverted: invert || Terminal.invertsQR)
+        } catch {
+            // A payload that makes no QR code is bad input, whatever the library's reason (empty, too long).
+            throw CLIFailure(error.description, status: .dataError)
+        }
         if let output = outputFile {
             try AtomicFile.write(rendered, to: output)
             return

@@ -67,13 +67,15 @@ enum TransferDisplay {
     }
 
     /// One line per id: what was received, sent or backed up, for people to compare.
-    static func describe(_ keys: [KeyHistory], _ verb: String) {
-        for history in keys {
-            let retired = history.versions.count - 1
-            StandardError.write(
-                "\(verb) '\(history.id)' key \(history.current.fingerprint)\(retired > 0 ? " (+\(retired) retired)" : "")\n")
+    static func describe(_ keys: [KeyOffer], _ verb: String) {
+        for key in keys {
+            let retired = key.keyCount - 1
+            StandardError.write("\(verb) '\(key.id)' key \(key.fingerprint)\(retired > 0 ? " (+\(retired) retired)" : "")\n")
         }
     }
+
+    /// `describe` for keys read or received: what people compare.
+    static func describe(_ keys: [KeyHistory], _ verb: String) { describe(keys.map(KeyOffer.init), verb) }
 }
 
 /// Reads one whole code from stdin: one line, or one line per part in any order.
@@ -94,42 +96,6 @@ func assembleTransferCode(expecting kind: TransferTextKind, from lines: [String]
         if let whole = try assembler.add(line) { return whole }
     }
     throw assembler.incompleteError(expecting: kind)
-}
-
-extension KeystoreOptions {
-    /// The ids named, or with `all` every id in the namespace.
-    func keyIDs(_ names: [String], all: Bool, in keystore: some KeyStorage) throws -> [KeyID] {
-        let ids = all ? try keystore.entries().map(\.id) : try names.map(keyID)
-        guard !ids.isEmpty else { throw TransferError.nothingToSend }
-        guard Set(ids).count == ids.count else { throw ValidationError("each key id may be given once") }
-        return ids
-    }
-
-    /// The ids' keys with their history, unlocked with one passphrase (given, or asked once).
-    func histories(_ ids: [KeyID], in keystore: some KeyStorage) throws -> [KeyHistory] {
-        let protected = try ids.filter { try keystore.entry(for: $0)?.isProtected == true }
-        var passphrase: Passphrase?
-        if let first = protected.first {
-            passphrase = try givenPassphrase()
-                ?? TerminalPrompt.passphrase(protected.count == 1 ? "Passphrase for key '\(first)': " : "Passphrase for the protected keys: ")
-            guard passphrase != nil else { throw KeystoreError.locked(first) }
-        }
-        return try ids.map { try keystore.history(for: $0, passphrase: passphrase) }
-    }
-
-    /// One passphrase for storing received or restored keys: it unlocks ids already stored and
-    /// protected, and protects new ids (as `keys import` does). With `protect`, an id already
-    /// stored without a passphrase is refused before anything is stored, as `keys restore ID
-    /// --protect` refuses it: --protect never leaves keys unprotected while saying otherwise.
-    func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: some KeyStorage) throws -> Passphrase? {
-        if protect, let unprotected = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == false }) {
-            throw protectExisting(unprotected)
-        }
-        if let locked = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == true }) {
-            return try passphrase(toUnlock: locked, in: keystore)
-        }
-        return try passphrase(toProtect: protect)
-    }
 }
 
 struct TransferCommand: AsyncParsableCommand {
@@ -227,10 +193,10 @@ struct TransferCommand: AsyncParsableCommand {
 
         func run() async throws {
             let format = TransferFormat.resolve(format)
-            let keystore = try keystoreOptions.keystore()
+            let keystore = try keystoreOptions.openKeystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
-            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code", prefix: TransferURI.scheme) } ?? self.code
-            let to = try toQr.map { try ImageInput.single(in: $0, what: "offer", prefix: TransferTextKind.offer.prefix) } ?? self.to
+            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code", prefix: TransferLink.scheme) } ?? self.code
+            let to = try toQr.map { try ImageInput.single(in: $0, what: "offer", prefix: OfflineOffer.prefix) } ?? self.to
             if to == nil {
                 var relay = try TransferNetwork.relay(relay)
                 var code = code
@@ -246,8 +212,8 @@ struct TransferCommand: AsyncParsableCommand {
                     }
                     code = uri.code
                 }
-                let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
-                return try await TransferNetwork.send(histories, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
+                let keys = try keystoreOptions.exportKeys(keystoreOptions.idsToExport(ids, all: all, in: keystore), from: keystore)
+                return try await TransferNetwork.send(keys, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
             }
             try TransferOffline.send(
                 ids: ids, all: all, to: to ?? "", code: code, expiresIn: expiresIn, format: format,
@@ -255,11 +221,11 @@ struct TransferCommand: AsyncParsableCommand {
         }
 
         /// The URI in `text`, when it is one (`sealkit-transfer:`; `wormhole-transfer:` is refused).
-        private static func uri(_ text: String) throws -> TransferURI? {
+        private static func uri(_ text: String) throws -> TransferLink? {
             let lowered = text.lowercased()
             guard lowered.hasPrefix("sealkit-transfer:") || lowered.hasPrefix("wormhole-transfer:") else { return nil }
             do {
-                return try TransferURI(parsing: text)
+                return try TransferLink(parsing: text)
             } catch {
                 throw CLIFailure("\(error)", status: .usage)
             }
@@ -300,14 +266,14 @@ struct TransferCommand: AsyncParsableCommand {
             }
         }
 
-        private func sendRownd(format: TransferFormat, keystore: any KeyStorage) throws {
+        private func sendRownd(format: TransferFormat, keystore: Keystore) throws {
             let id = try keyID(ids[0])
-            let ring = try keystore.keyRing(for: id, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore))
-            let text = KeyText.rowndLinkText(for: ring.current, link: link ?? "")
+            let text = try RowndKeyText(
+                for: id, in: keystore, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore), link: link ?? "")
             StandardError.write(
-                "sealkit: warning: this code holds the raw key of '\(id)' (\(ring.current.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
-            if !ring.retired.isEmpty {
-                let count = ring.retired.count == 1 ? "1 retired key" : "\(ring.retired.count) retired keys"
+                "sealkit: warning: this code holds the raw key of '\(id)' (\(text.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
+            if text.retiredKeyCount > 0 {
+                let count = text.retiredKeyCount == 1 ? "1 retired key" : "\(text.retiredKeyCount) retired keys"
                 StandardError.write(
                     "sealkit: warning: '\(id)' has \(count); only the current key travels, because a Rownd app holds one key per user: "
                         + "run 'sealkit profile rotate' so no data stays under a retired key\n")

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,33 +12,32 @@ import Glibc
 #endif
 
 /// The network way of `transfer send` and `transfer receive`: a code, a PAKE and a
-/// magic-wormhole mailbox relay (NetworkTransfer does the work; this file handles the terminal).
+/// magic-wormhole mailbox relay (SealKitTransfer's KeyReceiver and KeySender do the work; this file handles the terminal).
 enum TransferNetwork {
     /// Seconds a transfer waits for the other side by default.
     static let defaultTimeout = 600
 
     /// `--relay`, else `SEALKIT_RELAY`, else the public magic-wormhole relay; an address without a
     /// path gets the mailbox endpoint `/v1`, as in a `sealkit-transfer:` URI.
-    static func relay(_ option: String?) throws -> RelayURL {
-        if let option { return try RelayURL(endpoint: option) }
+    static func relay(_ option: String?) throws -> String {
         var environment: [String: String] = [:]
         if let value = getenv("SEALKIT_RELAY") { environment["SEALKIT_RELAY"] = String(cString: value) }
-        return try NetworkTransfer.defaultRelay(environment: environment)
+        return try KeyTransfer.relay(option, environment: environment)
     }
 
     /// Receives keys: shows the code (stdout's first line with `text`), waits for the sender,
     /// asks on a terminal, stores, confirms to the sender, and prints one line per id.
     static func receive(
-        relay: RelayURL, timeout: Int, format: TransferFormat, assumeYes: Bool, protect: Bool,
+        relay: String, timeout: Int, format: TransferFormat, assumeYes: Bool, protect: Bool,
         keystoreOptions: KeystoreOptions
     ) async throws {
-        let keystore = try keystoreOptions.keystore()
+        let keystore = try keystoreOptions.openKeystore()
         let interrupts = InterruptHandler()
-        let receiver = try await NetworkKeyReceiver(relay: relay, timeout: timeout)
+        let receiver = try await KeyReceiver(relay: relay, timeout: timeout)
         interrupts.arm { await receiver.abandon() ? nil : TransferNetwork.unreleased }
-        let code = receiver.code.revealedText
+        let code = receiver.code.text
         // The whole command the sender types: with our relay, unless it is the one a sender uses by default.
-        let command = "sealkit transfer send ID (or --all)" + (relay == RelayURL.publicRelay ? "" : " --relay \(relay)")
+        let command = "sealkit transfer send ID (or --all)" + (relay == KeyTransfer.publicRelay ? "" : " --relay \(relay)")
         switch format {
         case .text:
             let output = StandardOutput()
@@ -47,7 +47,7 @@ enum TransferNetwork {
         case .qr:
             StandardError.write("On the sending device, run: \(command) and type this code, or scan it (--code-qr):\n")
             // The QR holds the code and the relay, in magic-wormhole's URI form under SealKit's scheme.
-            TransferDisplay.showQR(TransferURI.make(code: code, relay: relay))
+            TransferDisplay.showQR(receiver.link)
             StandardError.write(code + "\n")
         }
         progress("Waiting for the sender (up to \(timeout) seconds; Ctrl-C cancels)...\n")
@@ -56,34 +56,29 @@ enum TransferNetwork {
         if StandardError.isTerminal { TransferDisplay.describe(keys, "Received") }
         if StandardInput.isTerminal && StandardError.isTerminal && !assumeYes {
             guard try TerminalPrompt.confirm("Check that the sender shows the same fingerprints. Store these keys? [y/N] ") else {
-                await receiver.answer(.refused(.declined))
+                await receiver.decline(.declined)
                 throw CLIFailure("nothing was stored", status: .negative)
             }
         }
-        let outcomes: [StoreOutcome]
+        let passphrase: Passphrase?
         do {
-            let passphrase = try keystoreOptions.passphrase(forStoring: keys.map(\.id), protect: protect, in: keystore)
-            // From here on Ctrl-C waits: the keystore is being written.
-            await interrupts.disarm()
-            outcomes = try keystore.storeAll(keys, passphrase: passphrase)
-        } catch let error as KeystoreError {
-            let reason: Refusal
-            if case .conflictingKey = error { reason = .conflict } else { reason = .failed }
-            await receiver.answer(.refused(reason))
-            throw error
+            passphrase = try keystoreOptions.passphrase(forStoring: keys.map(\.id), protect: protect, in: keystore)
         } catch {
-            await receiver.answer(.refused(.failed))
+            await receiver.decline(.failed)
             throw error
         }
-        if !(await receiver.answer(.stored)) {
+        // From here on Ctrl-C waits: the keystore is being written. A failure to store tells the sender.
+        await interrupts.disarm()
+        let (imported, senderTold) = try await receiver.store(into: keystore, passphrase: passphrase)
+        if !senderTold {
             // Stored all the same: the keys are good. The sender reports a failure, and must hear otherwise from here.
             StandardError.write(
                 "sealkit: warning: the keys are stored, but the connection to the relay was lost, so the sender was not told: "
                     + "its screen says the transfer failed; tell the person at the sending device\n")
         }
         let output = StandardOutput()
-        for (history, outcome) in zip(keys, outcomes) {
-            try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
+        for key in keys {
+            try output.write("\(key.id)\t\(key.fingerprint)\t\(imported.contains(key.id) ? "imported" : "unchanged")\n")
         }
         try output.flush()
     }
@@ -91,11 +86,11 @@ enum TransferNetwork {
     /// Sends keys to the receiver whose code is given (or asked for on a terminal), and returns
     /// once the receiver confirmed that it stored them.
     static func send(
-        _ histories: [KeyHistory], code codeOption: String?, relay: RelayURL, timeout: Int
+        _ keys: [KeyHistory], code codeOption: String?, relay: String, timeout: Int
     ) async throws {
         let code = try codeOption.map(CodeEntry.parse(given:)) ?? askForCode()
         let interrupts = InterruptHandler()
-        let sender = try await NetworkKeySender(relay: relay, code: code, timeout: timeout)
+        let sender = try await KeySender(code: code, relay: relay, timeout: timeout)
         interrupts.arm {
             // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
             let sent = await sender.hasSentKeys
@@ -104,36 +99,15 @@ enum TransferNetwork {
             return "interrupted: the keys were already sent, so the receiver may still store them"
                 + (released ? "; its code was released" : "; the relay did not confirm the release of its code")
         }
-        if StandardError.isTerminal { TransferDisplay.describe(histories, "Sending") }
+        if StandardError.isTerminal { TransferDisplay.describe(keys, "Sending") }
         progress("Waiting for the receiver to join...\n")
-        do {
-            try await interrupts.guarding {
-                try await sender.send(histories, onPeer: { progress("The receiver joined; waiting for it to confirm...\n") })
-            }
-        } catch let error as MailboxError {
-            // Once the keys went out, "nothing was transferred" would be untrue: say what is known. Exit codes stay.
-            guard await sender.hasSentKeys else { throw error }
-            switch error {
-            case .connectionLost, .stalled, .timedOut:
-                throw CLIFailure(
-                    "the keys were delivered, but no answer came from the receiver (\(Self.why(error))): "
-                        + "the receiver may have stored the keys: check on the receiving device", status: ExitStatus(error))
-            default: throw error
-            }
+        // Once the keys went out and no answer came, the error says the receiver may have stored them.
+        try await interrupts.guarding {
+            try await sender.send(keys, onReceiverJoined: { progress("The receiver joined; waiting for it to confirm...\n") })
         }
         await interrupts.disarm()
-        let count = histories.count
+        let count = keys.count
         progress("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")
-    }
-
-    /// Why no answer came, in a few words, for the sender's message after its keys went out.
-    private static func why(_ error: MailboxError) -> String {
-        switch error {
-        case .connectionLost(let relay): return "the connection to the mailbox relay \(relay) was lost"
-        case .stalled(let relay, _): return "the mailbox relay \(relay) stopped taking messages"
-        case .timedOut(let seconds): return "none within \(seconds) seconds"
-        default: return "\(error)"
-        }
     }
 
     /// What Ctrl-C says when the relay did not confirm the release: the claim is made only when it did.
@@ -148,7 +122,7 @@ enum TransferNetwork {
 
     /// Asks for the code on the terminal (prompt on stderr, answer from the tty).
     /// Tab completes the words; one mistyped word is offered for correction before anything is sent.
-    private static func askForCode() throws -> WormholeCode {
+    private static func askForCode() throws -> TransferCode {
         guard StandardInput.isTerminal, let code = try CodeEntry.ask("Enter the code the receiving device shows (such as 7-guitarist-revenge): ")
         else {
             throw CLIFailure("give the receiver's code with --code CODE (such as 7-guitarist-revenge)", status: .usage)
@@ -164,14 +138,18 @@ enum TransferNetwork {
 /// does not cancel it: it abandons the transfer from a task of its own and exits. A second Ctrl-C
 /// while that runs exits at once.
 ///
-/// `@unchecked Sendable`: `abandon`, `armed` and `firing` are read and written under `lock`; the signal
-/// source is swift-dispatch's, which is thread-safe.
+/// `@unchecked Sendable`: the state is behind `state`'s mutex; the signal source is swift-dispatch's,
+/// which is thread-safe.
 final class InterruptHandler: @unchecked Sendable {
-    private let lock = Lock()
-    private var abandon: (@Sendable () async -> String?)?
-    private var armed = true
-    private var firing = false
+    private struct State {
+        var abandon: (@Sendable () async -> String?)?
+        var armed = true
+        var firing = false
+    }
+    private let state = Mutex(State())
     private let source: DispatchSourceSignal
+    /// What an interrupt says the transfer became.
+    private static let cancelled = "interrupted: the transfer was cancelled"
 
     init() {
         // The default action would kill us before the relay hears anything: take SIGINT here.
@@ -185,16 +163,16 @@ final class InterruptHandler: @unchecked Sendable {
     /// that the transfer was cancelled and its code released). Before the first `arm`, an interrupt
     /// says only that the transfer was cancelled: nothing confirmed a release.
     func arm(_ abandon: @escaping @Sendable () async -> String?) {
-        lock.withLock {
-            self.abandon = abandon
-            armed = true
+        state.withLock {
+            $0.abandon = abandon
+            $0.armed = true
         }
     }
 
     /// Interrupts are ignored from now on. When one is already being handled this never returns:
     /// that handler ends the process, and what the caller would do next (write the keystore) must not start.
     func disarm() async {
-        lock.withLock { armed = false }
+        state.withLock { $0.armed = false }
         await giveWayToTheHandler()
     }
 
@@ -211,16 +189,16 @@ final class InterruptHandler: @unchecked Sendable {
     }
 
     private func giveWayToTheHandler() async {
-        while lock.withLock({ firing }) { try? await Task.sleep(for: .seconds(60)) }
+        while state.withLock({ $0.firing }) { try? await Task.sleep(for: .seconds(60)) }
     }
 
     private func fire() {
         enum Step { case ignore, exitNow, abandon((@Sendable () async -> String?)?) }
-        let step = lock.withLock { () -> Step in
-            guard armed else { return .ignore }
-            if firing { return .exitNow }
-            firing = true
-            return .abandon(abandon)
+        let step = state.withLock { state -> Step in
+            guard state.armed else { return .ignore }
+            if state.firing { return .exitNow }
+            state.firing = true
+            return .abandon(state.abandon)
         }
         switch step {
         case .ignore: return
@@ -229,9 +207,9 @@ final class InterruptHandler: @unchecked Sendable {
             Task {
                 let text: String
                 if let abandon {
-                    text = await abandon() ?? "\(MailboxError.interrupted) and its code released"
+                    text = await abandon() ?? "\(Self.cancelled) and its code released"
                 } else {
-                    text = "\(MailboxError.interrupted)"
+                    text = Self.cancelled
                 }
                 StandardError.write("sealkit: \(text)\n")
                 Glibc.exit(ExitStatus.interrupted.rawValue)
@@ -241,6 +219,7 @@ final class InterruptHandler: @unchecked Sendable {
 }
 
 extension ExitStatus {
+    /// For SealKitCommand's `ExitStatus(for:)`, which still names the mailbox's package error.
     init(_ error: MailboxError) {
         switch error {
         case .badRelay, .badCode: self = .usage

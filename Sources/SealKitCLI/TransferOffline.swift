@@ -12,12 +12,12 @@ import Glibc
 
 /// The offline transfer (`transfer receive --offline`, `transfer send --to OFFER --code CODE`):
 /// texts carried by hand, authenticated by the receiver's one-time code through SPAKE2.
-/// Argument handling and printing only; the protocol is SealTransfer's `TransferReceiver`
-/// and `TransferOffer`.
+/// Argument handling and printing only; the protocol is SealKitTransfer's `OfflineKeyReceiver`
+/// and `OfflineOffer`.
 enum TransferOffline {
     /// The longest line read from stdin: a whole reply or part is at most
-    /// `TransferParts.maximumLineLength` characters; the rest is room for stray blanks.
-    static let maximumLineLength = 4 * TransferParts.maximumLineLength
+    /// `ReplyAssembler.maximumLineLength` characters; the rest is room for stray blanks.
+    static let maximumLineLength = 4 * ReplyAssembler.maximumLineLength
     /// The longest offer `--to -` reads.
     static let maximumOfferInput = 4096
 
@@ -27,13 +27,12 @@ enum TransferOffline {
         keystoreOptions: KeystoreOptions
     ) throws {
         // Read the offer and the code before unlocking anything, so a bad paste fails fast.
-        let offer = try TransferOffer(to == "-" ? readOffer() : to)
+        let offer = try OfflineOffer(to == "-" ? readOffer() : to)
         let code = try senderCode(code)
-        let keystore = try keystoreOptions.keystore()
-        let histories = try keystoreOptions.histories(keystoreOptions.keyIDs(ids, all: all, in: keystore), in: keystore)
-        let lines = try offer.reply(
-            sending: histories, code: code, expiresIn: TimeInterval(expiresIn ?? Int(TransferOffer.defaultLifetime)))
-        TransferDisplay.describe(histories, "Sending")
+        let keystore = try keystoreOptions.openKeystore()
+        let keys = try keystoreOptions.exportKeys(keystoreOptions.idsToExport(ids, all: all, in: keystore), from: keystore)
+        let lines = try offer.reply(sending: keys, code: code, expiresIn: expiresIn ?? KeyTransfer.defaultReplyLifetime)
+        TransferDisplay.describe(keys, "Sending")
         if format == .qr {
             StandardError.write(
                 "Give the receiver this reply: scan it, or paste its line\(lines.count > 1 ? "s" : ""). "
@@ -48,34 +47,34 @@ enum TransferOffline {
     static func receive(
         format: TransferFormat, protect: Bool, assumeYes: Bool = false, replyImages: [String] = [], keystoreOptions: KeystoreOptions
     ) throws {
-        let keystore = try keystoreOptions.keystore()
-        let receiver = TransferReceiver()
+        let keystore = try keystoreOptions.openKeystore()
+        let receiver = OfflineKeyReceiver()
         let offer = receiver.offer
-        let code = receiver.code.revealedText
+        let code = receiver.code.text
         switch format {
         case .text:
             let output = StandardOutput()
-            try output.write(offer.text + "\n" + code + "\n")
+            try output.write(offer + "\n" + code + "\n")
             try output.flush()
         case .qr:
             StandardError.write(
                 "On the sending side, photograph this offer, then run: sealkit transfer send ID --to-qr PHOTO --code <code> "
                     + "(or --to <offer> with its text)\n")
-            TransferDisplay.showQR(offer.text)
-            StandardError.write(offer.text + "\n")
+            TransferDisplay.showQR(offer)
+            StandardError.write(offer + "\n")
             StandardError.write(
                 "Code: \(code)\nTell the sender this code yourself (read it out; do not send it with the offer).\n")
         }
         let interactive = isatty(0) == 1
         let reader = LineReader(fd: 0, what: "the reply on stdin", maximumLineLength: maximumLineLength)
-        let reply: TransferReply
+        let reply: [KeyHistory]
         if !replyImages.isEmpty {
             try awaitReplyImages(replyImages, reading: reader)
-            reply = try receiver.accept(try assembleTransferCode(expecting: .reply, from: try ImageInput.lines(in: replyImages)))
+            reply = try receiver.accept(try assembleReply(from: try ImageInput.lines(in: replyImages)))
         } else {
             reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
         }
-        TransferDisplay.describe(reply.keys, "Received")
+        TransferDisplay.describe(reply, "Received")
         StandardError.write("Check that the sender shows the same fingerprints.\n")
         // On a terminal, whatever the format, it asks before storing, as the network receive does.
         if interactive && StandardError.isTerminal && !assumeYes {
@@ -83,12 +82,12 @@ enum TransferOffline {
                 throw CLIFailure("nothing was stored", status: .negative)
             }
         }
-        let ids = reply.keys.map(\.id)
+        let ids = reply.map(\.id)
         let passphrase = try keystoreOptions.passphrase(forStoring: ids, protect: protect, in: keystore)
-        let outcomes = try keystore.storeAll(reply.keys, passphrase: passphrase)
+        let imported = try keystore.importKeys(reply, passphrase: passphrase)
         let output = StandardOutput()
-        for (history, outcome) in zip(reply.keys, outcomes) {
-            try output.write("\(history.id)\t\(history.current.fingerprint)\t\(outcome == .stored ? "imported" : "unchanged")\n")
+        for (key, new) in zip(reply, imported) {
+            try output.write("\(key.id)\t\(key.fingerprint)\t\(new ? "imported" : "unchanged")\n")
         }
         try output.flush()
     }
@@ -100,15 +99,15 @@ enum TransferOffline {
     private static func awaitReplyImages(_ paths: [String], reading reader: LineReader) throws {
         func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         for path in paths where path != "-" && !exists(path) {
-            let shown = TextSafety.printable(path)
+            let shown = SealKitError.quoting(path)
             if isatty(0) == 1 && StandardError.isTerminal {
                 while !exists(path) {
                     StandardError.write("Save the photo of the reply as \(shown), then press Enter: ")
-                    guard try reader.nextLine({ _ in }) else { throw TransferError.noInput(.reply) }
+                    guard try reader.nextLine({ _ in }) else { throw ReplyAssembler().incompleteError }
                 }
                 continue
             }
-            let limit = Int(TransferOffer.defaultLifetime)
+            let limit = KeyTransfer.defaultReplyLifetime
             StandardError.write("sealkit: waiting for the reply's photo at \(shown) (up to \(limit / 60) minutes; Ctrl-C cancels)\n")
             let deadline = ContinuousClock.now + .seconds(limit)
             while !exists(path) {
@@ -131,18 +130,18 @@ enum TransferOffline {
     /// The offer from stdin (`--to -`): its line, or its pieces if something wrapped it.
     private static func readOffer() throws -> String {
         var bytes = try StandardInput.readAll(limit: maximumOfferInput, what: "offer")
-        defer { ConstantTime.wipe(&bytes) }
+        defer { wipe(&bytes) }
         // An offer has no blanks, so every one is from wrapping or copying.
         let joined = bytes.filter { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains($0) }
         guard let text = String(validating: joined, as: UTF8.self) else {
             throw CLIFailure("the offer on stdin is not UTF-8 text", status: .dataError)
         }
-        guard !text.isEmpty else { throw TransferError.noInput(.offer) }
+        guard !text.isEmpty else { throw CLIFailure("no transfer offer on stdin: give it as one line, or one line per part", status: .noInput) }
         return text
     }
 
     /// The code from `--code`, else asked on the terminal.
-    private static func senderCode(_ given: String?) throws -> WormholeCode {
+    private static func senderCode(_ given: String?) throws -> TransferCode {
         if let given { return try CodeEntry.parse(given: given) }
         guard let code = try CodeEntry.ask("Code the receiver shows (such as 7-guitarist-revenge): ") else {
             throw ValidationError("give --code CODE: the code the receiver shows (no terminal to ask on)")
@@ -151,24 +150,34 @@ enum TransferOffline {
     }
 
     /// Non-interactive: one line, or one line per part in any order; anything wrong ends the run.
-    private static func readReply(_ receiver: TransferReceiver, from reader: LineReader) throws -> TransferReply {
-        var assembler = PartAssembler()
+    private static func readReply(_ receiver: OfflineKeyReceiver, from reader: LineReader) throws -> [KeyHistory] {
+        var assembler = ReplyAssembler()
         var whole: String?
         while whole == nil, try reader.nextLine({ line in
             whole = try assembler.add(String(decoding: line, as: UTF8.self))
         }) {}
-        guard let whole else { throw assembler.incompleteError(expecting: .reply) }
+        guard let whole else { throw assembler.incompleteError }
         return try receiver.accept(whole)
+    }
+
+    /// A reply from lines already read (from QR codes): parts in any order, blank lines skipped.
+    private static func assembleReply(from lines: [String]) throws -> String {
+        var assembler = ReplyAssembler()
+        for line in lines {
+            if let whole = try assembler.add(line) { return whole }
+        }
+        throw assembler.incompleteError
     }
 
     /// On a terminal: survives a damaged paste. Says what is wrong and asks again, joins a
     /// reply wrapped over several lines, and spends the one-time exchange only on a reply
     /// whose text is whole (`TransferReceiver.check`).
-    private static func readReplyInteractively(_ receiver: TransferReceiver, from reader: LineReader) throws -> TransferReply {
+    private static func readReplyInteractively(_ receiver: OfflineKeyReceiver, from reader: LineReader) throws -> [KeyHistory] {
         StandardError.write("Paste the reply (one line per part), then press Enter:\n")
-        var assembler = PartAssembler()
+        var assembler = ReplyAssembler()
         var pending = ""
-        func retry(_ problem: Error) {
+        func retry(_ problem: any Error) { retry("\(problem)") }
+        func retry(_ problem: String) {
             StandardError.write("\(problem)\nPaste it again:\n")
         }
         while true {
@@ -176,7 +185,7 @@ enum TransferOffline {
             guard try reader.nextLine({ line = String(decoding: $0, as: UTF8.self) }) else {
                 // End of input: what was pasted so far is all there is.
                 if !pending.isEmpty { return try receiver.accept(pending) }
-                throw assembler.incompleteError(expecting: .reply)
+                throw assembler.incompleteError
             }
             let text = line.trimmingBlanks()
             var candidate: String?
@@ -191,39 +200,37 @@ enum TransferOffline {
                         pending = ""
                     }
                 }
-            } else if text.hasPrefix(TransferTextKind.part.prefix) {
+            } else if text.hasPrefix(ReplyAssembler.partPrefix) {
                 pending = ""
                 do {
+                    // Parts that do not belong together make the assembler start over.
                     candidate = try assembler.add(text)
                     if candidate == nil {
-                        StandardError.write("Got it; still missing part\(assembler.missing.count == 1 ? "" : "s") "
-                            + assembler.missing.map(String.init).joined(separator: ", ") + ".\n")
+                        StandardError.write("Got it; still missing part\(assembler.missingParts.count == 1 ? "" : "s") "
+                            + assembler.missingParts.map(String.init).joined(separator: ", ") + ".\n")
                     }
                 } catch {
                     retry(error)
-                    switch error {
-                    case .partsDoNotFit, .partsFromTwoTransfers, .partsMixedWithWhole: assembler = PartAssembler()
-                    default: break
-                    }
                 }
             } else if text.hasPrefix("sealkit-") || pending.isEmpty {
                 pending = text
-            } else if pending.utf8.count + text.utf8.count <= TransferParts.maximumLineLength + maximumLineLength {
+            } else if pending.utf8.count + text.utf8.count <= ReplyAssembler.maximumLineLength + maximumLineLength {
                 // A wrapped line: the rest of the reply.
                 pending += text
             } else {
-                retry(TransferError.malformed(.reply, reason: "longer than any reply"))
+                retry("the transfer reply is damaged (longer than any reply): copy it again in full")
                 pending = ""
             }
             if candidate == nil, !pending.isEmpty {
                 do {
                     try receiver.check(pending)
                     candidate = pending
-                } catch TransferError.malformed(_, _) {
-                    // Perhaps wrapped: wait for the rest, or for Enter.
                 } catch {
-                    retry(error)
-                    pending = ""
+                    // Damaged or cut short is perhaps wrapped: wait for the rest, or for Enter.
+                    if !receiver.mayBeIncomplete(pending) {
+                        retry(error)
+                        pending = ""
+                    }
                 }
             }
             guard let candidate else { continue }
@@ -232,7 +239,7 @@ enum TransferOffline {
                 try receiver.check(candidate)
             } catch {
                 retry(error)
-                assembler = PartAssembler()
+                assembler = ReplyAssembler()
                 continue
             }
             // The text is whole: from here a failure (wrong code, expired) is final.

@@ -33,7 +33,7 @@ public enum KeyTransfer {
     ///   - events: progress, for the app to show.
     ///   - confirm: decides, after people compared the fingerprints; false stores nothing.
     /// - Returns: the keys stored.
-    /// - Throws: ``SealKitError``: `.declined` when `confirm` said no, `.conflictingKey`, `.wrongCode`,
+    /// - Throws: `SealKitError`: `.declined` when `confirm` said no, `.conflictingKey`, `.wrongCode`,
     ///   `.timedOut`, `.relayUnavailable`, `.protocolViolation`, `.cancelled`.
     @discardableResult
     public static func receive(
@@ -62,7 +62,7 @@ public enum KeyTransfer {
     ///   - relay: the mailbox relay's WebSocket URL; the receiver's.
     ///   - timeout: seconds to wait for the other side at each step.
     ///   - events: progress, for the app to show.
-    /// - Throws: ``SealKitError``: `.declined` or `.conflictingKey` when the receiver stored nothing, and as `receive`.
+    /// - Throws: `SealKitError`: `.declined` or `.conflictingKey` when the receiver stored nothing, and as `receive`.
     public static func send(
         _ ids: [KeyID], from keystore: Keystore, passphrase: Passphrase? = nil, code: String, relay: String = publicRelay,
         timeout: Int = 600, events: AsyncStream<TransferEvent>.Continuation? = nil
@@ -84,7 +84,9 @@ extension SealKitError {
         case let error as SealKitError: self = error
         case let error as KeystoreError: self.init(error)
         case let declined as KeysDeclined: self.init(declined.reason, "the keys were not stored: \(declined.reason.rawValue)")
-        case let refused as ReceiverRefusedError: self.init(refused.reason, String(describing: refused))
+        case let refused as ReceiverRefusedError:
+            // The receiver's Ctrl-C declined this side's keys: this side was not cancelled.
+            self.init(refused.reason == .cancelled ? .declined : refused.reason, String(describing: refused))
         case is CancellationError: self.init(.cancelled, "the transfer was cancelled: nothing was stored")
         case let error as MailboxError:
             let reason: Reason
@@ -98,9 +100,25 @@ extension SealKitError {
             }
             self.init(reason, String(describing: error))
         case let error as WormholeCodeError: self.init(.invalidArgument, String(describing: error))
-        case let error as TransferError: self.init(.invalidTransfer, String(describing: error))
+        case let error as TransferError: self.init(error)
         default: self.init(.invalidTransfer, String(describing: error))
         }
+    }
+
+    /// A transfer's or backup's error, with its message unchanged.
+    package init(_ error: TransferError) {
+        let reason: Reason
+        var keyID: KeyID?
+        switch error {
+        case .wrongPassphrase: reason = .wrongPassphrase
+        case .notInBackup(let id, _): reason = .missingInput; keyID = id
+        case .noInput: reason = .missingInput
+        case .badLifetime, .nothingToSend: reason = .invalidArgument
+        case .tooManyVersions(let id, _): reason = .tooLarge; keyID = id
+        case .tooLarge, .tooManyKeys: reason = .tooLarge
+        default: reason = .invalidTransfer
+        }
+        self.init(reason, keyID: keyID, String(describing: error))
     }
 
     private init(_ refusal: Refusal, _ description: String) {

@@ -1,4 +1,5 @@
 import CQREncode
+import SealCore
 
 #if canImport(Glibc)
 import Glibc
@@ -34,9 +35,18 @@ public struct QRCode: Sendable {
     /// - Parameters:
     ///   - payload: the bytes to carry; scanners in binary mode return exactly these.
     ///   - correction: the error correction level; medium by default.
-    /// - Throws: `QRCodeError.emptyPayload`, `.payloadTooLong` when even version 40
-    ///   cannot hold `payload` at `correction`, or `.encodingFailed`.
-    public init(_ payload: [UInt8], correction: QRErrorCorrection = .medium) throws(QRCodeError) {
+    /// - Throws: `SealKitError`: `.missingInput` for an empty payload, `.tooLarge` when even
+    ///   version 40 cannot hold `payload` at `correction`, `.fileSystem` when libqrencode fails.
+    public init(_ payload: [UInt8], correction: QRErrorCorrection = .medium) throws(SealKitError) {
+        do {
+            try self.init(encoding: payload, correction: correction)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// The byte initializer, with the SealQR module's own error.
+    package init(encoding payload: [UInt8], correction: QRErrorCorrection = .medium) throws(QRCodeError) {
         guard !payload.isEmpty else { throw .emptyPayload }
         let maximum = Self.maximumPayload(correction: correction)
         // Past the version-40 capacity libqrencode would refuse with ERANGE anyway;
@@ -69,8 +79,8 @@ public struct QRCode: Sendable {
     /// - Parameters:
     ///   - text: the text to carry.
     ///   - correction: the error correction level; medium by default.
-    /// - Throws: `QRCodeError`, as for the byte initializer.
-    public init(_ text: String, correction: QRErrorCorrection = .medium) throws(QRCodeError) {
+    /// - Throws: `SealKitError`, as for the byte initializer.
+    public init(_ text: String, correction: QRErrorCorrection = .medium) throws(SealKitError) {
         try self.init(Array(text.utf8), correction: correction)
     }
 

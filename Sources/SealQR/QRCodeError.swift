@@ -1,7 +1,9 @@
+import SealCore
+
 /// Why a payload could not become a QR code, or a QR code an image.
 ///
 /// Descriptions never include the payload: it may be a key or a secret.
-public enum QRCodeError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum QRCodeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// There is nothing to encode.
     case emptyPayload
     /// The payload does not fit even the largest QR code (version 40) at this correction level.
@@ -11,7 +13,7 @@ public enum QRCodeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// libpng could not write the image.
     case renderingFailed(format: QRFormat, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .emptyPayload:
             return "nothing to encode: the QR payload is empty"
@@ -29,6 +31,17 @@ public enum QRCodeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "QR encoding failed: \(reason)"
         case .renderingFailed(let format, let reason):
             return "could not write the QR code as \(format.rawValue): \(reason)"
+        }
+    }
+}
+
+extension SealKitError {
+    /// A QR code that could not be made, with its message unchanged.
+    package init(_ error: QRCodeError) {
+        switch error {
+        case .emptyPayload: self.init(.missingInput, error.description)
+        case .payloadTooLong: self.init(.tooLarge, error.description)
+        case .encodingFailed, .renderingFailed: self.init(.fileSystem, error.description)
         }
     }
 }

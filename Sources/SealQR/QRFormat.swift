@@ -1,3 +1,5 @@
+import SealCore
+
 /// The ways a ``QRCode`` can be written out; every one includes the 4-module quiet zone.
 public enum QRFormat: String, CaseIterable, Sendable {
     /// Unicode half blocks, two module rows per line, dark modules drawn in the text colour.
@@ -43,16 +45,21 @@ extension QRCode {
     ///     terminal with light text on a dark background shows dark modules on light; the formats
     ///     with colours of their own (`ansi`, `svg`, `png`, `pbm`) ignore it.
     /// - Returns: the encoded text (UTF-8) or image bytes.
-    /// - Throws: `QRCodeError.renderingFailed` if libpng cannot write the PNG
+    /// - Throws: `SealKitError/Reason/fileSystem` if libpng cannot write the PNG
     ///   (only on running out of memory); the other formats cannot fail.
-    public func rendered(as format: QRFormat, inverted: Bool = false) throws(QRCodeError) -> [UInt8] {
+    public func rendered(as format: QRFormat, inverted: Bool = false) throws(SealKitError) -> [UInt8] {
         switch format {
-        case .utf8: halfBlockText(colored: false, inverted: inverted)
-        case .ansi: halfBlockText(colored: true)
-        case .ascii: asciiText(inverted: inverted)
-        case .svg: svgDocument()
-        case .png: try pngImage()
-        case .pbm: pbmImage()
+        case .utf8: return halfBlockText(colored: false, inverted: inverted)
+        case .ansi: return halfBlockText(colored: true)
+        case .ascii: return asciiText(inverted: inverted)
+        case .svg: return svgDocument()
+        case .png:
+            do {
+                return try pngImage()
+            } catch {
+                throw SealKitError(error)
+            }
+        case .pbm: return pbmImage()
         }
     }
 

@@ -3,6 +3,7 @@ import CPNG
 import CZXingRead
 import CZbar
 import Dispatch
+import SealCore
 
 #if canImport(Glibc)
 import Glibc
@@ -45,9 +46,14 @@ public enum QRScanner {
     ///   - prefix: when given, the reading may stop as soon as a code starting with these bytes is
     ///     found, so other codes in the image may be missing from the answer.
     /// - Returns: each code's payload, byte for byte.
-    /// - Throws: `ScanError.notAnImage`, `.tooLarge`, `.damaged`.
-    public static func scan(imageFile bytes: [UInt8], lookingFor prefix: [UInt8]? = nil) throws(ScanError) -> [[UInt8]] {
-        scan(try decode(bytes), lookingFor: prefix)
+    /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads,
+    ///   an image too large, or a damaged one.
+    public static func scan(imageFile bytes: [UInt8], lookingFor prefix: [UInt8]? = nil) throws(SealKitError) -> [[UInt8]] {
+        do {
+            return scan(try decode(bytes), lookingFor: prefix)
+        } catch {
+            throw SealKitError(error)
+        }
     }
 
     /// Every QR code in `image`, in reading order: top to bottom, then left to right.
@@ -226,7 +232,7 @@ public enum QRScanner {
     }
 
     /// Decodes an image file to gray pixels.
-    public static func decode(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
+    package static func decode(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return try decodePNG(bytes) }
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return try decodeJPEG(bytes) }
         if bytes.count >= 2, bytes[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "6")).contains(bytes[1]) {
@@ -287,7 +293,7 @@ public enum QRScanner {
 }
 
 /// Why an image could not be scanned.
-public enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The bytes are not a PNG, JPEG, PBM, PGM or PPM image.
     case notAnImage
     /// The image is larger than SealKit decodes (40 megapixels).
@@ -295,7 +301,7 @@ public enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The image is truncated or damaged, for this reason.
     case damaged(reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAnImage: return "not an image SealKit reads (PNG, JPEG, PBM, PGM or PPM)"
         case .tooLarge(let width?, let height?):
@@ -305,6 +311,11 @@ public enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
         case .damaged(let reason): return "the image is damaged or cut short (\(reason.isEmpty ? "unreadable" : reason))"
         }
     }
+}
+
+extension SealKitError {
+    /// An image that could not be scanned, with its message unchanged.
+    package init(_ error: ScanError) { self.init(.unreadableImage, error.description) }
 }
 
 /// netpbm's formats: a text header and raw (P4, P5, P6) or ASCII (P1, P2, P3) samples, no compression.

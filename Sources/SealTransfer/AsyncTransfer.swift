@@ -25,7 +25,8 @@ public struct KeyOffer: Sendable, Equatable {
     /// How many keys travel: the current one and retired ones.
     public let keyCount: Int
 
-    package init(_ history: KeyHistory) {
+    /// What a person is shown of `history`: its id, its current key's fingerprint, and how many keys it holds.
+    public init(_ history: KeyHistory) {
         id = history.id
         fingerprint = history.current.fingerprint
         keyCount = history.versions.count

@@ -1,4 +1,5 @@
 import CQREncode
+import SealCore
 import Testing
 
 #if canImport(Glibc)
@@ -31,10 +32,10 @@ struct QRCodeTests {
         #expect(largest.version == 40)
         #expect(largest.size == 177)
 
-        #expect(throws: QRCodeError.payloadTooLong(byteCount: maximum + 1, maximum: maximum, correction: correction)) {
+        #expect(throws: SealKitError(QRCodeError.payloadTooLong(byteCount: maximum + 1, maximum: maximum, correction: correction))) {
             try QRCode([UInt8](repeating: 0x41, count: maximum + 1), correction: correction)
         }
-        #expect(throws: QRCodeError.payloadTooLong(byteCount: 100_000, maximum: maximum, correction: correction)) {
+        #expect(throws: SealKitError(QRCodeError.payloadTooLong(byteCount: 100_000, maximum: maximum, correction: correction))) {
             try QRCode([UInt8](repeating: 0x41, count: 100_000), correction: correction)
         }
     }
@@ -54,8 +55,8 @@ struct QRCodeTests {
     }
 
     @Test func emptyPayloadIsRefused() {
-        #expect(throws: QRCodeError.emptyPayload) { try QRCode([UInt8]()) }
-        #expect(throws: QRCodeError.emptyPayload) { try QRCode("") }
+        #expect(throws: SealKitError(QRCodeError.emptyPayload)) { try QRCode([UInt8]()) }
+        #expect(throws: SealKitError(QRCodeError.emptyPayload)) { try QRCode("") }
     }
 
     @Test func tooLongMessageSaysWhatFitsAndWhatHelps() {

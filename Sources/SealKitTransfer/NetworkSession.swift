@@ -1,0 +1,203 @@
+import SealCore
+import SealKeystore
+import SealMailbox
+import SealTransfer
+
+extension KeyTransfer {
+    /// The relay to use: `address`, else `SEALKIT_RELAY` in `environment`, else ``publicRelay``.
+    /// An address without a path gets the mailbox endpoint `/v1`.
+    /// - Parameters:
+    ///   - address: a `ws://` URL, such as `ws://relay.example:4000`; nil for the default.
+    ///   - environment: the process environment, for `SEALKIT_RELAY`.
+    /// - Returns: the relay's WebSocket URL, as ``KeyReceiver`` and ``KeySender`` take it.
+    /// - Throws: `SealKitError/Reason/invalidArgument` for an address that is no relay.
+    public static func relay(_ address: String? = nil, environment: [String: String] = [:]) throws(SealKitError) -> String {
+        do {
+            if let address { return try RelayURL(endpoint: address).description }
+            return try NetworkTransfer.defaultRelay(environment: environment).description
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+    }
+}
+
+/// The receiving end of a network transfer, step by step, for apps that show the code, ask a person,
+/// and choose the passphrase themselves (``KeyTransfer/receive(into:relay:timeout:passphrase:events:confirm:)``
+/// does it all in one call).
+///
+/// Make one (it connects and allocates ``code``), show the code, wait in ``receiveKeys()``, show the
+/// fingerprints, then ``store(into:passphrase:)`` or ``decline(_:)``: the sender is told either way, once.
+/// ``abandon()`` may run from another task at any time (Ctrl-C): the wait ends, the code is released.
+public actor KeyReceiver {
+    /// The code to show; the sender types it.
+    public nonisolated let code: TransferCode
+    /// The relay in use.
+    public nonisolated let relay: String
+    private let receiver: NetworkKeyReceiver
+    private var keys: [KeyHistory]?
+
+    /// Connects to `relay`, allocates a code and opens its mailbox.
+    /// - Parameters:
+    ///   - relay: the mailbox relay's WebSocket URL (see ``KeyTransfer/relay(_:environment:)``).
+    ///   - timeout: seconds to wait for the sender, and for each later step.
+    /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
+    public init(relay: String = KeyTransfer.publicRelay, timeout: Int = 600) async throws(SealKitError) {
+        do {
+            receiver = try await NetworkKeyReceiver(relay: try RelayURL(relay), timeout: timeout)
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+        code = TransferCode(receiver.code)
+        self.relay = receiver.relay.description
+    }
+
+    /// The code and the relay in one `sealkit-transfer:` link, for a QR code the sender scans.
+    public nonisolated var link: String { TransferLink.make(code: code, relay: receiver.relay) }
+
+    /// Waits for the sender and reads its keys: every id, current and retired.
+    /// - Returns: the keys, in the sender's order, for people to compare the fingerprints.
+    /// - Throws: `SealKitError`: `.wrongCode`, `.timedOut`, `.relayUnavailable`, `.protocolViolation`,
+    ///   `.cancelled` when the task is cancelled or ``abandon()`` ran; the transfer is over then.
+    public func receiveKeys() async throws(SealKitError) -> [KeyOffer] {
+        do {
+            let keys = try await receiver.receiveKeys()
+            self.keys = keys
+            return keys.map(KeyOffer.init)
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+    }
+
+    /// Stores every received key in `keystore`, or none, and tells the sender which.
+    /// - Parameters:
+    ///   - keystore: where the keys go; an id already holding a different key refuses them all.
+    ///   - passphrase: protects new ids, and unlocks protected ones already stored.
+    /// - Returns: the ids whose keys were new here (the others were stored already, unchanged), and
+    ///   whether the sender heard that they are stored: false when the connection to the relay was lost
+    ///   first, so the sender's screen says the transfer failed.
+    /// - Throws: `SealKitError` from the keystore (`.conflictingKey`, ...); the sender is told that
+    ///   nothing was stored. `.invalidArgument` before ``receiveKeys()`` returned keys.
+    public func store(into keystore: Keystore, passphrase: Passphrase?) async throws(SealKitError)
+        -> (imported: Set<KeyID>, senderTold: Bool)
+    {
+        guard let keys else { throw SealKitError(.invalidArgument, "no keys have arrived: wait for them with receiveKeys() first") }
+        let outcomes: [StoreOutcome]
+        do {
+            outcomes = try keystore.storage.storeAll(keys, passphrase: passphrase)
+        } catch {
+            if case .conflictingKey = error { await receiver.answer(.refused(.conflict)) } else { await receiver.answer(.refused(.failed)) }
+            throw SealKitError(error)
+        }
+        let told = await receiver.answer(.stored)
+        return (Set(zip(keys, outcomes).filter { $0.1 == .stored }.map(\.0.id)), told)
+    }
+
+    /// Stores nothing and tells the sender why.
+    /// - Parameter reason: what the sender is told: `.declined` when a person said no, `.failed` when
+    ///   the keys could not be stored.
+    public func decline(_ reason: Refusal = .declined) async {
+        await receiver.answer(.refused(reason))
+    }
+
+    /// Ends the transfer at once, for a process about to exit: a sender whose keys arrived is told
+    /// that nothing was stored, the code is released and the connection closed, within a few seconds
+    /// whatever the relay does. A ``receiveKeys()`` waiting in another task ends.
+    /// - Returns: whether the relay confirmed the release of the code.
+    @discardableResult
+    public func abandon() async -> Bool {
+        await receiver.abandon()
+    }
+}
+
+/// The sending end of a network transfer, step by step, for apps that show progress and may be
+/// interrupted (``KeyTransfer/send(_:from:passphrase:code:relay:timeout:events:)`` does it in one call).
+public actor KeySender {
+    private let sender: NetworkKeySender
+    private let timeout: Int
+
+    /// Connects to `relay` and joins the receiver's code.
+    /// - Parameters:
+    ///   - code: the code the receiver shows.
+    ///   - relay: the receiver's mailbox relay.
+    ///   - timeout: seconds to wait for the receiver, and for each later step.
+    /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
+    public init(code: TransferCode, relay: String = KeyTransfer.publicRelay, timeout: Int = 600) async throws(SealKitError) {
+        do {
+            sender = try await NetworkKeySender(relay: try RelayURL(relay), code: code.code, timeout: timeout)
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+        self.timeout = timeout
+    }
+
+    /// Sends `keys` once the receiver proved the code, and returns when it confirms storing them.
+    /// - Parameters:
+    ///   - keys: the keys to send.
+    ///   - onReceiverJoined: called once the receiver has joined and proven the code, before the keys go out.
+    /// - Throws: `SealKitError`: `.declined` or `.conflictingKey` when the receiver stored nothing,
+    ///   `.wrongCode`, `.timedOut`, `.relayUnavailable`, `.protocolViolation`, `.cancelled`. When no
+    ///   answer came after the keys went out, the message says the receiver may have stored them.
+    public func send(_ keys: [KeyHistory], onReceiverJoined: (@Sendable () -> Void)? = nil) async throws(SealKitError) {
+        do {
+            try await sender.send(keys, onPeer: onReceiverJoined)
+        } catch let error as MailboxError {
+            // Once the keys went out, "nothing was transferred" would be untrue: say what is known.
+            guard await sender.hasSentKeys else { throw SealKitError(transferFailure: error) }
+            let why: String
+            switch error {
+            case .connectionLost(let relay): why = "the connection to the mailbox relay \(relay) was lost"
+            case .stalled(let relay, _): why = "the mailbox relay \(relay) stopped taking messages"
+            case .timedOut(let seconds): why = "none within \(seconds) seconds"
+            default: throw SealKitError(transferFailure: error)
+            }
+            throw SealKitError(
+                SealKitError(transferFailure: error).reason,
+                "the keys were delivered, but no answer came from the receiver (\(why)): "
+                    + "the receiver may have stored the keys: check on the receiving device")
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+    }
+
+    /// Whether the keys went out: an interrupt after that cannot take them back, and the receiver may store them.
+    public var hasSentKeys: Bool {
+        get async { await sender.hasSentKeys }
+    }
+
+    /// Ends the transfer at once, for a process about to exit: the code is released and the connection
+    /// closed, within a few seconds whatever the relay does. A ``send(_:onReceiverJoined:)`` waiting in
+    /// another task ends.
+    /// - Returns: whether the relay confirmed the release of the code.
+    @discardableResult
+    public func abandon() async -> Bool {
+        await sender.abandon()
+    }
+}
+
+/// A receiver's code and relay in one text, `sealkit-transfer:<code>?...`: magic-wormhole's URI form
+/// under SealKit's own scheme, for the QR code a receiver shows (``KeyReceiver/link``).
+public struct TransferLink: Sendable {
+    /// The scheme every link starts with.
+    public static let scheme = TransferURI.scheme
+    /// The code the link holds, as text: the transfer's secret.
+    public let code: String
+    /// The relay the receiver waits on, when the link names one.
+    public let relay: String?
+
+    /// Parses a link.
+    /// - Parameter text: a `sealkit-transfer:` URI (a `wormhole-transfer:` one is refused with its own reason).
+    /// - Throws: `SealKitError/Reason/invalidArgument` saying what is wrong with it.
+    public init(parsing text: String) throws(SealKitError) {
+        do {
+            let uri = try TransferURI(parsing: text)
+            code = uri.code
+            relay = uri.relay?.description
+        } catch {
+            throw SealKitError(.invalidArgument, String(describing: error))
+        }
+    }
+
+    static func make(code: TransferCode, relay: RelayURL) -> String {
+        TransferURI.make(code: code.text, relay: relay)
+    }
+}
