@@ -33,6 +33,13 @@ public struct Passphrase: Sendable, Equatable, CustomStringConvertible, CustomDe
         }
     }
 
+    /// Calls `body` with the passphrase's UTF-8 bytes, as swift-crypto's `SymmetricKey.withUnsafeBytes` does:
+    /// for showing a passphrase SealKit made (a paper backup's) to the person who must write it down.
+    /// The bytes stay in guarded memory; copy none of them out.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBytes(body)
+    }
+
     /// Whether two passphrases are the same (typed twice, say), compared in constant time.
     public static func == (lhs: Passphrase, rhs: Passphrase) -> Bool {
         ConstantTime.equals(lhs.storage, rhs.storage)

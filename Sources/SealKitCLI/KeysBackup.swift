@@ -98,7 +98,7 @@ extension KeysCommand {
         private static func show(_ passphrase: Passphrase) {
             StandardError.write(
                 "\nBackup passphrase (made for this backup and not shown again; write it down and keep it apart from the backup):\n\n    ")
-            passphrase.storage.withUnsafeBytes { StandardError.write(bytes: $0) }
+            passphrase.withUnsafeBytes { StandardError.write(bytes: $0) }
             StandardError.write("\n\n")
         }
     }

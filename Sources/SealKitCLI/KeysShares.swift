@@ -36,7 +36,7 @@ enum ShareBackupCommands {
         else { return nil }
         if confirm {
             let again = (try? TerminalPrompt.passphrase("The same passphrase again: ")) ?? nil
-            guard let again, first.storage.withUnsafeBytes({ a in again.storage.withUnsafeBytes { ConstantTime.equals(a, $0) } }) else {
+            guard let again, first == again else {
                 throw CLIFailure("the two passphrases differ: no backup was made", status: .usage)
             }
         }
