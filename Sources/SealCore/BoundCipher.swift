@@ -1,4 +1,5 @@
 import CSodium
+import Synchronization
 
 /// The two ciphertext formats SealKit reads. Both are always read; v1 is the default for writing.
 public enum CiphertextFormat: String, Sendable, CaseIterable {
@@ -290,10 +291,9 @@ package enum BoundCipher {
 
 /// The v2 subkeys, key tags and place encodings of a ring's keys, made on first use and kept for
 /// the ring's life, so that a ring that only reads and writes v1 derives nothing, and one that
-/// seals many v2 values derives and hashes once per key and place.
-///
-/// `@unchecked Sendable`: every stored property is read and written only under `lock`.
-final class BoundKeyCache: @unchecked Sendable {
+/// seals many v2 values derives and hashes once per key and place. Shared across threads
+/// with its ring: the cache lives in a `Mutex`.
+final class BoundKeyCache: Sendable {
     /// A key's index and a place by its exact bytes: `String`'s equality holds NFC and NFD
     /// spellings equal, but the place encoding, and so the binding, is the bytes.
     private struct PlaceKey: Hashable {
@@ -301,55 +301,57 @@ final class BoundKeyCache: @unchecked Sendable {
         let kind: UInt8
         let name: [UInt8]
     }
-    private let lock = Lock()
-    private var subkeys: [Int: SecureBytes] = [:]
-    private var keyTags: [Int: UInt64] = [:]
-    private var places: [PlaceKey: (encoding: [UInt8], tag: UInt64)] = [:]
-    private var indicesByTag: [UInt64: [Int]]?
+    private struct State {
+        var subkeys: [Int: SecureBytes] = [:]
+        var keyTags: [Int: UInt64] = [:]
+        var places: [PlaceKey: (encoding: [UInt8], tag: UInt64)] = [:]
+        var indicesByTag: [UInt64: [Int]]?
+    }
+    private let state = Mutex(State())
     /// Past this many places the cache starts over: a bound for rings that seal for many contexts.
     private static let placeLimit = 4096
 
     /// Everything sealing for `keys[index]`, `id` and `place` needs.
     func sealing(index: Int, key: SymmetricKey, id: String, place: CiphertextPlace) throws(SecureMemoryError) -> BoundCipher.Sealing {
-        lock.lock()
-        defer { lock.unlock() }
-        let derived: SecureBytes
-        if let known = subkeys[index] {
-            derived = known
-        } else {
-            derived = try BoundCipher.deriveSubkeys(of: key)
-            subkeys[index] = derived
+        try state.withLock { (state) throws(SecureMemoryError) -> BoundCipher.Sealing in
+            let derived: SecureBytes
+            if let known = state.subkeys[index] {
+                derived = known
+            } else {
+                derived = try BoundCipher.deriveSubkeys(of: key)
+                state.subkeys[index] = derived
+            }
+            let keyTag: UInt64
+            if let known = state.keyTags[index] {
+                keyTag = known
+            } else {
+                keyTag = BoundCipher.keyTag(of: key.fingerprint)
+                state.keyTags[index] = keyTag
+            }
+            let placeKey = PlaceKey(index: index, kind: place.kind, name: Array(place.name.utf8))
+            if let known = state.places[placeKey] {
+                return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: known.tag, encoding: known.encoding)
+            }
+            // The ring's id is fixed, so the place alone keys the encoding.
+            let encoding = BoundCipher.placeEncoding(id: id, place: place)
+            let tag = BoundCipher.placeTag(encoding, subkeys: derived)
+            if state.places.count >= Self.placeLimit { state.places.removeAll(keepingCapacity: true) }
+            state.places[placeKey] = (encoding, tag)
+            return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: tag, encoding: encoding)
         }
-        let keyTag: UInt64
-        if let known = keyTags[index] {
-            keyTag = known
-        } else {
-            keyTag = BoundCipher.keyTag(of: key.fingerprint)
-            keyTags[index] = keyTag
-        }
-        let placeKey = PlaceKey(index: index, kind: place.kind, name: Array(place.name.utf8))
-        if let known = places[placeKey] {
-            return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: known.tag, encoding: known.encoding)
-        }
-        // The ring's id is fixed, so the place alone keys the encoding.
-        let encoding = BoundCipher.placeEncoding(id: id, place: place)
-        let tag = BoundCipher.placeTag(encoding, subkeys: derived)
-        if places.count >= Self.placeLimit { places.removeAll(keepingCapacity: true) }
-        places[placeKey] = (encoding, tag)
-        return BoundCipher.Sealing(subkeys: derived, keyTag: keyTag, placeTag: tag, encoding: encoding)
     }
 
     /// The ring indices of the keys whose fingerprint is `tag` (almost always none or one).
     func indices(of tag: UInt64, in ring: KeyRing) -> [Int] {
-        lock.withLock {
-            if indicesByTag == nil {
+        state.withLock { state in
+            if state.indicesByTag == nil {
                 var map: [UInt64: [Int]] = [:]
                 for index in 0...ring.retired.count {
                     map[BoundCipher.keyTag(of: ring.key(at: index).fingerprint), default: []].append(index)
                 }
-                indicesByTag = map
+                state.indicesByTag = map
             }
-            return indicesByTag![tag] ?? []
+            return state.indicesByTag![tag] ?? []
         }
     }
 }

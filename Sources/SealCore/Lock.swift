@@ -8,6 +8,9 @@ import Darwin
 /// so that no module needs all of Foundation: `sealkit` links only FoundationEssentials, which
 /// starts several milliseconds sooner (docs/performance.md).
 ///
+/// New code uses `Synchronization.Mutex`, which keeps the guarded state inside the lock and so
+/// states in the type system what this class's users had to promise with `@unchecked Sendable`.
+///
 /// `@unchecked Sendable`: the mutex is the synchronization; its pointer never changes.
 package final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>

@@ -22,8 +22,10 @@ import Darwin
 ///   Everything is checked with `fstat` on descriptors opened with `O_NOFOLLOW`, walking
 ///   down from the root with `openat`, so nothing can be swapped between check and use.
 ///   Folders it creates (and missing parents of the root) are 0700, files 0600.
-/// - Writes are atomic and durable: a temporary file, fsync, rename, fsync of the folder.
-///   A crash leaves each id either as it was or as it was to become.
+/// - Writes are atomic and durable (`DurableFile`): a temporary file, fsync, rename, fsync of
+///   the folder. A crash leaves each id either as it was or as it was to become.
+/// - The keystore rules (what a store, rotation or import may do) are `KeyItems`', shared with
+///   the desktop keyring; this type supplies the key files as its items (`KeyFolder`).
 /// - Every change happens under an exclusive lock on `<namespace>/.lock`, waited for at
 ///   most `lockTimeout`, so several processes sharing a keystore lose nothing and a lock
 ///   held forever blocks no one forever. Reads need no lock: renames are atomic.
@@ -53,201 +55,96 @@ package struct FileKeystore: KeyStorage {
         self.lockTimeout = lockTimeout
     }
 
-    // MARK: Reading
+    // MARK: Keys, by the shared keystore rules
+
+    /// The keys in an open namespace folder, kept by the rules every item keystore shares.
+    private func items(in folder: Folder) -> KeyItems<KeyFolder> {
+        KeyItems(KeyFolder(folder: folder, namespace: namespace, lockTimeout: lockTimeout))
+    }
+
+    /// For reading: nil when the namespace has no folder (yet), which reads as no keys. Creates nothing.
+    private func existingItems() throws(KeystoreError) -> KeyItems<KeyFolder>? {
+        try openNamespace(creating: false).map(items(in:))
+    }
+
+    /// For a change: the folders are made first (0700) where missing.
+    private func changingItems() throws(KeystoreError) -> KeyItems<KeyFolder> {
+        guard let folder = try openNamespace(creating: true) else {
+            throw .fileSystem(operation: "create folder", path: self.folder, errno: .noSuchFileOrDirectory)
+        }
+        return items(in: folder)
+    }
+
+    /// The keys, when `id` has a key file; a change to an id without one creates nothing, not even the lock file.
+    private func itemsHolding(_ id: KeyID) throws(KeystoreError) -> KeyItems<KeyFolder> {
+        guard let items = try existingItems(), try items.entry(for: id) != nil else { throw .notFound(id, namespace: namespace.name) }
+        return items
+    }
 
     package func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? {
-        guard let folder = try openNamespace(creating: false) else { return nil }
-        return try readKeyFile(named: id.fileName, in: folder)?.entry
+        try existingItems()?.entry(for: id)
     }
 
     package func entries() throws(KeystoreError) -> [KeyEntry] {
-        let survey = try survey()
-        if let problem = survey.problems.first { throw problem.error }
-        return survey.entries
+        try existingItems()?.entries() ?? []
     }
 
     package func survey() throws(KeystoreError) -> KeystoreSurvey {
-        guard let folder = try openNamespace(creating: false) else { return KeystoreSurvey(entries: [], problems: []) }
-        var found: [KeyEntry] = []
-        var problems: [KeystoreSurvey.Problem] = []
-        for name in try keyFileNames(in: folder) {
-            do {
-                if let file = try readKeyFile(named: name, in: folder) { found.append(file.entry) }
-            } catch {
-                problems.append(.init(id: Self.idInside(name, in: folder), path: folder.path + "/" + name, error: error))
-            }
-        }
-        return KeystoreSurvey(
-            entries: found.sorted { $0.id < $1.id },
-            problems: problems.sorted { ($0.id?.rawValue ?? "\u{10FFFF}" + $0.path) < ($1.id?.rawValue ?? "\u{10FFFF}" + $1.path) })
+        try existingItems()?.survey() ?? KeystoreSurvey(entries: [], problems: [])
     }
 
     package func keyRing(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyRing {
-        try unlock(id, passphrase: passphrase).record.ring
+        guard let items = try existingItems() else { throw .notFound(id, namespace: namespace.name) }
+        return try items.keyRing(for: id, passphrase: passphrase)
     }
 
     package func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
-        try unlock(id, passphrase: passphrase).record.history
+        guard let items = try existingItems() else { throw .notFound(id, namespace: namespace.name) }
+        return try items.history(for: id, passphrase: passphrase)
     }
-
-    private func unlock(_ id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> (record: KeyRecord, sealing: KeyFile.Sealing?) {
-        guard let folder = try openNamespace(creating: false), let file = try readKeyFile(named: id.fileName, in: folder) else {
-            throw .notFound(id, namespace: namespace.name)
-        }
-        return try file.unlock(passphrase: passphrase, source: folder.path + "/" + id.fileName)
-    }
-
-    // MARK: Changing
 
     @discardableResult
     package func store(
         _ key: SymmetricKey, as id: KeyID, mode: StoreMode, passphrase: Passphrase?
     ) throws(KeystoreError) -> StoreOutcome {
-        try withLock { folder throws(KeystoreError) -> StoreOutcome in
-            let path = folder.path + "/" + id.fileName
-            if let file = try readKeyFile(named: id.fileName, in: folder) {
-                if mode == .create { throw .alreadyExists(id) }
-                return try file.unlock(passphrase: passphrase, source: path).record.outcomeOfStoring(key, mode: mode)
-            }
-            let sealing = try passphrase.map { passphrase throws(KeystoreError) in
-                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: path)
-            }
-            try write(KeyRecord(id: id, key: key, now: currentUnixTime()), sealing: sealing, in: folder)
-            return .stored
-        }
+        try changingItems().store(key, as: id, mode: mode, passphrase: passphrase)
     }
 
     @discardableResult
     package func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
-        try withLock { folder throws(KeystoreError) -> StoreOutcome in
-            let path = folder.path + "/" + history.id.fileName
-            if let file = try readKeyFile(named: history.id.fileName, in: folder) {
-                let unlocked = try file.unlock(passphrase: passphrase, source: path)
-                guard let merged = try unlocked.record.merging(history) else { return .unchanged }
-                try write(merged, sealing: unlocked.sealing, in: folder)
-                return .stored
-            }
-            let sealing = try passphrase.map { passphrase throws(KeystoreError) in
-                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: path)
-            }
-            try write(KeyRecord(history), sealing: sealing, in: folder)
-            return .stored
-        }
+        try changingItems().store(history, passphrase: passphrase)
     }
 
     @discardableResult
     package func rotate(_ id: KeyID, to newKey: SymmetricKey, passphrase: Passphrase?) throws(KeystoreError) -> KeyEntry {
-        try requireExisting(id)
-        return try withLock { folder throws(KeystoreError) -> KeyEntry in
-            guard let file = try readKeyFile(named: id.fileName, in: folder) else { throw .notFound(id, namespace: namespace.name) }
-            let unlocked = try file.unlock(passphrase: passphrase, source: folder.path + "/" + id.fileName)
-            let rotated = try unlocked.record.rotated(to: newKey, now: currentUnixTime())
-            try write(rotated, sealing: unlocked.sealing, in: folder)
-            return rotated.entry(isProtected: unlocked.sealing != nil)
-        }
+        try itemsHolding(id).rotate(id, to: newKey, passphrase: passphrase)
     }
 
     @discardableResult
     package func changePassphrase(
         of id: KeyID, from current: Passphrase?, to new: Passphrase?
     ) throws(KeystoreError) -> KeyEntry {
-        try requireExisting(id)
-        return try withLock { folder throws(KeystoreError) -> KeyEntry in
-            guard let file = try readKeyFile(named: id.fileName, in: folder) else { throw .notFound(id, namespace: namespace.name) }
-            let path = folder.path + "/" + id.fileName
-            let record = try file.unlock(passphrase: current, source: path).record
-            // A new salt with every new passphrase: nothing derived from the old one survives.
-            let sealing = try new.map { passphrase throws(KeystoreError) in
-                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: path)
-            }
-            try write(record, sealing: sealing, in: folder)
-            return record.entry(isProtected: sealing != nil)
-        }
+        try itemsHolding(id).changePassphrase(of: id, from: current, to: new)
     }
 
     package func delete(_ id: KeyID) throws(KeystoreError) {
         // Deleting needs only the file to be there: a damaged, too-open or planted key file
         // is exactly what someone may want to delete, and its error message tells them to.
-        guard let folder = try openNamespace(creating: false), folder.contains(id.fileName) else {
+        guard let items = try existingItems(), items.storage.folder.contains(id.fileName) else {
             throw .notFound(id, namespace: namespace.name)
         }
-        try withLock { folder throws(KeystoreError) in
-            guard folder.contains(id.fileName) else { throw .notFound(id, namespace: namespace.name) }
-            guard unlinkat(folder.fd, id.fileName, 0) == 0 else {
-                throw .fileSystem(operation: "delete", path: folder.path + "/" + id.fileName, errno: .current)
-            }
-            try folder.sync()
-        }
-    }
-
-    private func requireExisting(_ id: KeyID) throws(KeystoreError) {
-        guard try entry(for: id) != nil else { throw .notFound(id, namespace: namespace.name) }
+        try items.delete(id)
     }
 
     // MARK: Folders
-
-    /// An open keystore folder that passed the checks; closed when released.
-    final class Folder {
-        let fd: Int32
-        let path: String
-
-        init(fd: Int32, path: String) {
-            self.fd = fd
-            self.path = path
-        }
-
-        deinit { close(fd) }
-
-        /// Whether `name` exists in the folder (as anything, links included).
-        func contains(_ name: String) -> Bool {
-            var info = stat()
-            return fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
-        }
-
-        func sync() throws(KeystoreError) {
-            guard fsync(fd) == 0 else { throw .fileSystem(operation: "sync", path: path, errno: .current) }
-        }
-    }
 
     /// Opens the root and then the namespace folder, checking each.
     /// - Parameter creating: make what is missing (0700), for a change; a read creates nothing.
     /// - Returns: nil when something is missing and `creating` is false.
     private func openNamespace(creating: Bool) throws(KeystoreError) -> Folder? {
         if creating { try createParents(of: root) }
-        guard let rootFolder = try openFolder(named: root, in: AT_FDCWD, path: root, creating: creating) else { return nil }
-        return try openFolder(named: namespace.name, in: rootFolder.fd, path: folder, creating: creating)
-    }
-
-    /// Opens one folder without following a link, creating it 0700 if asked, and checks
-    /// that it is a folder owned by the current user that no one else can write.
-    private func openFolder(named name: String, in parent: Int32, path: String, creating: Bool) throws(KeystoreError) -> Folder? {
-        var made = false
-        if creating {
-            if mkdirat(parent, name, 0o700) == 0 {
-                made = true
-            } else if errno != EEXIST {
-                throw .fileSystem(operation: "create folder", path: path, errno: .current)
-            }
-        }
-        let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if fd < 0 {
-            let error = Errno.current
-            if error == .noSuchFileOrDirectory && !creating { return nil }
-            if error == .tooManySymbolicLinkLevels || error == .notDirectory {
-                // With O_DIRECTORY, Linux reports a link as "not a directory": tell them apart.
-                var info = stat()
-                let isLink = fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
-                throw .notOwnFile(path: path, reason: isLink ? "is a symbolic link" : "is not a folder")
-            }
-            throw .fileSystem(operation: creating ? "create folder" : "open", path: path, errno: error)
-        }
-        let folder = Folder(fd: fd, path: path)
-        // mkdir's mode passes through the umask; make it exactly 0700.
-        if made && fchmod(fd, 0o700) != 0 { throw .fileSystem(operation: "create folder", path: path, errno: .current) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "open", path: path, errno: .current) }
-        try Self.checkOwnership(info, path: path, forbidden: 0o022)
-        return folder
+        guard let rootFolder = try Folder.open(named: root, in: nil, path: root, creating: creating) else { return nil }
+        return try Folder.open(named: namespace.name, in: rootFolder, path: folder, creating: creating)
     }
 
     /// Missing parents of the root are made 0700; existing ones are the user's business
@@ -265,58 +162,6 @@ package struct FileKeystore: KeyStorage {
         }
     }
 
-    /// Owned by the effective user, and none of the `forbidden` mode bits set.
-    private static func checkOwnership(_ info: stat, path: String, forbidden: mode_t) throws(KeystoreError) {
-        let user = geteuid()
-        guard info.st_uid == user else { throw .unsafeOwner(path: path, owner: UInt32(info.st_uid), user: UInt32(user)) }
-        guard info.st_mode & forbidden == 0 else { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode)) }
-    }
-
-    // MARK: Files
-
-    /// Key files are small; anything larger is not one of ours.
-    private static let maximumKeyFileSize = 1 << 20
-
-    /// Reads and parses a key file, refusing one that is not ours or that others can access.
-    /// - Returns: nil when it does not exist.
-    private func readKeyFile(named name: String, in folder: Folder, legacy: Bool = false) throws(KeystoreError) -> KeyFile? {
-        let path = folder.path + "/" + name
-        let fd = openat(folder.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        if fd < 0 {
-            let error = Errno.current
-            if error == .noSuchFileOrDirectory { return nil }
-            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
-            throw .fileSystem(operation: "read", path: path, errno: error)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
-        try Self.checkOwnership(info, path: path, forbidden: 0o077)
-        guard info.st_size <= Self.maximumKeyFileSize else { throw .damagedKeyFile(path: path, reason: "too large") }
-
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        defer { ConstantTime.wipe(&bytes) }
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
-            if count == 0 { break }
-            filled += count
-        }
-        if filled < bytes.count { bytes.removeLast(bytes.count - filled) }
-        let file: KeyFile
-        do {
-            file = try KeyFile.parse(bytes, allowingUnnormalizedID: legacy)
-        } catch {
-            throw .damagedKeyFile(path: path, reason: error.reason)
-        }
-        if legacy { return file }
-        guard file.id.fileName == name else { throw .damagedKeyFile(path: path, reason: "its id does not match its file name") }
-        return file
-    }
-
     // MARK: Ids stored in another Unicode form
 
     /// A key file an earlier SealKit wrote under a non-NFC form of its id (before ids were normalized).
@@ -331,11 +176,11 @@ package struct FileKeystore: KeyStorage {
 
     /// Every key file whose id is stored in a form other than NFC.
     package func unnormalizedFiles() throws(KeystoreError) -> [UnnormalizedFile] {
-        guard let folder = try openNamespace(creating: false) else { return [] }
+        guard let items = try existingItems() else { return [] }
         var found: [UnnormalizedFile] = []
-        for name in try keyFileNames(in: folder) {
-            guard (try? readKeyFile(named: name, in: folder)) == nil,
-                let file = try? readKeyFile(named: name, in: folder, legacy: true), file.id.fileName != name
+        for name in try items.storage.itemNames() {
+            guard (try? items.file(named: name)) == nil,
+                let file = try? items.storage.legacyFile(named: name), file.id.fileName != name
             else { continue }
             found.append(UnnormalizedFile(id: file.id, fileName: name, isProtected: file.entry.isProtected))
         }
@@ -349,10 +194,10 @@ package struct FileKeystore: KeyStorage {
     ///   - passphrase: unlocks a protected file, and keeps its keys protected.
     /// - Returns: whether the NFC id was new (`.stored`) or already held the key (`.unchanged`).
     package func normalize(_ file: UnnormalizedFile, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
-        guard let folder = try openNamespace(creating: false),
-            let legacy = try readKeyFile(named: file.fileName, in: folder, legacy: true)
-        else { throw .notFound(file.id, namespace: namespace.name) }
-        let history = try legacy.unlock(passphrase: passphrase, source: folder.path + "/" + file.fileName).record.history
+        guard let items = try existingItems(), let legacy = try items.storage.legacyFile(named: file.fileName) else {
+            throw .notFound(file.id, namespace: namespace.name)
+        }
+        let history = try legacy.unlock(passphrase: passphrase, source: folder + "/" + file.fileName).record.history
         let twin = try entry(for: file.id)
         // Protection never drops: protected keys merging into an unprotected twin protect it first.
         if legacy.entry.isProtected, let twin, !twin.isProtected {
@@ -362,27 +207,222 @@ package struct FileKeystore: KeyStorage {
         let twinProtected = try entry(for: file.id)?.isProtected == true
         let outcome = try store(history, passphrase: legacy.entry.isProtected || twinProtected ? passphrase : nil)
         // The keys are under the NFC id now (stored or already there): the old file can go.
-        try withLock { folder throws(KeystoreError) in
-            guard unlinkat(folder.fd, file.fileName, 0) == 0 else {
-                throw .fileSystem(operation: "delete", path: folder.path + "/" + file.fileName, errno: .current)
-            }
-            try folder.sync()
-        }
+        let storage = try changingItems().storage
+        try storage.withExclusiveAccess { () throws(KeystoreError) in try storage.remove(file.fileName) }
         return outcome
+    }
+}
+
+/// An open keystore folder that passed the checks; closed when released.
+final class Folder: Sendable {
+    let fd: FileDescriptor
+    let path: String
+
+    private init(fd: FileDescriptor, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { try? fd.close() }
+
+    /// Opens one folder without following a link, creating it 0700 if asked, and checks
+    /// that it is a folder owned by the current user that no one else can write.
+    /// - Parameter parent: the folder `name` is in; nil for the current folder.
+    /// - Returns: nil when it is missing and `creating` is false.
+    static func open(named name: String, in parent: Folder?, path: String, creating: Bool) throws(KeystoreError) -> Folder? {
+        let parentFD = parent?.fd.rawValue ?? AT_FDCWD
+        var made = false
+        if creating {
+            if mkdirat(parentFD, name, 0o700) == 0 {
+                made = true
+            } else if errno != EEXIST {
+                throw .fileSystem(operation: "create folder", path: path, errno: .current)
+            }
+        }
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(
+                name, in: FileDescriptor(rawValue: parentFD), .readOnly, options: [.directory, .noFollow, .closeOnExec])
+        } catch {
+            if error == .noSuchFileOrDirectory && !creating { return nil }
+            if error == .tooManySymbolicLinkLevels || error == .notDirectory {
+                // With O_DIRECTORY, Linux reports a link as "not a directory": tell them apart.
+                var info = stat()
+                let isLink = fstatat(parentFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+                throw .notOwnFile(path: path, reason: isLink ? "is a symbolic link" : "is not a folder")
+            }
+            throw .fileSystem(operation: creating ? "create folder" : "open", path: path, errno: error)
+        }
+        let folder = Folder(fd: fd, path: path)
+        // mkdir's mode passes through the umask; make it exactly 0700.
+        if made {
+            do {
+                try fd.setPermissions(.ownerReadWriteExecute)
+            } catch {
+                throw .fileSystem(operation: "create folder", path: path, errno: error)
+            }
+        }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "open", path: path, errno: .current) }
+        try checkOwnership(info, path: path, forbidden: 0o022)
+        return folder
+    }
+
+    /// Owned by the effective user, and none of the `forbidden` mode bits set.
+    static func checkOwnership(_ info: stat, path: String, forbidden: mode_t) throws(KeystoreError) {
+        let user = geteuid()
+        guard info.st_uid == user else { throw .unsafeOwner(path: path, owner: UInt32(info.st_uid), user: UInt32(user)) }
+        guard info.st_mode & forbidden == 0 else { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode)) }
+    }
+
+    /// Whether `name` exists in the folder (as anything, links included).
+    func contains(_ name: String) -> Bool {
+        var info = stat()
+        return fstatat(fd.rawValue, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    func sync() throws(KeystoreError) {
+        do {
+            try fd.sync()
+        } catch {
+            throw .fileSystem(operation: "sync", path: path, errno: error)
+        }
+    }
+
+    /// The names in the folder that pass `include`.
+    func names(where include: (String) -> Bool) throws(KeystoreError) -> [String] {
+        let copy = dup(fd.rawValue)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            throw .fileSystem(operation: "list", path: path, errno: .current)
+        }
+        defer { closedir(directory) }
+        // A duplicate shares the position of the folder's descriptor: start from the top.
+        rewinddir(directory)
+        var names: [String] = []
+        while let item = readdir(directory) {
+            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if include(name) { names.append(name) }
+        }
+        return names
+    }
+}
+
+/// A namespace folder as a `KeyItemStorage`: each item is a key file named after its id's hash,
+/// read only when the user owns it and no one else can read it; changes hold the folder's lock.
+struct KeyFolder: KeyItemStorage {
+    let folder: Folder
+    let namespace: Namespace
+    let lockTimeout: Duration
+
+    /// Key files are small; anything larger is not one of ours.
+    private static let maximumKeyFileSize = 1 << 20
+
+    func itemName(for id: KeyID) -> String { id.fileName }
+
+    func itemNames() throws(KeystoreError) -> [String] {
+        try folder.names { $0.hasSuffix(".key") && !$0.hasPrefix(".") }
+    }
+
+    /// Reads a key file, refusing one that is not a regular file, not the user's, or that others can access.
+    /// - Returns: nil when it does not exist.
+    func readItem(_ name: String) throws(KeystoreError) -> SecureBytes? {
+        let path = folder.path + "/" + name
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(name, in: folder.fd, .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
+            throw .fileSystem(operation: "read", path: path, errno: error)
+        }
+        defer { try? fd.close() }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
+        try Folder.checkOwnership(info, path: path, forbidden: 0o077)
+        guard info.st_size <= Self.maximumKeyFileSize else { throw .damagedKeyFile(path: path, reason: "too large") }
+
+        var filled = 0
+        var failure: Errno?
+        let bytes: SecureBytes
+        do {
+            bytes = try SecureBytes.allocate(count: max(1, Int(info.st_size))) { buffer in
+                while filled < Int(info.st_size) {
+                    do {
+                        let count = try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<Int(info.st_size)]))
+                        if count == 0 { break }
+                        filled += count
+                    } catch {
+                        failure = Errno(error)
+                        return
+                    }
+                }
+            }
+        } catch {
+            throw .outOfMemory(String(describing: error))
+        }
+        if let failure { throw .fileSystem(operation: "read", path: path, errno: failure) }
+        return bytes.slice(0..<filled)
+    }
+
+    func writeItem(_ text: SecureBytes, describing entry: KeyEntry) throws(KeystoreError) {
+        try DurableFile.write(text, named: entry.id.fileName, in: folder.fd, folderPath: folder.path, temporaryPrefix: ".tmp-")
+    }
+
+    func deleteItem(_ name: String) throws(KeystoreError) -> Bool {
+        guard folder.contains(name) else { return false }
+        try remove(name)
+        return true
+    }
+
+    /// Deletes `name`, and syncs the folder so that the deletion lasts.
+    func remove(_ name: String) throws(KeystoreError) {
+        do {
+            try folder.fd.unlink(name)
+        } catch {
+            throw .fileSystem(operation: "delete", path: folder.path + "/" + name, errno: error)
+        }
+        try folder.sync()
+    }
+
+    func damagedItem(_ name: String, reason: String) -> KeystoreError {
+        .damagedKeyFile(path: folder.path + "/" + name, reason: reason)
+    }
+
+    var misplacedItemReason: String { "its id does not match its file name" }
+
+    /// Every key file that cannot be used is that file's problem alone, named by its path and,
+    /// when it still shows it, its id.
+    func problem(_ error: KeystoreError, reading name: String) -> KeystoreSurvey.Problem? {
+        .init(id: idInside(name), path: folder.path + "/" + name, error: error)
+    }
+
+    /// A key file an earlier SealKit wrote, its id perhaps in a form other than NFC; its name is not checked.
+    /// - Returns: nil when it does not exist.
+    func legacyFile(named name: String) throws(KeystoreError) -> KeyFile? {
+        guard let text = try readItem(name) else { return nil }
+        var bytes = text.withUnsafeBytes { Array($0) }
+        defer { ConstantTime.wipe(&bytes) }
+        do {
+            return try KeyFile.parse(bytes, allowingUnnormalizedID: true)
+        } catch {
+            throw damagedItem(name, reason: error.reason)
+        }
     }
 
     /// The id written in a key file that cannot be used, to name it in a report; nil
     /// when even that cannot be read. Reads at most the first two lines of our own files.
-    private static func idInside(_ name: String, in folder: Folder) -> KeyID? {
-        let fd = openat(folder.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+    private func idInside(_ name: String) -> KeyID? {
+        guard let fd = try? FileDescriptor.open(name, in: folder.fd, .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        else { return nil }
+        defer { try? fd.close() }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard fstat(fd.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         var bytes = [UInt8](repeating: 0, count: 1024)
         defer { ConstantTime.wipe(&bytes) }
-        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-        guard count > 0 else { return nil }
+        guard let count = try? bytes.withUnsafeMutableBytes({ try fd.read(into: $0) }), count > 0 else { return nil }
         let lines = bytes[..<count].split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
         guard lines.count >= 2 else { return nil }
         let fields = lines[1].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
@@ -393,84 +433,36 @@ package struct FileKeystore: KeyStorage {
         return id
     }
 
-    private func keyFileNames(in folder: Folder) throws(KeystoreError) -> [String] {
-        let copy = dup(folder.fd)
-        guard copy >= 0, let directory = fdopendir(copy) else {
-            throw .fileSystem(operation: "list", path: folder.path, errno: .current)
-        }
-        defer { closedir(directory) }
-        // A duplicate shares the position of the folder's descriptor: start from the top.
-        rewinddir(directory)
-        var names: [String] = []
-        while let item = readdir(directory) {
-            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".key"), !name.hasPrefix(".") { names.append(name) }
-        }
-        return names
-    }
+    // MARK: The lock
 
-    private func write(_ record: KeyRecord, sealing: KeyFile.Sealing?, in folder: Folder) throws(KeystoreError) {
-        try writeAtomically(KeyFile.encode(record, sealing: sealing), to: record.id.fileName, in: folder)
-    }
-
-    /// Temporary file, fsync, rename over the target, fsync of the folder.
-    private func writeAtomically(_ contents: SecureBytes, to name: String, in folder: Folder) throws(KeystoreError) {
-        let temporaryName = ".tmp-" + Hex.encode(SecureRandom.bytes(count: 8))
-        let temporary = folder.path + "/" + temporaryName
-        let fd = openat(folder.fd, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .fileSystem(operation: "write", path: temporary, errno: .current) }
-        var failure: KeystoreError?
-        if fchmod(fd, 0o600) != 0 { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
-        contents.withUnsafeBytes { bytes in
-            var written = 0
-            while failure == nil && written < bytes.count {
-                let count = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
-                else { written += count }
-            }
-        }
-        if failure == nil && fsync(fd) != 0 { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
-        if close(fd) != 0 && failure == nil { failure = .fileSystem(operation: "write", path: temporary, errno: .current) }
-        if failure == nil && renameat(folder.fd, temporaryName, folder.fd, name) != 0 {
-            failure = .fileSystem(operation: "write", path: folder.path + "/" + name, errno: .current)
-        }
-        if let failure {
-            unlinkat(folder.fd, temporaryName, 0)
-            throw failure
-        }
-        try folder.sync()
-    }
-
-    /// Runs `body` holding the namespace's exclusive lock, creating the folders first.
-    private func withLock<T>(_ body: (Folder) throws(KeystoreError) -> T) throws(KeystoreError) -> T {
-        guard let folder = try openNamespace(creating: true) else {
-            throw .fileSystem(operation: "create folder", path: self.folder, errno: .noSuchFileOrDirectory)
-        }
+    /// Runs `body` holding the namespace's exclusive lock on `<namespace>/.lock`.
+    func withExclusiveAccess<T>(_ body: () throws(KeystoreError) -> T) throws(KeystoreError) -> T {
         let lockPath = folder.path + "/.lock"
-        let fd = openat(folder.fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-        if fd < 0 {
-            if errno == ELOOP { throw .notOwnFile(path: lockPath, reason: "is a symbolic link") }
-            throw .fileSystem(operation: "lock", path: lockPath, errno: .current)
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(
+                ".lock", in: folder.fd, .readWrite, options: [.create, .closeOnExec, .noFollow, .nonBlocking],
+                permissions: .ownerReadWrite)
+        } catch {
+            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: lockPath, reason: "is a symbolic link") }
+            throw .fileSystem(operation: "lock", path: lockPath, errno: error)
         }
-        defer { close(fd) }
+        defer { try? fd.close() }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .fileSystem(operation: "lock", path: lockPath, errno: .current) }
+        guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "lock", path: lockPath, errno: .current) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notOwnFile(path: lockPath, reason: "is not a regular file") }
-        try Self.checkOwnership(info, path: lockPath, forbidden: 0o022)
+        try Folder.checkOwnership(info, path: lockPath, forbidden: 0o022)
         try acquire(fd, path: lockPath)
-        removeAbandonedTemporaries(in: folder)
-        return try body(folder)
+        removeAbandonedTemporaries()
+        return try body()
     }
 
     /// Takes the exclusive lock, polling so that the wait has an end.
-    private func acquire(_ fd: Int32, path: String) throws(KeystoreError) {
+    private func acquire(_ fd: FileDescriptor, path: String) throws(KeystoreError) {
         let clock = ContinuousClock()
         let deadline = clock.now + lockTimeout
         var pause: Duration = .milliseconds(1)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while flock(fd.rawValue, LOCK_EX | LOCK_NB) != 0 {
             let error = errno
             if error == EINTR { continue }
             guard error == EWOULDBLOCK else { throw .fileSystem(operation: "lock", path: path, errno: Errno(rawValue: error)) }
@@ -489,21 +481,8 @@ package struct FileKeystore: KeyStorage {
 
     /// Temporary files only exist while their writer holds the lock, so any found by
     /// the lock's new holder were left by a writer that died.
-    private func removeAbandonedTemporaries(in folder: Folder) {
-        let copy = dup(folder.fd)
-        guard copy >= 0, let directory = fdopendir(copy) else { return }
-        defer { closedir(directory) }
-        rewinddir(directory)
-        var abandoned: [String] = []
-        while let item = readdir(directory) {
-            let name = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix(".tmp-") { abandoned.append(name) }
-        }
-        for name in abandoned { unlinkat(folder.fd, name, 0) }
+    private func removeAbandonedTemporaries() {
+        guard let abandoned = try? folder.names(where: { $0.hasPrefix(".tmp-") }) else { return }
+        for name in abandoned { folder.fd.remove(name) }
     }
-}
-
-extension Errno {
-    /// The calling thread's errno.
-    static var current: Errno { Errno(rawValue: errno) }
 }

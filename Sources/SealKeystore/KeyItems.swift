@@ -5,31 +5,40 @@ import Foundation
 #endif
 import SealCore
 
-/// Where a keystore kept as one item per id puts its items: a keyring, for instance.
+/// Where a keystore kept as one item per id puts its items: key files in a folder, or a keyring.
 /// Each item holds the id's whole history in the key-file text form, so every change
 /// (a rotation, an added retired key) is one write of one item.
 package protocol KeyItemStorage: Sendable {
+    /// How the storage names an item: the id itself in a keyring, a file name in a folder.
+    associatedtype ItemName: Hashable & Sendable
     /// The namespace the items belong to.
     var namespace: Namespace { get }
-    /// The text form stored for `id`, or nil when there is no item.
-    func readItem(_ id: KeyID) throws(KeystoreError) -> SecureBytes?
-    /// The ids that have an item in this namespace.
-    func itemIDs() throws(KeystoreError) -> [KeyID]
+    /// The name of the item that holds `id`'s keys.
+    func itemName(for id: KeyID) -> ItemName
+    /// The text stored under `name`, or nil when there is no item.
+    func readItem(_ name: ItemName) throws(KeystoreError) -> SecureBytes?
+    /// The names of every item in this namespace.
+    func itemNames() throws(KeystoreError) -> [ItemName]
     /// Creates or replaces the item for `entry.id` in one write; `entry` (public facts
     /// only) is there to label it.
     func writeItem(_ text: SecureBytes, describing entry: KeyEntry) throws(KeystoreError)
-    /// Removes the item for `id`.
+    /// Removes the item `name`.
     /// - Returns: false when there was none.
-    func deleteItem(_ id: KeyID) throws(KeystoreError) -> Bool
+    func deleteItem(_ name: ItemName) throws(KeystoreError) -> Bool
     /// Runs `body` while no other SealKit process changes this namespace, so a
     /// read, check and write happen as one.
     func withExclusiveAccess<T>(_ body: () throws(KeystoreError) -> T) throws(KeystoreError) -> T
     /// The error for an item that no longer parses or opens, from a one-line reason.
-    func damagedItem(_ id: KeyID, reason: String) -> KeystoreError
+    func damagedItem(_ name: ItemName, reason: String) -> KeystoreError
+    /// The reason `damagedItem` is given for an item that holds another id's keys, in the storage's words.
+    var misplacedItemReason: String { get }
+    /// How `survey()` lists `error`, met reading the item `name`: nil when the error is not that
+    /// item's alone (a locked keyring is everyone's), and the survey fails with it instead.
+    func problem(_ error: KeystoreError, reading name: ItemName) -> KeystoreSurvey.Problem?
 }
 
-/// The keystore rules (`Keystore`'s contract, exactly as `FileKeystore` keeps them) over
-/// any `KeyItemStorage`: a backend supplies the storage and forwards to these.
+/// The keystore rules (`Keystore`'s contract) over any `KeyItemStorage`, kept once for every
+/// backend: `FileKeystore` and `SecretServiceKeystore` supply the storage and forward to these.
 package struct KeyItems<Storage: KeyItemStorage>: Sendable {
     package let storage: Storage
 
@@ -37,17 +46,21 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
 
     private var namespace: String { storage.namespace.name }
 
-    private func read(_ id: KeyID) throws(KeystoreError) -> KeyFile? {
-        guard let text = try storage.readItem(id) else { return nil }
+    private func read(_ id: KeyID) throws(KeystoreError) -> KeyFile? { try file(named: storage.itemName(for: id)) }
+
+    /// The item `name`, parsed (nothing opened), checked to hold the keys of the id it is named for.
+    /// - Returns: nil when there is no such item.
+    func file(named name: Storage.ItemName) throws(KeystoreError) -> KeyFile? {
+        guard let text = try storage.readItem(name) else { return nil }
         var bytes = text.withUnsafeBytes { Array($0) }
         defer { ConstantTime.wipe(&bytes) }
         let file: KeyFile
         do {
             file = try KeyFile.parse(bytes)
         } catch {
-            throw storage.damagedItem(id, reason: error.reason)
+            throw storage.damagedItem(name, reason: error.reason)
         }
-        guard file.id == id else { throw storage.damagedItem(id, reason: "it holds the keys of another id") }
+        guard storage.itemName(for: file.id) == name else { throw storage.damagedItem(name, reason: storage.misplacedItemReason) }
         return file
     }
 
@@ -56,7 +69,7 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
         do {
             return try body()
         } catch .damagedKeyFile(_, let reason) {
-            throw storage.damagedItem(id, reason: reason)
+            throw storage.damagedItem(storage.itemName(for: id), reason: reason)
         }
     }
 
@@ -78,13 +91,11 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
     /// See `Keystore.entry(for:)`.
     package func entry(for id: KeyID) throws(KeystoreError) -> KeyEntry? { try read(id)?.entry }
 
-    /// See `Keystore.entries()`.
+    /// See `Keystore.entries()`: throws the first problem `survey()` finds.
     package func entries() throws(KeystoreError) -> [KeyEntry] {
-        var found: [KeyEntry] = []
-        for id in try storage.itemIDs() {
-            if let file = try read(id) { found.append(file.entry) }
-        }
-        return found.sorted { $0.id < $1.id }
+        let survey = try survey()
+        if let problem = survey.problems.first { throw problem.error }
+        return survey.entries
     }
 
     /// See `Keystore.keyRing(for:passphrase:)`.
@@ -150,26 +161,29 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
         }
     }
 
-    /// See `Keystore.survey()`: healthy items, and one problem per item that does not parse.
+    /// See `Keystore.survey()`: healthy items, and one problem per item the storage says is that
+    /// item's alone; problems sorted by id, then those without one by place.
     package func survey() throws(KeystoreError) -> KeystoreSurvey {
         var found: [KeyEntry] = []
         var problems: [KeystoreSurvey.Problem] = []
-        for id in try storage.itemIDs() {
+        for name in try storage.itemNames() {
             do {
-                if let file = try read(id) { found.append(file.entry) }
-            } catch .keyring(.damagedItem(let id, let namespace, let reason)) {
-                // Only a damaged item is this item's problem; a locked or absent keyring is everyone's.
-                problems.append(.init(id: id, path: "\(namespace)/\(id)", error: .keyring(.damagedItem(id, namespace: namespace, reason: reason))))
+                if let file = try file(named: name) { found.append(file.entry) }
+            } catch {
+                guard let problem = storage.problem(error, reading: name) else { throw error }
+                problems.append(problem)
             }
         }
-        return KeystoreSurvey(entries: found.sorted { $0.id < $1.id }, problems: problems.sorted { $0.path < $1.path })
+        return KeystoreSurvey(
+            entries: found.sorted { $0.id < $1.id },
+            problems: problems.sorted { ($0.id?.rawValue ?? "\u{10FFFF}" + $0.path) < ($1.id?.rawValue ?? "\u{10FFFF}" + $1.path) })
     }
 
     /// See `Keystore.delete(_:)`. Needs only the item to be there: a damaged item is
     /// exactly what someone may want to delete.
     package func delete(_ id: KeyID) throws(KeystoreError) {
         try storage.withExclusiveAccess { () throws(KeystoreError) in
-            guard try storage.deleteItem(id) else { throw .notFound(id, namespace: namespace) }
+            guard try storage.deleteItem(storage.itemName(for: id)) else { throw .notFound(id, namespace: namespace) }
         }
     }
 }

@@ -141,28 +141,12 @@ enum ShareBackupCommands {
         var names: [String] = []
         for (index, share) in shares.joined().enumerated() {
             let base = "\(path)/share-\(index + 1)"
-            try writeFile(base + ".txt", Array((labels[index] + "\n" + share + "\n").utf8))
-            try writeFile(base + ".png", try QRCode(share).rendered(as: .png))
+            try DurableFile.write(Array((labels[index] + "\n" + share + "\n").utf8), to: base + ".txt", exclusive: true)
+            try DurableFile.write(try QRCode(share).rendered(as: .png), to: base + ".png", exclusive: true)
             names.append(base + ".txt")
         }
-        try writeFile("\(path)/bundle.txt", Array((bundle + "\n").utf8))
+        try DurableFile.write(Array((bundle + "\n").utf8), to: "\(path)/bundle.txt", exclusive: true)
         StandardError.write("wrote \(names.count) shares (text and PNG QR, 0600) and bundle.txt to \(path)\n")
-    }
-
-    private static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError)
-        }
-        defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError) }
-            offset += written
-        }
-        guard fsync(fd) == 0 else { throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)).lowercased())", status: .ioError) }
     }
 
     /// Reads the bundle and the shares from stdin, recovers the secret, opens the bundle.

@@ -5,7 +5,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
-import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -66,7 +65,7 @@ struct QRCommand: ParsableCommand {
             throw CLIFailure(error.description, status: .dataError)
         }
         if let output = outputFile {
-            try AtomicFile.write(rendered, to: output)
+            try DurableFile.write(rendered, to: output)
             return
         }
         let standardOutput = StandardOutput()
@@ -124,46 +123,5 @@ enum Terminal {
         let environment = ProcessInfo.processInfo.environment
         if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
         return environment["TERM"] != "dumb"
-    }
-}
-
-/// Files written whole or not at all.
-enum AtomicFile {
-    /// Writes `bytes` to a new temporary file beside `path`, syncs it, and renames it over `path`,
-    /// so a reader sees the old file or the complete new one, never a partial write.
-    /// - Throws: `CLIFailure` with `.ioError`, naming the path and the system's reason.
-    static func write(_ bytes: [UInt8], to path: String) throws {
-        let folder = FilePath(path).removingLastComponent().string
-        var template = Array(((folder.isEmpty ? "." : folder) + "/.sealkit-XXXXXX").utf8CString)
-        // mkstemp creates the file exclusively with mode 0600: the payload may be a secret.
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw failure(path) }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        var error: CLIFailure?
-        bytes.withUnsafeBytes { buffer in
-            var written = 0
-            while error == nil, written < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0, errno == EINTR { continue }
-                if count <= 0 { error = failure(path) } else { written += count }
-            }
-        }
-        if error == nil, fsync(fd) != 0 { error = failure(path) }
-        if close(fd) != 0, error == nil { error = failure(path) }
-        if error == nil, rename(temporary, path) != 0 { error = failure(path) }
-        if let error {
-            unlink(temporary)
-            throw error
-        }
-        let folderFD = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folderFD >= 0 {
-            // Makes the rename itself durable; a failure here leaves a complete file either way.
-            _ = fsync(folderFD)
-            close(folderFD)
-        }
-    }
-
-    private static func failure(_ path: String) -> CLIFailure {
-        CLIFailure("cannot write \(path): \(String(cString: strerror(errno)))", status: .ioError)
     }
 }

@@ -105,6 +105,8 @@ struct Storage: KeyItemStorage {
     /// Items larger than this are not SealKit's (a key-file text of the largest history is far smaller).
     static let maximumItemSize = 1 << 20
 
+    func itemName(for id: KeyID) -> KeyID { id }
+
     // MARK: Reading
 
     func readItem(_ id: KeyID) throws(KeystoreError) -> SecureBytes? {
@@ -128,7 +130,7 @@ struct Storage: KeyItemStorage {
         }
     }
 
-    func itemIDs() throws(KeystoreError) -> [KeyID] {
+    func itemNames() throws(KeystoreError) -> [KeyID] {
         let found = try search(id: nil)
         if found.contains(where: \.isLocked) { throw .keyring(.locked) }
         // An id attribute that is not a valid id is not SealKit's doing; reading it by that
@@ -170,6 +172,14 @@ struct Storage: KeyItemStorage {
 
     func damagedItem(_ id: KeyID, reason: String) -> KeystoreError {
         .keyring(.damagedItem(id, namespace: namespace.name, reason: reason))
+    }
+
+    var misplacedItemReason: String { "it holds the keys of another id" }
+
+    /// Only a damaged item is that item's problem; a locked or absent keyring is everyone's.
+    func problem(_ error: KeystoreError, reading id: KeyID) -> KeystoreSurvey.Problem? {
+        guard case .keyring(.damagedItem(let id, let namespace, _)) = error else { return nil }
+        return .init(id: id, path: "\(namespace)/\(id)", error: error)
     }
 
     // MARK: Locking

@@ -1,4 +1,5 @@
 import CSodium
+import Synchronization
 
 /// One side of a symmetric SPAKE2 exchange on Ed25519, byte for byte as python-spake2's
 /// `SPAKE2_Symmetric` with its default parameters, which magic-wormhole speaks.
@@ -23,9 +24,9 @@ import CSodium
 /// let secret = try mine.sharedSecret(peerMessage: received)
 /// ```
 ///
-/// `@unchecked Sendable`: every stored property is immutable (guarded bytes that are never written
-/// after they are made).
-package final class SPAKE2Symmetric: @unchecked Sendable {
+/// Sendable: every stored property is immutable (guarded bytes that are never written after they
+/// are made) except whether the exchange finished, which lives in a `Mutex`.
+package final class SPAKE2Symmetric: Sendable {
     /// Bytes of a message: the side byte `S` and a 32-byte Ed25519 element.
     package static let messageByteCount = 1 + elementByteCount
 
@@ -52,8 +53,7 @@ package final class SPAKE2Symmetric: @unchecked Sendable {
     /// as good as the password to a guesser, so it is guarded too).
     private let passwordDigest: SecureBytes
     private let identityDigest: [UInt8]
-    private let lock = Lock()
-    private var finished = false
+    private let finished = Mutex(false)
 
     /// Starts an exchange with libsodium's randomness.
     /// - Parameters:
@@ -122,7 +122,7 @@ package final class SPAKE2Symmetric: @unchecked Sendable {
     ///   holding an invalid or small-order element, reflecting our own message, or when this
     ///   exchange already finished.
     package func sharedSecret(peerMessage: [UInt8]) throws(SPAKE2Error) -> SecureBytes {
-        let alreadyFinished = lock.withLock {
+        let alreadyFinished = finished.withLock { finished in
             defer { finished = true }
             return finished
         }
