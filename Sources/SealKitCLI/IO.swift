@@ -240,8 +240,8 @@ final class LineReader {
         return count == 0 ? nil : block[0..<count]
     }
 
-    private func fill(at offset: Int, beforeRead: () -> Void) throws -> Int {
-        beforeRead()
+    private func fill(at offset: Int, beforeRead: () throws -> Void) throws -> Int {
+        try beforeRead()
         while true {
             let count = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 && errno == EINTR { continue }
@@ -260,10 +260,10 @@ final class LineReader {
 
     /// Calls `body` with the next line's bytes (without its newline).
     /// - Parameter beforeRead: runs before each read from the descriptor, which may block:
-    ///   `encrypt --lines` wipes its unused nonces there, so none waits in memory for more input.
+    ///   `encrypt --lines` encrypts the lines it holds there, so no nonce drawn waits in memory for more input.
     /// - Returns: false at the end of input.
     /// - Throws: `CLIFailure` for a line longer than `maximumLineLength` or more than `maximumTotal`.
-    func nextLine(beforeRead: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    func nextLine(beforeRead: () throws -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         // Where the search for the newline resumes, so a long line arriving in many reads is
         // scanned once, not once per read.
         var scanned = start
