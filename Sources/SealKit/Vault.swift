@@ -435,7 +435,7 @@ public final class Vault: Sendable {
         }
     }
 
-    /// The user's unlocked keys, for the package's bulk paths (`--lines`).
+    /// The user's unlocked keys, for the package's own capabilities (the audit, `ProfileProcessor`).
     package func keyRing() throws(SealKitError) -> KeyRing { try ring() }
 
     private func forgetRing() {

@@ -50,10 +50,10 @@ extension KeystoreOptions {
     /// The vault of `id` in `format`, its keys unlocked now (asking for the passphrase if they are
     /// protected), so that a missing or locked key fails before any input is read.
     /// - Parameter opened: the keystore, opened already; nil opens the configured one.
-    func unlockedVault(for id: KeyID, format: CiphertextFormat, in opened: (any KeyStorage)? = nil) throws -> Vault {
-        let keystore = try opened ?? keystore()
-        let passphrase = try passphrase(toUnlock: id, in: keystore)
-        let vault = Vault(keystore: Keystore(keystore), user: id, format: format, passphrase: passphrase)
+    func unlockedVault(for id: KeyID, format: CiphertextFormat, in opened: Keystore? = nil) throws -> Vault {
+        let keystore = try opened ?? Keystore(keystore())
+        let passphrase = try passphrase(toUnlock: id, in: keystore.storage)
+        let vault = Vault(keystore: keystore, user: id, format: format, passphrase: passphrase)
         if case .notPossible(let error) = vault.encryptionStatus() { throw error }
         return vault
     }
