@@ -31,8 +31,7 @@ enum StandardError {
 }
 
 /// Buffered stdout. Output reaches the file descriptor in large blocks, so a command that fails
-/// on small input has written nothing. The buffer is raw memory, so bulk paths write ciphertexts
-/// straight into it (`append(capacity:_:)`) without clearing it first.
+/// on small input has written nothing.
 final class StandardOutput {
     private var storage: UnsafeMutableRawPointer
     private var capacity: Int
@@ -60,15 +59,6 @@ final class StandardOutput {
         try reserve(bytes.count)
         if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
         count += bytes.count
-        if count >= threshold { try flush() }
-    }
-
-    /// Appends up to `capacity` bytes in place; `body` returns how many it wrote.
-    func append(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) throws {
-        try reserve(capacity)
-        let used = body(UnsafeMutableRawBufferPointer(start: storage + count, count: capacity))
-        precondition(used >= 0 && used <= capacity)
-        count += used
         if count >= threshold { try flush() }
     }
 
