@@ -50,9 +50,6 @@ public struct Keystore: Sendable {
         Keystore(InMemoryKeystore(namespace: try Self.namespace(namespace)))
     }
 
-    /// The namespace the keystore's keys live in (`default` unless one was given).
-    public var namespace: String { storage.namespace.name }
-
     /// Every stored id's public facts, sorted by id. Unlocks nothing.
     /// - Throws: ``SealKitError`` for an unusable keystore or entry.
     public func entries() throws(SealKitError) -> [KeyEntry] {

@@ -99,7 +99,7 @@ struct AuditCommand: ParsableCommand {
     /// The vaults of the `--key` ids, each unlocked in turn.
     private func vaults() throws -> [Vault] {
         guard !keys.isEmpty else { return [] }
-        let keystore = Keystore(try keystoreOptions.keystore())
+        let keystore = try keystoreOptions.openKeystore()
         return try keys.map { text in try keystoreOptions.unlockedVault(for: try keyID(text), format: .v1, in: keystore) }
     }
 

@@ -51,8 +51,8 @@ extension KeystoreOptions {
     /// protected), so that a missing or locked key fails before any input is read.
     /// - Parameter opened: the keystore, opened already; nil opens the configured one.
     func unlockedVault(for id: KeyID, format: CiphertextFormat, in opened: Keystore? = nil) throws -> Vault {
-        let keystore = try opened ?? Keystore(keystore())
-        let passphrase = try passphrase(toUnlock: id, in: keystore.storage)
+        let keystore = try opened ?? openKeystore()
+        let passphrase = try passphrase(toUnlock: id, in: keystore)
         let vault = Vault(keystore: keystore, user: id, format: format, passphrase: passphrase)
         if case .notPossible(let error) = vault.encryptionStatus() { throw error }
         return vault
@@ -230,11 +230,10 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let id = try keyID(key)
         let profile = try data.readProfile()
-        let storage = try keystoreOptions.keystore()
-        let keystore = Keystore(storage)
+        let keystore = try keystoreOptions.openKeystore()
         let vault: Vault
         do {
-            let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: storage)
+            let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
             vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase)
         } catch {
             throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
