@@ -242,7 +242,7 @@ struct StatusCommand: ParsableCommand {
         switch status {
         case .possible(let fingerprint):
             let entry = try keystore.entry(for: id)
-            let retired = entry.map { $0.retired.count } ?? 0
+            let retired = entry?.retiredFingerprints.count ?? 0
             print("encryption is possible for '\(id)' in namespace '\(keystore.namespace)': key \(fingerprint)"
                 + (entry?.isProtected == true ? ", passphrase-protected" : "")
                 + (retired > 0 ? ", \(retired) retired" : "")
