@@ -106,10 +106,7 @@ struct EncryptCommand: ParsableCommand {
                 guard !pending.isEmpty else { return }
                 let ciphertexts = try vault.encrypt(plaintexts: pending, context: options.boundContext)
                 pending.removeAll(keepingCapacity: true)
-                for ciphertext in ciphertexts {
-                    try output.write(ciphertext)
-                    try output.write("\n")
-                }
+                for ciphertext in ciphertexts { try output.writeLine(ciphertext) }
             }
             try Self.readLines(reader, beforeRead: encryptPending) { line in
                 guard let text = String(validating: line.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
@@ -178,8 +175,7 @@ struct DecryptCommand: ParsableCommand {
                             "line \(lineNumber): the plaintext holds a newline, which --lines cannot show; decrypt it alone",
                             status: .dataError)
                     }
-                    try output.write(plaintext)
-                    try output.write("\n")
+                    try output.writeLine(plaintext)
                 }
             }
             try EncryptCommand.readLines(reader, beforeRead: decryptPending) { line in

@@ -55,6 +55,18 @@ final class StandardOutput {
         try text.withUTF8 { try write(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Writes `text` and a newline, in one copy (`--lines` writes one per value).
+    func writeLine(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { bytes in
+            try reserve(bytes.count + 1)
+            if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
+            storage.storeBytes(of: UInt8(ascii: "\n"), toByteOffset: count + bytes.count, as: UInt8.self)
+            count += bytes.count + 1
+        }
+        if count >= threshold { try flush() }
+    }
+
     func write(bytes: UnsafeRawBufferPointer) throws {
         try reserve(bytes.count)
         if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
