@@ -62,6 +62,36 @@ package struct KeyRing: Sendable {
         }
     }
 
+    /// Encrypts many values with the current key in `format`, as one operation: v1's nonces are drawn
+    /// from libsodium together (one system call for up to `NonceBatch.maximumDraw` values) and none
+    /// outlives the call.
+    /// - Returns: the ciphertexts, in order.
+    /// - Throws: `SecureMemoryError` when guarded memory for v2's subkeys cannot be had.
+    package func encrypt(
+        _ plaintexts: [String], format: CiphertextFormat, place: CiphertextPlace
+    ) throws(SecureMemoryError) -> [String] {
+        guard format == .v1 else {
+            var sealed: [String] = []
+            sealed.reserveCapacity(plaintexts.count)
+            for plaintext in plaintexts { sealed.append(try encrypt(plaintext, format: format, place: place)) }
+            return sealed
+        }
+        return NonceBatch.withBatch(expecting: plaintexts.count) { nonces in
+            plaintexts.map { plaintext in
+                var plaintext = plaintext
+                return plaintext.withUTF8 { bytes in
+                    let count = FieldCipher.ciphertextLength(forPlaintextByteCount: bytes.count)
+                    return String(unsafeUninitializedCapacity: count) { output in
+                        FieldCipher.encrypt(
+                            bytes: UnsafeRawBufferPointer(bytes), using: current, nonces: &nonces,
+                            into: UnsafeMutableRawBufferPointer(output))
+                        return count
+                    }
+                }
+            }
+        }
+    }
+
     /// Decrypts a v1 or v2 ciphertext. A v1 value is tried with the current key, then the retired
     /// ones; a v2 value opens with the one key its header names, for this ring's id and `place` only.
     ///

@@ -102,6 +102,52 @@ public final class Vault: Sendable {
         }
     }
 
+    /// Encrypts many values at once, for exports and bulk jobs: the same as `encrypt(plaintext:context:)`
+    /// on each, but the nonces of v1 values are drawn from the system together, which for short values
+    /// is as costly as the encryption. None outlives the call.
+    /// - Parameters:
+    ///   - plaintexts: the texts to protect.
+    ///   - context: what the values are for, as in `encrypt(plaintext:context:)`.
+    /// - Returns: the ciphertexts, in order.
+    /// - Throws: ``SealKitError`` when the key is missing or locked, or a v1 vault is given a context.
+    public func encrypt(plaintexts: [String], context: String = "") throws(SealKitError) -> [String] {
+        try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
+            try requirePlace(context)
+            let keys = try ring()
+            do throws(SecureMemoryError) {
+                return try keys.encrypt(plaintexts, format: format, place: .context(context))
+            } catch {
+                throw SealKitError(error)
+            }
+        }
+    }
+
+    /// Decrypts many values at once, for imports and bulk jobs. A value that does not open fails alone:
+    /// its result says why, in words that name the problem but not the value, for the caller to say
+    /// which value it was.
+    /// - Parameters:
+    ///   - ciphertexts: what `encrypt` returned.
+    ///   - context: the context they were sealed with, as in `decrypt(ciphertext:context:)`.
+    /// - Returns: each value's plaintext, or why it did not open, in order.
+    /// - Throws: ``SealKitError`` when the key is missing or locked, or a v1 vault is given a context.
+    public func decrypt(
+        ciphertexts: [String], context: String = ""
+    ) throws(SealKitError) -> [Result<String, SealKitError>] {
+        let results = try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
+            try requirePlace(context)
+            let keys = try ring()
+            return ciphertexts.map { ciphertext -> Result<String, SealKitError> in
+                do throws(CiphertextError) {
+                    return .success(try keys.decrypt(ciphertext, place: .context(context), acceptsV1: format == .v1).plaintext)
+                } catch {
+                    return .failure(SealKitError(error, keyID: user))
+                }
+            }
+        }
+        if results.contains(where: { if case .failure = $0 { true } else { false } }) { emit(.decryptionFailed(user)) }
+        return results
+    }
+
     /// What a ciphertext says about itself: its format, and the key that sealed it, read from a v2
     /// header or, for v1, found by trying the user's keys.
     /// - Parameter ciphertext: a v1 or v2 ciphertext.
@@ -389,7 +435,7 @@ public final class Vault: Sendable {
         }
     }
 
-    /// The user's unlocked keys, for the package's bulk paths (`--lines`).
+    /// The user's unlocked keys, for the package's own capabilities (the audit, `ProfileProcessor`).
     package func keyRing() throws(SealKitError) -> KeyRing { try ring() }
 
     private func forgetRing() {

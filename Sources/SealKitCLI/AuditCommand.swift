@@ -75,7 +75,7 @@ struct AuditCommand: ParsableCommand {
         let summary: AuditSummary
         do {
             let schema = try self.schema.map { path throws(AuditError) in try AuditSchema.load(path: path) }
-            let auditor = Auditor(schema: schema, keys: try keyRings(), ignoring: Set(ignored))
+            let auditor = try Auditor(schema: schema, vaults: try vaults(), ignoring: Set(ignored))
             let progress = ProgressLine(label: "sealkit audit")
             defer { progress.finish() }
             summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
@@ -96,13 +96,11 @@ struct AuditCommand: ParsableCommand {
         }
     }
 
-    private func keyRings() throws -> [KeyRing] {
+    /// The vaults of the `--key` ids, each unlocked in turn.
+    private func vaults() throws -> [Vault] {
         guard !keys.isEmpty else { return [] }
-        let keystore = try keystoreOptions.keystore()
-        return try keys.map { text in
-            let id = try keyID(text)
-            return try keystore.keyRing(for: id, passphrase: try keystoreOptions.passphrase(toUnlock: id, in: keystore))
-        }
+        let keystore = try keystoreOptions.openKeystore()
+        return try keys.map { text in try keystoreOptions.unlockedVault(for: try keyID(text), format: .v1, in: keystore) }
     }
 
     static func status(for error: AuditError) -> ExitStatus {

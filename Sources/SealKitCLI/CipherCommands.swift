@@ -22,12 +22,9 @@ struct CipherOptions: ParsableArguments {
     var context: String?
     @OptionGroup var keystoreOptions: KeystoreOptions
 
-    /// The key id's unlocked keys.
-    func keyRing() throws -> KeyRing {
-        let id = try keyID(key)
-        let keystore = try keystoreOptions.keystore()
-        let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
-        return try keystore.keyRing(for: id, passphrase: passphrase)
+    /// The key id's vault in `format`, its keys unlocked.
+    func vault(format: CiphertextFormat) throws -> Vault {
+        try keystoreOptions.unlockedVault(for: try keyID(key), format: format)
     }
 
     func validate(text: String?) throws {
@@ -40,14 +37,27 @@ struct CipherOptions: ParsableArguments {
         }
     }
 
-    /// The place a v2 value is bound to: the context given, else the empty one.
-    var place: CiphertextPlace { .context(context ?? "") }
+    /// The context a v2 value is bound to: the one given, else the empty one.
+    var boundContext: String { context ?? "" }
 
     /// Where the input comes from: `--input FILE`, else stdin (also for `-`).
     func openInput() throws -> Int32 { try StandardInput.fileDescriptor(input, what: "input file") }
 }
 
 extension CiphertextFormat: ExpressibleByArgument {}
+
+extension KeystoreOptions {
+    /// The vault of `id` in `format`, its keys unlocked now (asking for the passphrase if they are
+    /// protected), so that a missing or locked key fails before any input is read.
+    /// - Parameter opened: the keystore, opened already; nil opens the configured one.
+    func unlockedVault(for id: KeyID, format: CiphertextFormat, in opened: Keystore? = nil) throws -> Vault {
+        let keystore = try opened ?? openKeystore()
+        let passphrase = try passphrase(toUnlock: id, in: keystore)
+        let vault = Vault(keystore: keystore, user: id, format: format, passphrase: passphrase)
+        if case .notPossible(let error) = vault.encryptionStatus() { throw error }
+        return vault
+    }
+}
 
 struct EncryptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -84,46 +94,46 @@ struct EncryptCommand: ParsableCommand {
         }
         let fd = try options.openInput()
         defer { if fd != 0 { close(fd) } }
-        let ring = try options.keyRing()
+        let vault = try options.vault(format: format)
         let output = StandardOutput()
-        let place = options.place
-        if options.lines && format == .v2 {
+        if options.lines {
             let reader = LineReader(
                 fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
-            while try reader.nextLine({ line in
-                guard UTF8Validation.isValid(line) else {
+            // The lines of one block are encrypted together (their nonces drawn together), before the
+            // next read, which may wait for input for a long time: no nonce drawn waits with it.
+            var pending: [String] = []
+            let encryptPending: () throws -> Void = {
+                guard !pending.isEmpty else { return }
+                let ciphertexts = try vault.encrypt(plaintexts: pending, context: options.boundContext)
+                pending.removeAll(keepingCapacity: true)
+                for ciphertext in ciphertexts { try output.writeLine(ciphertext) }
+            }
+            try Self.readLines(reader, beforeRead: encryptPending) { line in
+                guard let text = String(validating: line.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
                     throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
                 }
-                try output.write(try ring.encrypt(bytes: line, format: .v2, place: place))
-                try output.write("\n")
-            }) {}
-        } else if options.lines {
-            let reader = LineReader(
-                fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
-            let key = ring.current
-            // One block of lines is one operation: its nonces are drawn together, and whatever it drew
-            // and did not use is wiped before the next read, which may wait for input for a long time.
-            try NonceBatch.withBatch { nonces in
-                while try reader.nextLine(beforeRead: { nonces.discard() }, { line in
-                    guard UTF8Validation.isValid(line) else {
-                        throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
-                    }
-                    // Straight from the line's bytes to base64 in the output buffer: no String per line.
-                    let length = FieldCipher.ciphertextLength(forPlaintextByteCount: line.count)
-                    try output.append(capacity: length + 1) { out in
-                        FieldCipher.encrypt(
-                            bytes: line, using: key, nonces: &nonces,
-                            into: UnsafeMutableRawBufferPointer(rebasing: out[..<length]))
-                        out[length] = UInt8(ascii: "\n")
-                        return length + 1
-                    }
-                }) {}
+                pending.append(text)
             }
         } else {
             let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
-            try output.write(try ring.encrypt(plaintext, format: format, place: place) + "\n")
+            try output.write(try vault.encrypt(plaintext: plaintext, context: options.boundContext) + "\n")
         }
         try output.flush()
+    }
+
+    /// Reads every line into `body`, running `beforeRead` before each read that may block and at the
+    /// end. When reading or `body` fails, `beforeRead` runs first, so the lines before the failing
+    /// one are handled (and fail) first, in input order, as one line at a time would.
+    static func readLines(
+        _ reader: LineReader, beforeRead: () throws -> Void, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        do {
+            while try reader.nextLine(beforeRead: beforeRead, body) {}
+        } catch {
+            try beforeRead()
+            throw error
+        }
+        try beforeRead()
     }
 }
 
@@ -141,29 +151,39 @@ struct DecryptCommand: ParsableCommand {
     func run() throws {
         let fd = try options.openInput()
         defer { if fd != 0 { close(fd) } }
-        let ring = try options.keyRing()
+        // A v1 vault opens v1 values and v2 values of the empty context; with --context, only v2 ones made with it.
+        let vault = try options.vault(format: options.context == nil ? .v1 : .v2)
         let output = StandardOutput()
         if options.lines {
             let reader = LineReader(
                 fd: fd, what: "the ciphertexts on stdin", maximumLineLength: InputLimits.ciphertext, maximumTotal: .max)
-            while try reader.nextLine({ line in
+            var pending: [String] = []
+            var firstPendingLine = 0
+            let decryptPending: () throws -> Void = {
+                guard !pending.isEmpty else { return }
+                let results = try vault.decrypt(ciphertexts: pending, context: options.boundContext)
+                pending.removeAll(keepingCapacity: true)
+                for (offset, result) in results.enumerated() {
+                    let lineNumber = firstPendingLine + offset
+                    let plaintext: String
+                    switch result {
+                    case .success(let opened): plaintext = opened
+                    case .failure(let error): throw CLIFailure("line \(lineNumber): \(error)", status: .dataError)
+                    }
+                    guard !plaintext.utf8.contains(UInt8(ascii: "\n")) else {
+                        throw CLIFailure(
+                            "line \(lineNumber): the plaintext holds a newline, which --lines cannot show; decrypt it alone",
+                            status: .dataError)
+                    }
+                    try output.writeLine(plaintext)
+                }
+            }
+            try EncryptCommand.readLines(reader, beforeRead: decryptPending) { line in
                 // A file with CRLF line ends: the CR is no part of a ciphertext (base64 never holds one).
                 let end = line.last == UInt8(ascii: "\r") ? line.count - 1 : line.count
-                let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
-                let plaintext: String
-                do {
-                    plaintext = try ring.decrypt(text, place: options.place, acceptsV1: options.context == nil).plaintext
-                } catch {
-                    throw CLIFailure("line \(reader.lineNumber): \(error)", status: .dataError)
-                }
-                guard !plaintext.utf8.contains(UInt8(ascii: "\n")) else {
-                    throw CLIFailure(
-                        "line \(reader.lineNumber): the plaintext holds a newline, which --lines cannot show; decrypt it alone",
-                        status: .dataError)
-                }
-                try output.write(plaintext)
-                try output.write("\n")
-            }) {}
+                if pending.isEmpty { firstPendingLine = reader.lineNumber }
+                pending.append(String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self))
+            }
         } else {
             let given = ciphertext == "-" ? nil : ciphertext
             let input = try given ?? StandardInput.readText(fd: fd, what: "ciphertext", limit: InputLimits.ciphertext)
@@ -178,7 +198,8 @@ struct DecryptCommand: ParsableCommand {
                     "the ciphertext has whitespace around it (a space, tab, CR or extra newline): a ciphertext is exactly "
                         + "its text, and only stdin's one trailing newline is dropped", status: .dataError)
             }
-            try output.write(ring.decrypt(input, place: options.place, acceptsV1: options.context == nil).plaintext + "\n")
+            // The batch form says what is wrong with the value in its own words, as the command always has.
+            try output.write(try vault.decrypt(ciphertexts: [input], context: options.boundContext)[0].get() + "\n")
         }
         try output.flush()
     }
@@ -205,11 +226,11 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let id = try keyID(key)
         let profile = try data.readProfile()
-        let keystore = try keystoreOptions.keystore()
+        let keystore = try keystoreOptions.openKeystore()
         let vault: Vault
         do {
             let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
-            vault = Vault(keystore: Keystore(keystore), user: id, format: .v1, passphrase: passphrase)
+            vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase)
         } catch {
             throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
         }
@@ -217,7 +238,7 @@ struct StatusCommand: ParsableCommand {
         switch status {
         case .possible(let fingerprint):
             let entry = try keystore.entry(for: id)
-            let retired = entry.map { $0.retired.count } ?? 0
+            let retired = entry?.retiredFingerprints.count ?? 0
             print("encryption is possible for '\(id)' in namespace '\(keystore.namespace)': key \(fingerprint)"
                 + (entry?.isProtected == true ? ", passphrase-protected" : "")
                 + (retired > 0 ? ", \(retired) retired" : "")
@@ -263,7 +284,7 @@ struct UserDataOptions: ParsableArguments {
         guard let schema else { return nil }
         let bytes = try ProfileOptions.readSchemaFile(schema)
         do {
-            return try ProfileSchema(parsing: bytes)
+            return try ProfileSchema(json: bytes)
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }

@@ -31,8 +31,7 @@ enum StandardError {
 }
 
 /// Buffered stdout. Output reaches the file descriptor in large blocks, so a command that fails
-/// on small input has written nothing. The buffer is raw memory, so bulk paths write ciphertexts
-/// straight into it (`append(capacity:_:)`) without clearing it first.
+/// on small input has written nothing.
 final class StandardOutput {
     private var storage: UnsafeMutableRawPointer
     private var capacity: Int
@@ -56,19 +55,22 @@ final class StandardOutput {
         try text.withUTF8 { try write(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Writes `text` and a newline, in one copy (`--lines` writes one per value).
+    func writeLine(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { bytes in
+            try reserve(bytes.count + 1)
+            if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
+            storage.storeBytes(of: UInt8(ascii: "\n"), toByteOffset: count + bytes.count, as: UInt8.self)
+            count += bytes.count + 1
+        }
+        if count >= threshold { try flush() }
+    }
+
     func write(bytes: UnsafeRawBufferPointer) throws {
         try reserve(bytes.count)
         if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
         count += bytes.count
-        if count >= threshold { try flush() }
-    }
-
-    /// Appends up to `capacity` bytes in place; `body` returns how many it wrote.
-    func append(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) throws {
-        try reserve(capacity)
-        let used = body(UnsafeMutableRawBufferPointer(start: storage + count, count: capacity))
-        precondition(used >= 0 && used <= capacity)
-        count += used
         if count >= threshold { try flush() }
     }
 
@@ -240,8 +242,8 @@ final class LineReader {
         return count == 0 ? nil : block[0..<count]
     }
 
-    private func fill(at offset: Int, beforeRead: () -> Void) throws -> Int {
-        beforeRead()
+    private func fill(at offset: Int, beforeRead: () throws -> Void) throws -> Int {
+        try beforeRead()
         while true {
             let count = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 && errno == EINTR { continue }
@@ -260,10 +262,10 @@ final class LineReader {
 
     /// Calls `body` with the next line's bytes (without its newline).
     /// - Parameter beforeRead: runs before each read from the descriptor, which may block:
-    ///   `encrypt --lines` wipes its unused nonces there, so none waits in memory for more input.
+    ///   `encrypt --lines` encrypts the lines it holds there, so no nonce drawn waits in memory for more input.
     /// - Returns: false at the end of input.
     /// - Throws: `CLIFailure` for a line longer than `maximumLineLength` or more than `maximumTotal`.
-    func nextLine(beforeRead: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    func nextLine(beforeRead: () throws -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         // Where the search for the newline resumes, so a long line arriving in many reads is
         // scanned once, not once per read.
         var scanned = start

@@ -45,23 +45,7 @@ struct ProfileCommand: ParsableCommand {
         func validate() throws { try options.validate(format: format) }
 
         func run() throws {
-            let (encryptor, keys) = try options.prepare(format: format)
-            if options.rownd {
-                let rownd = RowndProfileEncryptor(schema: encryptor.schema)
-                return try options.process(
-                    ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
-                        ProfileReport(try rownd.encrypt(profile, with: keys))
-                    })
-            }
-            if options.pretty {
-                try options.process(ProfileOptions.tree(pretty: true) { profile throws(ProfileError) in ProfileReport(profile: try encryptor.encrypt(profile, with: keys)) })
-            } else {
-                // Compact output comes straight from the text, without a value tree.
-                try options.process { text, output throws(ProfileError) in
-                    try encryptor.encrypt(jsonText: text, with: keys, appendingTo: &output)
-                    return ProfileReport()
-                }
-            }
+            try options.process(try options.prepare(.encrypt, format: format))
         }
     }
 
@@ -74,21 +58,7 @@ struct ProfileCommand: ParsableCommand {
         @OptionGroup var options: ProfileOptions
 
         func run() throws {
-            let (encryptor, keys) = try options.prepare()
-            if options.rownd {
-                let rownd = RowndProfileEncryptor(schema: encryptor.schema)
-                return try options.process(
-                    ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
-                        ProfileReport(try rownd.decrypt(profile, with: keys))
-                    },
-                    retiredWarning: "decrypted only with a retired key")
-            }
-            try options.process(
-                ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
-                    let decrypted = try encryptor.decrypt(profile, with: keys)
-                    return ProfileReport(profile: decrypted.profile, retiredFields: decrypted.fieldsUnderRetiredKeys)
-                },
-                retiredWarning: "decrypted only with a retired key")
+            try options.process(try options.prepare(.decrypt), retiredWarning: "decrypted only with a retired key")
         }
     }
 
@@ -120,16 +90,7 @@ struct ProfileCommand: ParsableCommand {
         }
 
         func run() throws {
-            let (encryptor, keys) = try options.prepare(format: format)
-            if options.rownd {
-                let rownd = RowndProfileEncryptor(schema: encryptor.schema)
-                return try options.process(
-                    ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in
-                        let rotated = try rownd.rotate(profile, with: keys)
-                        return ProfileReport(profile: rotated.profile, notes: rotated.notes.map(\.description))
-                    })
-            }
-            try options.process(ProfileOptions.tree(pretty: options.pretty) { profile throws(ProfileError) in ProfileReport(profile: try encryptor.rotate(profile, with: keys, migratingFromV1: fromV1).profile) })
+            try options.process(try options.prepare(.rotate(migratingFromV1: fromV1), format: format))
         }
     }
 }
@@ -159,50 +120,47 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// Reads the schema, then unlocks the keys, so a bad schema fails before any passphrase prompt.
-    /// - Parameter format: `--format`, which overrides every field's own.
-    func prepare(format: CiphertextFormat? = nil) throws -> (ProfileEncryptor, KeyRing) {
+    /// - Parameters:
+    ///   - operation: what to do to each profile.
+    ///   - format: `--format`, which overrides every field's own.
+    func prepare(
+        _ operation: ProfileProcessor.Operation, format: CiphertextFormat? = nil
+    ) throws -> (ProfileProcessor, Vault) {
         let bytes = try readSchema()
-        let parsed: ProfileSchema
+        let processor: ProfileProcessor
         do {
-            parsed = try ProfileSchema(parsing: bytes)
-            try SchemaLint.requireEncryptedField(parsed)
+            processor = try ProfileProcessor(
+                operation, schema: try ProfileSchema(json: bytes), format: format, asRownd: rownd, pretty: pretty)
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }
-        if rownd, let field = parsed.encryptedFields.first(where: { $0.format == .v2 }) {
-            throw CLIFailure(
-                "\(schema): field \(field.name) asks for v2 ciphertexts, which Rownd's SDKs cannot read; "
-                    + "--rownd writes v1 only, so drop --rownd or the field's \"sealkit\": {\"format\": 2}",
-                status: .dataError)
-        }
-        let id = try keyID(key)
-        let keystore = try keystoreOptions.keystore()
-        let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
-        return (ProfileEncryptor(schema: parsed, format: format), try keystore.keyRing(for: id, passphrase: passphrase))
+        // Profiles follow the schema's formats (or --format), never the vault's.
+        return (processor, try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1))
     }
 
-    /// Runs `operation` over the profile (or, with --ndjson, each line's profile) and writes the
-    /// results, one per line. `operation` returns the fields to warn about with `retiredWarning`.
-    func process(_ operation: @escaping ProfileTextOperation, retiredWarning: String? = nil) throws {
+    /// Runs the processor over the profile (or, with --ndjson, each line's profile) and writes the
+    /// results, one per line, warning with `retiredWarning` about fields only a retired key opened.
+    func process(_ prepared: (ProfileProcessor, Vault), retiredWarning: String? = nil) throws {
+        let (processor, vault) = prepared
         let output = StandardOutput()
         let fd = try openInput()
         defer { if fd != 0 { close(fd) } }
         if ndjson {
-            try processLines(from: fd, to: output, retiredWarning: retiredWarning, operation)
+            try processLines(from: fd, to: output, retiredWarning: retiredWarning, processor, with: vault)
         } else {
             let bytes = try StandardInput.readAll(
                 fd: fd, limit: InputLimits.profile, what: "the profile \(inputName)",
                 advice: "give one profile, or one per line with --ndjson")
             var result: [UInt8] = []
             let report = try bytes.withUnsafeBufferPointer { text in
-                try Self.run(operation, on: text, lineNumber: nil, strict: !rownd, appendingTo: &result)
+                try Self.run(processor, with: vault, on: text, lineNumber: nil, appendingTo: &result)
             }
             try result.withUnsafeBytes { try output.write(bytes: $0) }
             try output.flush()
-            for note in report.notes { StandardError.write("sealkit: note: \(note)\n") }
-            if let retiredWarning, !report.retiredFields.isEmpty {
+            for note in report?.notes ?? [] { StandardError.write("sealkit: note: \(note)\n") }
+            if let retiredWarning, let retired = report?.fieldsUnderRetiredKeys, !retired.isEmpty {
                 StandardError.write(
-                    "sealkit: warning: \(report.retiredFields.joined(separator: ", ")) \(retiredWarning); "
+                    "sealkit: warning: \(retired.joined(separator: ", ")) \(retiredWarning); "
                         + "run 'sealkit profile rotate\(rownd ? " --rownd" : "")' to move them to the current key\n")
             }
         }
@@ -214,7 +172,7 @@ struct ProfileOptions: ParsableArguments {
     /// reads the one after. What reaches stdout, the first failing line that stops the run, and the
     /// warnings are exactly those of a line-by-line loop.
     private func processLines(
-        from fd: Int32, to output: StandardOutput, retiredWarning: String?, _ operation: @escaping ProfileTextOperation
+        from fd: Int32, to output: StandardOutput, retiredWarning: String?, _ processor: ProfileProcessor, with vault: Vault
     ) throws {
         let reader = LineReader(
             fd: fd, what: "the profiles \(inputName)", maximumLineLength: InputLimits.profile, maximumTotal: .max)
@@ -233,7 +191,7 @@ struct ProfileOptions: ParsableArguments {
                 let done = DispatchGroup()
                 done.enter()
                 DispatchQueue.global().async {
-                    DispatchQueue.concurrentPerform(iterations: next.chunkCount) { next.process(chunk: $0, strict: !rownd, operation) }
+                    DispatchQueue.concurrentPerform(iterations: next.chunkCount) { next.process(chunk: $0, processor, with: vault) }
                     done.leave()
                 }
                 started = (next, done)
@@ -246,9 +204,9 @@ struct ProfileOptions: ParsableArguments {
                     try result.output.withUnsafeBytes { try output.write(bytes: $0) }
                     blankLines += result.blankLines
                     for (lineNumber, report) in result.reports {
-                        if !report.retiredFields.isEmpty {
+                        if !report.fieldsUnderRetiredKeys.isEmpty {
                             warnedProfiles += 1
-                            if firstWarning == nil { firstWarning = (lineNumber, report.retiredFields) }
+                            if firstWarning == nil { firstWarning = (lineNumber, report.fieldsUnderRetiredKeys) }
                         }
                         for note in report.notes {
                             if notes.count < Self.notesShown { notes.append("line \(lineNumber): \(note)") } else { notesLeftOut += 1 }
@@ -306,44 +264,23 @@ struct ProfileOptions: ParsableArguments {
         return LineBatch(text: text, bounds: bounds, firstLine: firstLine, chunks: min(bounds.count, chunks))
     }
 
-    /// Runs `operation` on one profile's text, appending its result and a newline to `output`.
-    /// - Parameter strict: whether this is the strict mode, whose field failures get a hint about --rownd.
-    /// - Returns: the fields to warn about, and notes.
+    /// Processes one profile's text, appending its result and a newline to `output`.
+    /// - Parameter lineNumber: the profile's line with --ndjson, where a blank line holds none (nil).
+    /// - Returns: the fields to warn about, and notes; nil for a blank line.
     /// - Throws: `CLIFailure` naming the line (with --ndjson) and the problem.
     fileprivate static func run(
-        _ operation: ProfileTextOperation, on text: UnsafeBufferPointer<UInt8>, lineNumber: Int?, strict: Bool,
+        _ processor: ProfileProcessor, with vault: Vault, on text: UnsafeBufferPointer<UInt8>, lineNumber: Int?,
         appendingTo output: inout [UInt8]
-    ) throws(CLIFailure) -> ProfileReport {
+    ) throws(CLIFailure) -> ProfileOutcome? {
         do {
-            let report = try operation(text, &output)
+            guard let outcome = try processor.process(text, with: vault, line: lineNumber, appendingTo: &output) else {
+                return nil
+            }
             output.append(UInt8(ascii: "\n"))
-            return report
-        } catch .fieldsFailed(let failures) where strict {
-            throw CLIFailure(
-                (lineNumber.map { "line \($0): " } ?? "") + ProfileError.fieldsFailed(failures).description
-                    + hint(for: failures),
-                status: .dataError)
-        } catch .invalidJSON(let error) {
-            // Within one line the parser's line is always 1; report the input's line instead.
-            let located = lineNumber.map {
-                JSONError(reason: error.reason, line: $0, column: error.column, byteOffset: error.byteOffset)
-            }
-            throw CLIFailure("the profile is \(located ?? error)", status: .dataError)
+            return outcome
         } catch {
-            throw CLIFailure((lineNumber.map { "line \($0): " } ?? "") + error.description, status: .dataError)
+            throw CLIFailure(error.description, status: .dataError)
         }
-    }
-
-    /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required,
-    /// says so in its own reason; anything else may be a profile that a Rownd app wrote, which --rownd reads.
-    private static func hint(for failures: [FieldFailure]) -> String {
-        let explained = failures.contains {
-            switch $0.reason {
-            case .sealedUnderUnknownKey, .undecryptable(.notBound): return true
-            default: return false
-            }
-        }
-        return explained ? "" : " (written by a Rownd app? try --rownd)"
     }
 
     /// Names the input in errors.
@@ -368,51 +305,6 @@ struct ProfileOptions: ParsableArguments {
     private func openInput() throws -> Int32 { try StandardInput.fileDescriptor(file, what: "profile file") }
 }
 
-/// An operation on one profile's JSON text: appends the resulting profile's JSON (no newline) to
-/// the buffer, and returns the fields to warn about. On failure the buffer is as it was.
-typealias ProfileTextOperation = @Sendable (UnsafeBufferPointer<UInt8>, inout [UInt8]) throws(ProfileError) -> ProfileReport
-
-/// What one profile's operation reports besides its JSON: fields only a retired key opened, and
-/// --rownd's notes (field paths and reasons, never values).
-struct ProfileReport: Sendable {
-    /// The resulting profile, for operations on the value tree; `tree` writes it and drops it.
-    var profile: JSONValue = .null
-    var retiredFields: [String] = []
-    var notes: [String] = []
-
-    init(profile: JSONValue = .null, retiredFields: [String] = [], notes: [String] = []) {
-        self.profile = profile
-        self.retiredFields = retiredFields
-        self.notes = notes
-    }
-
-    init(_ result: RowndProfileResult) {
-        self.init(profile: result.profile, retiredFields: result.fieldsUnderRetiredKeys, notes: result.notes.map(\.description))
-    }
-
-    var isEmpty: Bool { retiredFields.isEmpty && notes.isEmpty }
-}
-
-extension ProfileOptions {
-    /// An operation on the profile's value tree, for decrypt, rotate, --rownd and pretty output.
-    static func tree(
-        pretty: Bool, _ operation: @escaping @Sendable (JSONValue) throws(ProfileError) -> ProfileReport
-    ) -> ProfileTextOperation {
-        { text, output throws(ProfileError) in
-            let profile: JSONValue
-            do throws(JSONError) {
-                profile = try JSONValue.parse(text)
-            } catch {
-                throw .invalidJSON(error)
-            }
-            var result = try operation(profile)
-            output.append(contentsOf: result.profile.serialized(pretty: pretty).utf8)
-            result.profile = .null
-            return result
-        }
-    }
-}
-
 /// One batch of --ndjson lines, cut into chunks, and each chunk's results. Each worker writes only
 /// the slot of the chunk it was given, and the batch is read only after every worker has finished
 /// (`concurrentPerform` returns), so the slots need no lock: that is what makes `@unchecked Sendable` safe.
@@ -420,7 +312,7 @@ private final class LineBatch: @unchecked Sendable {
     /// A chunk's output: its lines' results up to its first failure, the warnings, and that failure.
     struct ChunkResult {
         var output: [UInt8] = []
-        var reports: [(lineNumber: Int, report: ProfileReport)] = []
+        var reports: [(lineNumber: Int, report: ProfileOutcome)] = []
         var failure: CLIFailure?
         /// Blank lines skipped, as `audit` skips them.
         var blankLines = 0
@@ -448,8 +340,8 @@ private final class LineBatch: @unchecked Sendable {
 
     func result(of chunk: Int) -> ChunkResult { slots[chunk] }
 
-    /// Runs `operation` on every line of `chunk`, in order, stopping at the first that fails.
-    func process(chunk: Int, strict: Bool, _ operation: ProfileTextOperation) {
+    /// Processes every line of `chunk`, in order, stopping at the first that fails.
+    func process(chunk: Int, _ processor: ProfileProcessor, with vault: Vault) {
         let lines = (bounds.count * chunk / chunkCount)..<(bounds.count * (chunk + 1) / chunkCount)
         var result = ChunkResult()
         result.output.reserveCapacity((bounds[lines.upperBound - 1].upperBound - bounds[lines.lowerBound].lowerBound) * 2)
@@ -457,14 +349,16 @@ private final class LineBatch: @unchecked Sendable {
             for index in lines {
                 let lineNumber = firstLine + index
                 let line = UnsafeBufferPointer(rebasing: text[bounds[index]])
-                if NDJSON.isBlank(UnsafeRawBufferPointer(line)) {
-                    result.blankLines += 1
-                    continue
-                }
                 do throws(CLIFailure) {
-                    let report = try ProfileOptions.run(
-                        operation, on: line, lineNumber: lineNumber, strict: strict, appendingTo: &result.output)
-                    if !report.isEmpty { result.reports.append((lineNumber, report)) }
+                    guard let report = try ProfileOptions.run(
+                        processor, with: vault, on: line, lineNumber: lineNumber, appendingTo: &result.output)
+                    else {
+                        result.blankLines += 1
+                        continue
+                    }
+                    if !report.notes.isEmpty || !report.fieldsUnderRetiredKeys.isEmpty {
+                        result.reports.append((lineNumber, report))
+                    }
                 } catch {
                     result.failure = error
                     break

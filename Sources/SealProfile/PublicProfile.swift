@@ -16,6 +16,16 @@ extension ProfileSchema {
         }
     }
 
+    /// Reads an app schema from its UTF-8 JSON bytes (a schema file's contents), as `init(json:)` reads text.
+    /// - Throws: as `init(json:)`; bytes that are not UTF-8 are ``SealKitError/Reason/invalidJSON``.
+    public init(json bytes: some Collection<UInt8>) throws(SealKitError) {
+        do {
+            try self.init(parsing: bytes)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
     /// The names of the fields the schema encrypts, in schema order.
     public var encryptedFieldNames: [String] { encryptedFields.map(\.name) }
 }
