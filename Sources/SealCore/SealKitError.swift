@@ -1,7 +1,7 @@
 /// Why a SealKit operation failed: the one error type every SealKit product throws.
 ///
-/// Switch on ``reason``; ``keyID`` and ``fields`` say which key and which profile fields were involved.
-/// ``description`` is one line naming the problem and the fix, and never holds a key, a passphrase, a
+/// Switch on `reason`; `keyID` and `fields` say which key and which profile fields were involved.
+/// `description` is one line naming the problem and the fix, and never holds a key, a passphrase, a
 /// plaintext or a transfer code, so it is safe to log. The `sealkit` command prints it as it is.
 ///
 /// ```swift
@@ -122,7 +122,7 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     public let reason: Reason
     /// The key id involved, when one was.
     public let keyID: KeyID?
-    /// The profile fields that failed, by name; empty unless ``reason`` is about a profile.
+    /// The profile fields that failed, by name; empty unless `reason` is about a profile.
     public let fields: [String]
     /// One line naming the problem and the fix. Never holds secret material.
     public let description: String

@@ -31,7 +31,7 @@ public enum DurableFile {
     ///   - path: where to write, relative to the current folder unless it starts with `/`.
     ///   - exclusive: refuse a `path` that already exists (as anything, a link included), as
     ///     `O_EXCL` does, instead of replacing it.
-    /// - Throws: ``SealKitError/Reason/fileSystem``, described as `cannot write PATH: reason`
+    /// - Throws: `SealKitError.Reason.fileSystem`, described as `cannot write PATH: reason`
     ///   (`file exists` when `exclusive` meets an existing file); nothing was written then.
     public static func write(_ bytes: [UInt8], to path: String, exclusive: Bool = false) throws(SealKitError) {
         let (folderPath, name) = split(path)

@@ -2,7 +2,7 @@ import SealCore
 
 /// Where a user's keys live: files in a folder of the user's own, or this process's memory.
 ///
-/// Keys go in and are used through a ``Vault`` (or a transfer or backup); there is deliberately no call
+/// Keys go in and are used through a `Vault` (or a transfer or backup); there is deliberately no call
 /// that hands key bytes back out. A keystore on disk is safe under crashes and concurrent processes:
 /// files are 0600 in 0700 folders owned by the user, every write is atomic and durable, and a failed
 /// operation changes nothing.
@@ -25,7 +25,7 @@ public struct Keystore: Sendable {
     ///   - directory: the keystore's folder; `sealkit` uses `$SEALKIT_HOME`, by default `~/.local/share/sealkit`.
     ///   - namespace: keeps the keys of different apps or environments apart: 1 to 64 letters, digits, `.`, `_`, `-`.
     ///   - lockTimeout: how long a change waits for another process that holds the keystore's lock.
-    /// - Throws: ``SealKitError/Reason/invalidArgument`` for a bad namespace.
+    /// - Throws: `SealKitError.Reason.invalidArgument` for a bad namespace.
     public init(directory: String, namespace: String = "default", lockTimeout: Duration = .seconds(10)) throws(SealKitError) {
         self.init(FileKeystore(root: directory, namespace: try Self.namespace(namespace), lockTimeout: lockTimeout))
     }
@@ -45,13 +45,13 @@ public struct Keystore: Sendable {
     /// A keystore in this process's memory only, for tests and for apps that keep keys themselves;
     /// its keys are gone when the last copy of it is.
     /// - Parameter namespace: keeps the keys of different apps or environments apart.
-    /// - Throws: ``SealKitError/Reason/invalidArgument`` for a bad namespace.
+    /// - Throws: `SealKitError.Reason.invalidArgument` for a bad namespace.
     public static func inMemory(namespace: String = "default") throws(SealKitError) -> Keystore {
         Keystore(InMemoryKeystore(namespace: try Self.namespace(namespace)))
     }
 
     /// Every stored id's public facts, sorted by id. Unlocks nothing.
-    /// - Throws: ``SealKitError`` for an unusable keystore or entry.
+    /// - Throws: `SealKitError` for an unusable keystore or entry.
     public func entries() throws(SealKitError) -> [KeyEntry] {
         do {
             return try storage.entries()
@@ -61,7 +61,7 @@ public struct Keystore: Sendable {
     }
 
     /// The public facts of the keys stored under `id`; nil when there are none. Unlocks nothing.
-    /// - Throws: ``SealKitError`` for an unusable keystore or entry.
+    /// - Throws: `SealKitError` for an unusable keystore or entry.
     public func entry(for id: KeyID) throws(SealKitError) -> KeyEntry? {
         do {
             return try storage.entry(for: id)
@@ -73,7 +73,7 @@ public struct Keystore: Sendable {
     /// Every usable id's public facts, sorted by id, and a problem for each entry that cannot be used
     /// (damaged, open to other users, not the user's own), so one bad entry does not hide the others.
     /// - Returns: the entries, and the problems, each naming its key id where the entry still shows it.
-    /// - Throws: ``SealKitError`` only for a problem with the keystore as a whole (its folders).
+    /// - Throws: `SealKitError` only for a problem with the keystore as a whole (its folders).
     public func survey() throws(SealKitError) -> (entries: [KeyEntry], problems: [SealKitError]) {
         do {
             let survey = try storage.survey()
@@ -87,7 +87,7 @@ public struct Keystore: Sendable {
     /// - Parameters:
     ///   - ids: the ids whose keys to export, each at most once.
     ///   - passphrase: unlocks protected keys.
-    /// - Throws: ``SealKitError``: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`, ...
+    /// - Throws: `SealKitError`: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`, ...
     public func exportKeys(_ ids: [KeyID], passphrase: Passphrase?) throws(SealKitError) -> [KeyHistory] {
         do {
             return try ids.map { id throws(KeystoreError) in try storage.history(for: id, passphrase: passphrase) }
@@ -103,7 +103,7 @@ public struct Keystore: Sendable {
     ///   - keys: the ids and their keys.
     ///   - passphrase: protects new entries at rest, and unlocks protected ones already here.
     /// - Returns: for each id in order, whether anything was written (false: the keys were here already).
-    /// - Throws: ``SealKitError``: `.conflictingKey` naming the id (nothing written), `.wrongPassphrase`, ...
+    /// - Throws: `SealKitError`: `.conflictingKey` naming the id (nothing written), `.wrongPassphrase`, ...
     @discardableResult
     public func importKeys(_ keys: [KeyHistory], passphrase: Passphrase?) throws(SealKitError) -> [Bool] {
         do {
@@ -125,7 +125,7 @@ public struct Keystore: Sendable {
     ///   - passphrase: unlocks protected keys on either side.
     ///   - checkOnly: check that the move would succeed, changing nothing (to check many ids before moving any).
     /// - Returns: the id's entry as the destination now holds it (as it holds it now, for `checkOnly`).
-    /// - Throws: ``SealKitError``: `.keyNotFound`, `.conflictingKey`, `.passphraseRequired`, `.wrongPassphrase`, ...
+    /// - Throws: `SealKitError`: `.keyNotFound`, `.conflictingKey`, `.passphraseRequired`, `.wrongPassphrase`, ...
     @discardableResult
     public func move(_ id: KeyID, to destination: Keystore, passphrase: Passphrase?, checkOnly: Bool = false) throws(SealKitError) -> KeyEntry? {
         do {

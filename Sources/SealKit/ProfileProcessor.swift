@@ -48,8 +48,8 @@ public struct ProfileProcessor: Sendable {
     ///     strings, a flagged value that does not open is left as it is and noted (by path and reason,
     ///     never by value), and `meta`'s flagged fields are decrypted, never encrypted. Writes v1 only.
     ///   - pretty: write each profile indented, for people to read; compact otherwise.
-    /// - Throws: ``SealKitError/Reason/invalidSchema`` for a schema that flags no field, or, with
-    ///   `asRownd`, a field written as v2; ``SealKitError/Reason/invalidArgument`` for `asRownd` with `.v2`
+    /// - Throws: `SealKitError.Reason.invalidSchema` for a schema that flags no field, or, with
+    ///   `asRownd`, a field written as v2; `SealKitError.Reason.invalidArgument` for `asRownd` with `.v2`
     ///   or a migration from v1.
     public init(
         _ operation: Operation, schema: ProfileSchema, format: CiphertextFormat? = nil, asRownd: Bool = false,
@@ -85,7 +85,7 @@ public struct ProfileProcessor: Sendable {
     ///     (spaces, tabs and carriage returns only) holds no profile and gives nil. Nil for a profile alone.
     ///   - output: where the result goes; on failure it is as it was.
     /// - Returns: what to tell about the profile besides its JSON, or nil for a blank line.
-    /// - Throws: ``SealKitError`` naming every failing field, never a value: in strict mode any field
+    /// - Throws: `SealKitError` naming every failing field, never a value: in strict mode any field
     ///   that fails; in Rownd's mode only a profile that is not a JSON object.
     public func process(
         _ profile: UnsafeBufferPointer<UInt8>, with vault: Vault, line: Int? = nil, appendingTo output: inout [UInt8]

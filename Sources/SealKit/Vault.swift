@@ -12,8 +12,8 @@ import Synchronization
 /// One user's field encryption, shaped like Rownd's SDK: `encrypt(plaintext:)`, `decrypt(ciphertext:)`,
 /// `isEncryptionPossible()`, and `ensureKey(existing:)` after sign-in.
 ///
-/// The format is chosen once, when the vault is made: ``CiphertextFormat/v1`` is Rownd's, which the
-/// SDKs read and which binds nothing; ``CiphertextFormat/v2`` binds every value to the user and to its
+/// The format is chosen once, when the vault is made: `CiphertextFormat.v1` is Rownd's, which the
+/// SDKs read and which binds nothing; `CiphertextFormat.v2` binds every value to the user and to its
 /// context, and names the key that sealed it. A vault reads what it writes, and a v2 vault refuses v1
 /// values, which could have been copied from anywhere. Profile fields follow the app schema instead,
 /// field by field.
@@ -67,7 +67,7 @@ public final class Vault: Sendable {
     ///   - context: what the value is for (`"billing-note"`): a v2 value opens only with the same context.
     ///     A v1 value binds nothing, so a v1 vault takes only the empty context.
     /// - Returns: the ciphertext's text: standard base64 for v1, `sk2:` and base64 for v2.
-    /// - Throws: ``SealKitError`` when the key is missing or locked, or a v1 vault is given a context.
+    /// - Throws: `SealKitError` when the key is missing or locked, or a v1 vault is given a context.
     public func encrypt(plaintext: String, context: String = "") throws(SealKitError) -> String {
         try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
             try requirePlace(context)
@@ -88,7 +88,7 @@ public final class Vault: Sendable {
     ///   - ciphertext: what `encrypt(plaintext:context:)` returned, here or on another device.
     ///   - context: the context it was sealed with.
     /// - Returns: the plaintext.
-    /// - Throws: ``SealKitError`` whose reason tells a wrong place, an unknown key, tampering and a
+    /// - Throws: `SealKitError` whose reason tells a wrong place, an unknown key, tampering and a
     ///   v1 value in a v2 vault (`.notBound`) apart.
     public func decrypt(ciphertext: String, context: String = "") throws(SealKitError) -> String {
         try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
@@ -109,7 +109,7 @@ public final class Vault: Sendable {
     ///   - plaintexts: the texts to protect.
     ///   - context: what the values are for, as in `encrypt(plaintext:context:)`.
     /// - Returns: the ciphertexts, in order.
-    /// - Throws: ``SealKitError`` when the key is missing or locked, or a v1 vault is given a context.
+    /// - Throws: `SealKitError` when the key is missing or locked, or a v1 vault is given a context.
     public func encrypt(plaintexts: [String], context: String = "") throws(SealKitError) -> [String] {
         try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
             try requirePlace(context)
@@ -129,7 +129,7 @@ public final class Vault: Sendable {
     ///   - ciphertexts: what `encrypt` returned.
     ///   - context: the context they were sealed with, as in `decrypt(ciphertext:context:)`.
     /// - Returns: each value's plaintext, or why it did not open, in order.
-    /// - Throws: ``SealKitError`` when the key is missing or locked, or a v1 vault is given a context.
+    /// - Throws: `SealKitError` when the key is missing or locked, or a v1 vault is given a context.
     public func decrypt(
         ciphertexts: [String], context: String = ""
     ) throws(SealKitError) -> [Result<String, SealKitError>] {
@@ -151,7 +151,7 @@ public final class Vault: Sendable {
     /// What a ciphertext says about itself: its format, and the key that sealed it, read from a v2
     /// header or, for v1, found by trying the user's keys.
     /// - Parameter ciphertext: a v1 or v2 ciphertext.
-    /// - Throws: ``SealKitError/Reason/notCiphertext`` or ``SealKitError/Reason/unsupportedFormat``
+    /// - Throws: `SealKitError.Reason.notCiphertext` or `SealKitError.Reason.unsupportedFormat`
     ///   for text that is neither.
     public func inspect(ciphertext: String) throws(SealKitError) -> CiphertextInfo {
         switch CiphertextShape(of: ciphertext) {
@@ -182,7 +182,7 @@ public final class Vault: Sendable {
     ///
     /// Given the user's data, it also checks that the user's keys open every ciphertext in it: a device
     /// whose key differs from the one the data is sealed under (a second device that made a key of
-    /// its own) gets `.notPossible` with ``SealKitError/Reason/keyElsewhere``.
+    /// its own) gets `.notPossible` with `SealKitError.Reason.keyElsewhere`.
     /// - Parameters:
     ///   - profile: the user's profile as the server holds it, as JSON text; nil checks the key alone.
     ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
@@ -215,7 +215,7 @@ public final class Vault: Sendable {
     ///     as JSON text; `"{}"` for a user with no data yet.
     ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
     /// - Returns: the user's key entry.
-    /// - Throws: ``SealKitError/Reason/keyElsewhere`` when no key is stored and the data holds
+    /// - Throws: `SealKitError.Reason.keyElsewhere` when no key is stored and the data holds
     ///   ciphertexts: receive the user's key (a transfer, a backup) instead.
     @discardableResult
     public func ensureKey(existing profile: String, schema: ProfileSchema? = nil) throws(SealKitError) -> KeyEntry {
@@ -230,13 +230,13 @@ public final class Vault: Sendable {
     }
 
     /// Makes the user's first key, as `ensureKey(existing:schema:)` does, but refuses when the user has a key
-    /// here already (``SealKitError/Reason/keyExists``) instead of keeping it: for tools where a second
+    /// here already (`SealKitError.Reason.keyExists`) instead of keeping it: for tools where a second
     /// "make" is a mistake to report, such as `sealkit keys generate`.
     /// - Parameters:
     ///   - profile: the user's profile as the server holds it, as JSON text; `"{}"` for a user with no data yet.
     ///   - schema: the app schema; nil counts every string that parses as a ciphertext.
     /// - Returns: the new key's entry.
-    /// - Throws: ``SealKitError/Reason/keyExists``, or ``SealKitError/Reason/keyElsewhere`` when the data holds
+    /// - Throws: `SealKitError.Reason.keyExists`, or `SealKitError.Reason.keyElsewhere` when the data holds
     ///   ciphertexts sealed under a key this keystore lacks.
     @discardableResult
     public func makeKey(existing profile: String, schema: ProfileSchema? = nil) throws(SealKitError) -> KeyEntry {
@@ -259,7 +259,7 @@ public final class Vault: Sendable {
     /// The vault's own passphrase unlocks the keys when they are protected now.
     /// - Parameter new: the passphrase to protect them with; nil stores them unprotected.
     /// - Returns: the entry afterwards.
-    /// - Throws: ``SealKitError``: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`; nothing changes then.
+    /// - Throws: `SealKitError`: `.keyNotFound`, `.passphraseRequired`, `.wrongPassphrase`; nothing changes then.
     @discardableResult
     public func changePassphrase(to new: Passphrase?) throws(SealKitError) -> KeyEntry {
         do {
@@ -306,7 +306,7 @@ public final class Vault: Sendable {
     ///   - profile: JSON text: an object of fields, or Rownd's user-state shape (`{"data": {...}}`).
     ///   - schema: the app schema saying which fields are encrypted.
     /// - Returns: compact JSON text, members in their order, flagged fields encrypted.
-    /// - Throws: ``SealKitError`` naming every failing field in ``SealKitError/fields``, never a value.
+    /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value.
     public func encryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> String {
         try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
             let keys = try ring()
@@ -331,7 +331,7 @@ public final class Vault: Sendable {
     ///   - profile: JSON text of an encrypted profile, as fields or in Rownd's user-state shape.
     ///   - schema: the app schema saying which fields are encrypted, and in which format.
     /// - Returns: the profile, and the fields only a retired key opened (for ``rotateProfile(_:schema:migratingFromV1:)``).
-    /// - Throws: ``SealKitError`` naming every failing field in ``SealKitError/fields``, never a value.
+    /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value.
     public func decryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> DecryptedProfile {
         try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
             let keys = try ring()

@@ -11,7 +11,7 @@ extension Auditor {
     ///   - vaults: the users whose keys to try: a ciphertext that opens under none of their current keys is
     ///     reported as `retired-key` (a retired key opens it) or `undecryptable` (none does). Empty for no key checks.
     ///   - ignoring: kinds of finding to leave out.
-    /// - Throws: ``SealKitError`` when a user's keys cannot be read or unlocked.
+    /// - Throws: `SealKitError` when a user's keys cannot be read or unlocked.
     public init(schema: AuditSchema? = nil, vaults: [Vault], ignoring: Set<FindingKind> = []) throws(SealKitError) {
         var keys: [KeyRing] = []
         for vault in vaults { keys.append(try vault.keyRing()) }

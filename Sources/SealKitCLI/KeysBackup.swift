@@ -175,7 +175,7 @@ extension KeysCommand {
                             + "\(unlisted.count == 1 ? "is" : "are") not on SealKit's word list)", status: .noPermission)
                 }
             }
-            var wrong: BackupError?
+            var wrong: SealKitError?
             for attempt in 1...KeystoreOptions.tries {
                 guard let typed = try KeystoreOptions.ask("Backup passphrase: ") else {
                     throw CLIFailure(

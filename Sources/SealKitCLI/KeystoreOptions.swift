@@ -33,9 +33,6 @@ struct KeystoreOptions: ParsableArguments {
     /// The keystore of kind `backend` at the configured namespace (and root, for files).
     func openKeystore(_ backend: KeystoreBackend) throws -> Keystore { try Self.openKeystore(backend, namespace: namespace) }
 
-    /// `open()`'s backend, for the commands not yet converted to the public API (issue 32).
-    func keystore() throws -> any KeyStorage { try openKeystore().storage }
-
     /// `--keystore`, else `$SEALKIT_KEYSTORE`, else the file keystore.
     func chosenBackend() throws -> KeystoreBackend {
         try backend ?? Self.backendFromEnvironment()
@@ -171,10 +168,6 @@ struct KeystoreOptions: ParsableArguments {
         return try passphrase(toUnlockProtected: id, in: keystore)
     }
 
-    /// `passphrase(toUnlock:in:)` for the commands not yet converted to the public API (issue 32).
-    func passphrase(toUnlock id: KeyID, in storage: any KeyStorage) throws -> Passphrase? {
-        try passphrase(toUnlock: id, in: Keystore(storage))
-    }
 
     /// The passphrase for keys known to be protected: the given one, else a prompt, which allows
     /// three tries, each checked against the keys in `keystore`.

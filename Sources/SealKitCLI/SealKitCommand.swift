@@ -89,13 +89,7 @@ struct SealKitCommand: AsyncParsableCommand {
 
     /// " (keystore: FOLDER)" for a key not found, so the person sees where SealKit looked.
     static func keystorePlace(for error: any Error) -> String {
-        let notFound: Bool
-        switch error {
-        case KeystoreError.notFound: notFound = true
-        case let error as SealKitError: notFound = error.reason == .keyNotFound
-        default: notFound = false
-        }
-        guard notFound, let place = KeystoreOptions.opened else { return "" }
+        guard (error as? SealKitError)?.reason == .keyNotFound, let place = KeystoreOptions.opened else { return "" }
         return " (keystore: \(place))"
     }
 
@@ -153,23 +147,11 @@ enum ExitStatus: Int32 {
     /// Ctrl-C: the shell's convention for SIGINT, 128 + 2.
     case interrupted = 130
 
+    /// The status for an error of the library's: every public call throws `SealKitError`. Nil for the others
+    /// (argument-parser's), which say themselves how they end.
     init?(for error: any Error) {
-        switch error {
-        case is KeyIDError, is NamespaceError, is PassphraseError: self = .usage
-        case is CiphertextError, is KeyFormatError, is KeyTextError, is KeyHistoryError, is QRCodeError: self = .dataError
-        case let error as TransferError: self.init(error)
-        case let error as KeystoreError: self.init(error)
-        case let error as MailboxError: self.init(error)
-        case is WormholeCodeError: self = .usage
-        case let error as ReceiverRefusedError:
-            switch error.reason {
-            case .conflict: self = .conflict
-            case .invalid: self = .protocolError
-            case .declined, .failed, .cancelled: self = .negative
-            }
-        case let error as SealKitError: self.init(error.reason)
-        default: return nil
-        }
+        guard let error = error as? SealKitError else { return nil }
+        self.init(error.reason)
     }
 
     /// The status for each reason a library call gives, as scripts have always seen it.
@@ -199,32 +181,6 @@ enum ExitStatus: Int32 {
         }
     }
 
-    init(_ error: TransferError) {
-        switch error {
-        case .wrongPassphrase: self = .noPermission
-        case .notInBackup, .noInput: self = .noInput
-        case .badLifetime, .nothingToSend, .tooLarge, .tooManyVersions, .tooManyKeys: self = .usage
-        default: self = .dataError
-        }
-    }
-
-    /// As `init(_: TransferError)` for the same failures, so backups exit as they did.
-    init(_ error: KeystoreError) {
-        switch error {
-        case .notFound: self = .noInput
-        case .alreadyExists, .conflictingKey: self = .conflict
-        case .locked, .wrongPassphrase, .insecurePermissions, .unsafeOwner, .notOwnFile: self = .noPermission
-        case .damagedKeyFile, .tooManyKeys: self = .dataError
-        case .fileSystem, .outOfMemory: self = .ioError
-        case .lockTimeout: self = .temporaryFailure
-        case .keyring(let problem):
-            switch problem {
-            case .locked: self = .noPermission
-            case .damagedItem: self = .dataError
-            case .unavailable, .timedOut, .failed: self = .ioError
-            }
-        }
-    }
 }
 
 /// An error the CLI itself raises, with its message and exit status.

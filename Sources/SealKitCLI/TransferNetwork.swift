@@ -217,17 +217,3 @@ final class InterruptHandler: @unchecked Sendable {
         }
     }
 }
-
-extension ExitStatus {
-    /// For SealKitCommand's `ExitStatus(for:)`, which still names the mailbox's package error.
-    init(_ error: MailboxError) {
-        switch error {
-        case .badRelay, .badCode: self = .usage
-        case .unreachable, .unwelcome, .server, .connectionLost, .flooded, .stalled: self = .unavailable
-        case .timedOut: self = .temporaryFailure
-        case .wrongCode: self = .noPermission
-        case .notSealKit, .protocolViolation, .messageTooLarge: self = .protocolError
-        case .interrupted: self = .interrupted
-        }
-    }
-}

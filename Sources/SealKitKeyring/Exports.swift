@@ -11,12 +11,12 @@ extension Keystore {
     /// through libsecret. Keys are items of their own, labelled with their id and namespace.
     ///
     /// It never asks the keyring to unlock, since that would pop up a prompt no script can answer: a
-    /// locked keyring is reported as ``SealKitError/Reason/keyringLocked``, and every call to the keyring
+    /// locked keyring is reported as `SealKitError.Reason.keyringLocked`, and every call to the keyring
     /// is abandoned after `timeout`.
     /// - Parameters:
     ///   - namespace: keeps the keys of different apps or environments apart, as with files.
     ///   - timeout: how long any one call to the keyring may take.
-    /// - Throws: ``SealKitError/Reason/invalidArgument`` for a bad namespace.
+    /// - Throws: `SealKitError.Reason.invalidArgument` for a bad namespace.
     public static func secretService(namespace: String = "default", timeout: Duration = .seconds(10)) throws(SealKitError) -> Keystore {
         Keystore(SecretServiceKeystore(namespace: try Keystore.namespace(namespace), timeout: timeout))
     }

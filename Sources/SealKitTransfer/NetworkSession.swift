@@ -4,13 +4,13 @@ import SealMailbox
 import SealTransfer
 
 extension KeyTransfer {
-    /// The relay to use: `address`, else `SEALKIT_RELAY` in `environment`, else ``publicRelay``.
+    /// The relay to use: `address`, else `SEALKIT_RELAY` in `environment`, else `publicRelay`.
     /// An address without a path gets the mailbox endpoint `/v1`.
     /// - Parameters:
     ///   - address: a `ws://` URL, such as `ws://relay.example:4000`; nil for the default.
     ///   - environment: the process environment, for `SEALKIT_RELAY`.
     /// - Returns: the relay's WebSocket URL, as ``KeyReceiver`` and ``KeySender`` take it.
-    /// - Throws: `SealKitError/Reason/invalidArgument` for an address that is no relay.
+    /// - Throws: `SealKitError.Reason.invalidArgument` for an address that is no relay.
     public static func relay(_ address: String? = nil, environment: [String: String] = [:]) throws(SealKitError) -> String {
         do {
             if let address { return try RelayURL(endpoint: address).description }
@@ -25,7 +25,7 @@ extension KeyTransfer {
 /// and choose the passphrase themselves (``KeyTransfer/receive(into:relay:timeout:passphrase:events:confirm:)``
 /// does it all in one call).
 ///
-/// Make one (it connects and allocates ``code``), show the code, wait in ``receiveKeys()``, show the
+/// Make one (it connects and allocates `code`), show the code, wait in ``receiveKeys()``, show the
 /// fingerprints, then ``store(into:passphrase:)`` or ``decline(_:)``: the sender is told either way, once.
 /// ``abandon()`` may run from another task at any time (Ctrl-C): the wait ends, the code is released.
 public actor KeyReceiver {
@@ -186,7 +186,7 @@ public struct TransferLink: Sendable {
 
     /// Parses a link.
     /// - Parameter text: a `sealkit-transfer:` URI (a `wormhole-transfer:` one is refused with its own reason).
-    /// - Throws: `SealKitError/Reason/invalidArgument` saying what is wrong with it.
+    /// - Throws: `SealKitError.Reason.invalidArgument` saying what is wrong with it.
     public init(parsing text: String) throws(SealKitError) {
         do {
             let uri = try TransferURI(parsing: text)

@@ -16,7 +16,7 @@ extension KeyTransfer {
 /// The receiving side of an offline transfer: texts carried by hand (pasted, or photographed as QR
 /// codes), authenticated by a one-time code through SPAKE2.
 ///
-/// Show ``offer`` to the sender, and tell it ``code`` apart from the offer (the code is the secret).
+/// Show `offer` to the sender, and tell it `code` apart from the offer (the code is the secret).
 /// The sender answers with a reply (``OfflineOffer/reply(sending:code:expiresIn:)``); ``accept(_:)``
 /// opens it, once: a wrong code or a reply for another offer ends the transfer, so an attacker gets
 /// one guess. A damaged paste is found before that (``check(_:)``), so a person can paste again.
@@ -36,7 +36,7 @@ public final class OfflineKeyReceiver: Sendable {
 
     /// Checks that `reply` is a whole, undamaged reply, without opening it or using up anything.
     /// - Parameter reply: the reply's line (parts joined with ``ReplyAssembler``).
-    /// - Throws: `SealKitError/Reason/invalidTransfer` saying what is wrong with the text.
+    /// - Throws: `SealKitError.Reason.invalidTransfer` saying what is wrong with the text.
     public func check(_ reply: String) throws(SealKitError) {
         do {
             try receiver.check(reply)
@@ -61,8 +61,8 @@ public final class OfflineKeyReceiver: Sendable {
 
     /// Opens a reply and checks its times. The first reply that gets this far uses up the offer.
     /// - Parameter reply: the reply's line (parts joined with ``ReplyAssembler``).
-    /// - Returns: the keys it holds, to show and then store (``Keystore/importKeys(_:passphrase:)``).
-    /// - Throws: `SealKitError/Reason/invalidTransfer`: damaged (nothing used up), a wrong code (the
+    /// - Returns: the keys it holds, to show and then store (`Keystore.importKeys(_:passphrase:)`).
+    /// - Throws: `SealKitError.Reason.invalidTransfer`: damaged (nothing used up), a wrong code (the
     ///   sender typed another code, answered another offer, or the reply was altered), expired, or the
     ///   offer already used.
     public func accept(_ reply: String) throws(SealKitError) -> [KeyHistory] {
@@ -82,7 +82,7 @@ public struct OfflineOffer: Sendable {
 
     /// Reads an offer.
     /// - Parameter text: the offer's line, `sealkit-offer-v2:...`.
-    /// - Throws: `SealKitError/Reason/invalidTransfer` saying what is wrong with it.
+    /// - Throws: `SealKitError.Reason.invalidTransfer` saying what is wrong with it.
     public init(_ text: String) throws(SealKitError) {
         do {
             offer = try TransferOffer(text)
@@ -126,7 +126,7 @@ public struct ReplyAssembler: Sendable {
     /// Adds one line.
     /// - Parameter line: a whole reply, a part, or a blank line (skipped).
     /// - Returns: the whole reply once it is complete, else nil.
-    /// - Throws: `SealKitError/Reason/invalidTransfer` for a damaged or repeated part. After parts that
+    /// - Throws: `SealKitError.Reason.invalidTransfer` for a damaged or repeated part. After parts that
     ///   do not belong together (from two transfers, mixed with a whole reply, or altered) the
     ///   assembler starts over, so the person can give every part again.
     public mutating func add(_ line: String) throws(SealKitError) -> String? {

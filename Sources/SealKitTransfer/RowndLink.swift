@@ -7,7 +7,7 @@ import SealTransfer
 ///
 /// It holds the user's raw current key, in guarded memory: show it only to the device that should
 /// have the key. Retired keys do not travel, because a Rownd app holds one key per user.
-/// ``description`` names the fingerprint only.
+/// `description` names the fingerprint only.
 public struct RowndKeyText: Sendable, CustomStringConvertible {
     private let text: SecureBytes
     /// The fingerprint of the key the text holds.
@@ -50,14 +50,14 @@ public struct RowndKeyText: Sendable, CustomStringConvertible {
 /// Rownd's key text `<sign-in link>#<base64 key>` (the fragment percent-encoded or not), or the older
 /// `{"data":"<sign-in link>#<base64 key>"}` form.
 ///
-/// The key stays in guarded memory; ``description`` names its fingerprint only.
+/// The key stays in guarded memory; `description` names its fingerprint only.
 public struct PastedKey: Sendable, CustomStringConvertible {
     private let key: SymmetricKey
 
     /// Reads the key from pasted text; surrounding whitespace is ignored. Parsed from bytes, never
     /// through a Swift string, so the caller can wipe its copy.
     /// - Parameter text: the text's UTF-8 bytes.
-    /// - Throws: `SealKitError/Reason/invalidKeyText` saying which form was recognised and what is
+    /// - Throws: `SealKitError.Reason.invalidKeyText` saying which form was recognised and what is
     ///   wrong with it (never the text).
     public init(parsing text: [UInt8]) throws(SealKitError) {
         do {

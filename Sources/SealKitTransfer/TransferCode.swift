@@ -7,7 +7,7 @@ import SealTransfer
 /// one word of each half of the PGP word list.
 ///
 /// The code is the transfer's secret: only someone who knows it can send keys to the receiver that
-/// shows it. ``description`` shows only the number; ``text`` is the code itself, to show a person.
+/// shows it. `description` shows only the number; `text` is the code itself, to show a person.
 public struct TransferCode: Sendable, CustomStringConvertible {
     package let code: WormholeCode
 
@@ -15,7 +15,7 @@ public struct TransferCode: Sendable, CustomStringConvertible {
 
     /// Parses a code as a person typed it: upper or lower case, words joined by hyphens or spaces.
     /// - Parameter text: the code, such as `7-guitarist-revenge`.
-    /// - Throws: `SealKitError/Reason/invalidTransfer` saying what is wrong with it (never the code).
+    /// - Throws: `SealKitError.Reason.invalidTransfer` saying what is wrong with it (never the code).
     public init(_ text: String) throws(SealKitError) {
         do {
             code = try WormholeCode(parsing: text)

@@ -6,8 +6,8 @@ extension ProfileSchema {
     /// `{"type", "encryption": {"state": "enabled" | "disabled"}, ...}`, given bare, under `"schema"`,
     /// or under `"app": {"schema": ...}`. A field's `"encryption": {"state": "enabled", "sealkit": {"format": 2}}`
     /// writes its values as v2, bound to the user and the field.
-    /// - Throws: ``SealKitError/Reason/invalidSchema`` naming the JSON path of the first problem, or
-    ///   ``SealKitError/Reason/invalidJSON``.
+    /// - Throws: `SealKitError.Reason.invalidSchema` naming the JSON path of the first problem, or
+    ///   `SealKitError.Reason.invalidJSON`.
     public init(json: String) throws(SealKitError) {
         do {
             try self.init(parsing: json)
@@ -17,7 +17,7 @@ extension ProfileSchema {
     }
 
     /// Reads an app schema from its UTF-8 JSON bytes (a schema file's contents), as `init(json:)` reads text.
-    /// - Throws: as `init(json:)`; bytes that are not UTF-8 are ``SealKitError/Reason/invalidJSON``.
+    /// - Throws: as `init(json:)`; bytes that are not UTF-8 are `SealKitError.Reason.invalidJSON`.
     public init(json bytes: some Collection<UInt8>) throws(SealKitError) {
         do {
             try self.init(parsing: bytes)
