@@ -230,15 +230,20 @@ public enum PaperBackup {
     /// at least `generatedWordCount` words of letters, most of them on the list. Only for telling the
     /// person at the terminal which word to check.
     /// - Parameter passphrase: the passphrase as typed.
-    /// - Returns: each word not on the list, by its position (1 is the first) and in lower case, with
-    ///   the list's words to compare it to; empty when the passphrase does not read as list words.
-    public static func unlistedWords(in passphrase: Passphrase) -> (positions: [(position: Int, word: String)], list: [String]) {
-        guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return ([], []) }
+    /// - Returns: each word not on the list, by its position (1 is the first) and in lower case, with up to
+    ///   three list words within two edits of it, nearest first; empty when the passphrase does not read as list words.
+    public static func unlistedWords(in passphrase: Passphrase) -> [(position: Int, word: String, closest: [String])] {
+        guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return [] }
         defer { wipe(&words) }
-        guard words.count >= generatedWordCount else { return ([], []) }
+        guard words.count >= generatedWordCount else { return [] }
         let unlisted = words.indices.filter { !EFFWordList.set.contains(words[$0]) }
-        guard !unlisted.isEmpty, unlisted.count * 2 < words.count else { return ([], []) }
-        return (unlisted.map { ($0 + 1, String(decoding: words[$0], as: UTF8.self)) }, EFFWordList.words.map(String.init))
+        guard !unlisted.isEmpty, unlisted.count * 2 < words.count else { return [] }
+        let list = EFFWordList.words.map(String.init)
+        return unlisted.map { index in
+            let word = String(decoding: words[index], as: UTF8.self)
+            let near = list.map { ($0, TextSafety.editDistance(word, $0, limit: 2)) }.filter { $0.1 <= 2 }
+            return (index + 1, word, near.sorted { $0.1 < $1.1 }.prefix(3).map(\.0))
+        }
     }
 
     /// The words of `bytes` in lower case, split at separators, with `yo yo` joined back into the
@@ -287,4 +292,38 @@ public enum PaperBackup {
     private static func wipe(_ words: inout [[UInt8]]) {
         for index in words.indices { ConstantTime.wipe(&words[index]) }
     }
+}
+
+extension PaperBackup {
+    /// Puts a backup that comes in numbered parts (one per QR code or printed line, any order) back together.
+    ///
+    /// ```swift
+    /// var assembler = PaperBackup.Assembler()
+    /// for line in scannedLines { if let whole = try assembler.add(line) { return try PaperBackup.restore(whole, passphrase: passphrase) } }
+    /// throw assembler.incompleteError
+    /// ```
+    public struct Assembler: Sendable {
+        private var assembler = CodeAssembler()
+
+        /// Makes an empty assembler.
+        public init() {}
+
+        /// Adds one line.
+        /// - Parameter line: a whole backup, a part, or a blank line (skipped).
+        /// - Returns: the whole backup's text once it is complete, else nil.
+        /// - Throws: `SealKitError` (`.damagedBackup`, `.notABackup`) for a damaged, repeated or foreign part,
+        ///   or a whole backup mixed with parts.
+        public mutating func add(_ line: String) throws(SealKitError) -> String? {
+            try SealKitError.converting { () throws(CodeError) in try assembler.add(line) }
+        }
+
+        /// The error for input that ends before a whole backup arrived: nothing at all, or missing parts
+        /// (`.incompleteBackup`, naming them).
+        public var incompleteError: SealKitError { SealKitError(assembler.incompleteError(expecting: .backup)) }
+    }
+}
+
+extension ShareBackup {
+    /// The text every sealed bundle of a share backup starts with: the bundle comes first, before the shares.
+    public static let bundlePrefix = CodeKind.shares.prefix
 }

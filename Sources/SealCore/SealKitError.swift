@@ -133,6 +133,12 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     /// SealKit's messages, so both follow one rule.
     public static func quoting(_ text: String) -> String { TextSafety.printable(text) }
 
+    /// The name of `names` nearest to `text` within two edits (insertions, deletions, substitutions, swaps of
+    /// neighbours), as SealKit's own "did you mean" messages choose it; nil when none is that near.
+    public static func nearest(to text: String, among names: [String]) -> String? {
+        names.map { ($0, TextSafety.editDistance(text, $0, limit: 2)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+    }
+
     package init(_ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String) {
         self.reason = reason
         self.keyID = keyID

@@ -415,6 +415,21 @@ public final class Vault: Sendable {
                 + ": receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one")
     }
 
+    /// Reads a profile's bytes (a file, a response body) as strict JSON: UTF-8, one value, no duplicate
+    /// member, nesting within SealKit's limit.
+    /// - Parameters:
+    ///   - bytes: the profile's JSON.
+    ///   - name: how errors name it (`"the profile alice.json"`).
+    /// - Returns: the profile as compact JSON text, for the vault's profile calls.
+    /// - Throws: ``SealKitError`` with reason `.invalidJSON`, naming the line and column, never the content.
+    public static func readProfile(_ bytes: some Collection<UInt8>, named name: String = "the profile") throws(SealKitError) -> String {
+        do {
+            return try JSONValue.parse(bytes).serialized()
+        } catch {
+            throw SealKitError(error, what: name)
+        }
+    }
+
     private static func parse(_ profile: String) throws(SealKitError) -> JSONValue {
         do {
             return try JSONValue.parse(profile)

@@ -3,6 +3,7 @@
 @_exported import SealKit
 import SealCore
 
+/// An auditor that checks ciphertexts against users' keys.
 extension Auditor {
     /// Makes an auditor that checks ciphertexts against users' keys.
     /// - Parameters:

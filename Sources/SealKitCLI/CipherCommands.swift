@@ -234,7 +234,7 @@ struct StatusCommand: ParsableCommand {
         } catch {
             throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
         }
-        let status = vault.encryptionStatus(existing: profile?.serialized(), schema: try data.readSchema())
+        let status = vault.encryptionStatus(existing: profile, schema: try data.readSchema())
         switch status {
         case .possible(let fingerprint):
             let entry = try keystore.entry(for: id)
@@ -265,18 +265,14 @@ struct UserDataOptions: ParsableArguments {
     }
 
     /// The profile, parsed; nil without --profile.
-    func readProfile() throws -> JSONValue? {
+    func readProfile() throws -> String? {
         guard let profile else { return nil }
         let fd = try StandardInput.fileDescriptor(profile, what: "profile file")
         defer { if fd != 0 { close(fd) } }
         let bytes = try StandardInput.readAll(
             fd: fd, limit: InputLimits.profile, what: "the profile \(profile == "-" ? "on stdin" : profile)",
             advice: "give one profile's JSON")
-        do {
-            return try JSONValue.parse(bytes)
-        } catch {
-            throw CLIFailure("the profile \(profile) is \(error)", status: .dataError)
-        }
+        return try Vault.readProfile(bytes, named: "the profile \(profile)")
     }
 
     /// The schema, parsed; nil without --schema.

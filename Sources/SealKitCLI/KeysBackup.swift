@@ -148,10 +148,20 @@ extension KeysCommand {
             }
             let code: String
             if let scanned {
-                code = try assembleTransferCode(expecting: .backup, from: scanned)
+                var assembler = PaperBackup.Assembler()
+                var whole: String?
+                for line in scanned where whole == nil { whole = try assembler.add(line) }
+                guard let assembled = whole else { throw assembler.incompleteError }
+                code = assembled
             } else {
                 if isatty(0) == 1 { StandardError.write("Paste the backup (one line per part), then press Enter:\n") }
-                code = try readTransferCode(expecting: .backup, from: LineReader(fd: 0, what: "the backup on stdin"))
+                // One line, or one line per part in any order.
+                let reader = LineReader(fd: 0, what: "the backup on stdin")
+                var assembler = PaperBackup.Assembler()
+                var whole: String?
+                while whole == nil, try reader.nextLine({ line in whole = try assembler.add(String(decoding: line, as: UTF8.self)) }) {}
+                guard let assembled = whole else { throw assembler.incompleteError }
+                code = assembled
             }
             // A share bundle or damaged text is refused before any passphrase is asked.
             try PaperBackup.check(code)
@@ -168,7 +178,7 @@ extension KeysCommand {
                     return try PaperBackup.restore(code, passphrase: given)
                 } catch {
                     guard error.reason == .wrongPassphrase else { throw error }
-                    let unlisted = PaperBackup.unlistedWords(in: given).positions.map { "word \($0.position)" }
+                    let unlisted = PaperBackup.unlistedWords(in: given).map { "word \($0.position)" }
                     guard !unlisted.isEmpty else { throw error }
                     throw CLIFailure(
                         "\(error) (\(unlisted.joined(separator: ", ")) of the passphrase "
@@ -188,9 +198,8 @@ extension KeysCommand {
                     guard error.reason == .wrongPassphrase else { throw error }
                     wrong = error
                     guard attempt < KeystoreOptions.tries else { break }
-                    let (unlisted, list) = PaperBackup.unlistedWords(in: typed)
-                    for (position, word) in unlisted {
-                        let closest = closestWords(to: word, in: list).joined(separator: ", ")
+                    for (position, _, near) in PaperBackup.unlistedWords(in: typed) {
+                        let closest = near.joined(separator: ", ")
                         let hint = closest.isEmpty ? "." : "; the closest list words: " + closest + "."
                         TerminalPrompt.say("Word \(position) is not on SealKit's word list" + hint)
                     }
@@ -198,12 +207,6 @@ extension KeysCommand {
                 }
             }
             throw wrong!
-        }
-
-        /// Up to three words of `list` nearest to `word`, within two edits.
-        static func closestWords(to word: String, in list: [String]) -> [String] {
-            let near = list.map { ($0, SchemaLint.editDistance(word, $0, limit: 2)) }.filter { $0.1 <= 2 }
-            return near.sorted { $0.1 < $1.1 }.prefix(3).map(\.0)
         }
 
         /// Lists the ids a backup holds (no ids, no `--all`), or stores the ids chosen, all or none,

@@ -38,7 +38,7 @@ struct KeysCommand: ParsableCommand {
             do {
                 // A second device must not fork the user's key: data sealed under a key this keystore
                 // lacks means the user has one already, elsewhere.
-                let entry = try vault.makeKey(existing: profile?.serialized() ?? "{}", schema: schema)
+                let entry = try vault.makeKey(existing: profile ?? "{}", schema: schema)
                 print("\(id)\t\(entry.fingerprint)")
             } catch {
                 // (A `catch where` on the typed error crashes Swift 6.3's SIL ownership verifier here.)

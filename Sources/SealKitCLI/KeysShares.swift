@@ -163,7 +163,7 @@ enum ShareBackupCommands {
             guard !text.isEmpty else { return true }
             let place = lines == nil ? "line \(lineNumber)" : "QR code \(lineNumber)"
             guard bundle != nil else {
-                guard text.hasPrefix(TransferTextKind.shares.prefix) else {
+                guard text.hasPrefix(ShareBackup.bundlePrefix) else {
                     failure = CLIFailure(
                         "\(place): the first line must be the sealed bundle (sealkit-shares-v1:...), then the shares",
                         status: .dataError)
@@ -185,7 +185,7 @@ enum ShareBackupCommands {
         }
         if let lines {
             // Scanned codes come in any order: the bundle first, then the shares.
-            let ordered = lines.filter { $0.hasPrefix(TransferTextKind.shares.prefix) } + lines.filter { !$0.hasPrefix(TransferTextKind.shares.prefix) }
+            let ordered = lines.filter { $0.hasPrefix(ShareBackup.bundlePrefix) } + lines.filter { !$0.hasPrefix(ShareBackup.bundlePrefix) }
             for (index, line) in ordered.enumerated() where !take(line, lineNumber: index + 1) { break }
         } else if interactive {
             shares = try readInteractively(bundle: &bundle)
@@ -225,7 +225,7 @@ extension ShareBackupCommands {
             let text = line.trimmingBlanks()
             guard !text.isEmpty else { continue }
             guard bundle != nil else {
-                guard text.hasPrefix(TransferTextKind.shares.prefix) else {
+                guard text.hasPrefix(ShareBackup.bundlePrefix) else {
                     StandardError.write("the first line must be the sealed bundle (sealkit-shares-v1:...): paste it, then the shares\n")
                     continue
                 }

@@ -67,8 +67,7 @@ struct SealKitCommand: AsyncParsableCommand {
                 continue
             }
             let known = subcommands.map(name)
-            let nearest = known.map { ($0, SchemaLint.editDistance(argument, $0, limit: 2)) }.filter { $0.1 <= 2 }
-                .min { $0.1 < $1.1 }?.0
+            let nearest = SealKitError.nearest(to: argument, among: known)
             let hint = nearest.map { "did you mean '\($0)'?" } ?? "commands are " + known.joined(separator: ", ")
             throw CLIFailure(
                 "'\(SealKitError.quoting(argument))' is not a \(route) command: \(hint) (see '\(route) --help')", status: .usage)

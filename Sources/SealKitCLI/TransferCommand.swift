@@ -78,26 +78,6 @@ enum TransferDisplay {
     static func describe(_ keys: [KeyHistory], _ verb: String) { describe(keys.map(KeyOffer.init), verb) }
 }
 
-/// Reads one whole code from stdin: one line, or one line per part in any order.
-func readTransferCode(expecting kind: TransferTextKind, from reader: LineReader) throws -> String {
-    var assembler = PartAssembler()
-    var whole: String?
-    while whole == nil, try reader.nextLine({ line in
-        whole = try assembler.add(String(decoding: line, as: UTF8.self))
-    }) {}
-    guard let whole else { throw assembler.incompleteError(expecting: kind) }
-    return whole
-}
-
-/// `readTransferCode` for lines already read (from QR codes): parts in any order, blank lines skipped.
-func assembleTransferCode(expecting kind: TransferTextKind, from lines: [String]) throws -> String {
-    var assembler = PartAssembler()
-    for line in lines {
-        if let whole = try assembler.add(line) { return whole }
-    }
-    throw assembler.incompleteError(expecting: kind)
-}
-
 struct TransferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer",

@@ -6,6 +6,7 @@
 import SealKeystore
 import SealSecretService
 
+/// The desktop keyring as a place for keys.
 extension Keystore {
     /// A keystore in the user's desktop keyring (GNOME Keyring, KWallet: the freedesktop Secret Service),
     /// through libsecret. Keys are items of their own, labelled with their id and namespace.

@@ -9,6 +9,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 import SealCore
+import Synchronization
 
 /// What the connection hands to the protocol, in arrival order.
 enum TransportEvent: Sendable, Equatable {
@@ -57,7 +58,7 @@ final class TransportInbox: Sendable {
             return (waiter.continuation, event)
         }
     }
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     /// What may wait unread. The protocol reads as fast as messages come, so only a relay
     /// sending far more than any transfer needs fills this; then the inbox ends with `.flooded`.
     static let maximumQueuedEvents = 4096
@@ -65,7 +66,7 @@ final class TransportInbox: Sendable {
 
     /// Queues an event; after a `.closed` or `.flooded` nothing more is queued.
     func push(_ event: TransportEvent) {
-        let handOver = state.withLockedValue { state -> (CheckedContinuation<TransportEvent?, Never>, TransportEvent)? in
+        let handOver = state.withLock { state -> (CheckedContinuation<TransportEvent?, Never>, TransportEvent)? in
             guard !state.ended else { return nil }
             if case .closed = event { state.ended = true }
             if case .text(let bytes) = event {
@@ -84,8 +85,8 @@ final class TransportInbox: Sendable {
 
     /// The next event; nil when none arrives before `deadline`, `.interrupted` when the calling task is cancelled.
     func next(before deadline: ContinuousClock.Instant) async -> TransportEvent? {
-        if let ready = state.withLockedValue({ $0.pop() }) { return ready }
-        let ticket = state.withLockedValue { state in
+        if let ready = state.withLock({ $0.pop() }) { return ready }
+        let ticket = state.withLock { state in
             state.tickets += 1
             return state.tickets
         }
@@ -98,7 +99,7 @@ final class TransportInbox: Sendable {
             await withCheckedContinuation { continuation in
                 // Checked under the lock that `resume` takes: a timer or a cancellation that came
                 // before the waiter was in place is seen here, never lost.
-                let answer = state.withLockedValue { state -> TransportEvent?? in
+                let answer = state.withLock { state -> TransportEvent?? in
                     if let event = state.pop() { return .some(event) }
                     if Task.isCancelled { return .some(.interrupted) }
                     if ContinuousClock.now >= deadline { return .some(nil) }
@@ -114,7 +115,7 @@ final class TransportInbox: Sendable {
 
     /// Ends wait `ticket` with `event`, if it is still the one waiting.
     private func resume(_ ticket: Int, with event: TransportEvent?) {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<TransportEvent?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<TransportEvent?, Never>? in
             guard let waiter = state.waiter, waiter.ticket == ticket else { return nil }
             state.waiter = nil
             return waiter.continuation
@@ -134,6 +135,10 @@ final class WebSocketTransport: Sendable {
     private let inbox: TransportInbox
     private let channel: Channel
     /// Set once a write outlived its deadline and the connection was closed for it.
+    ///
+    /// This and the write timers below stay in NIO's lock box, not a `Mutex` like the inbox's state: the
+    /// event loop's escaping closures must share them, and a `Mutex` cannot be copied into a closure
+    /// (it is `~Copyable`), while the box is a reference.
     private let stalledState = NIOLockedValueBox(false)
 
     /// What every write may take, whatever its deadline: a task that ran late (a busy machine) still

@@ -1,3 +1,4 @@
+import SealCore
 import SealJSON
 
 /// Checks that catch schemas which would parse but encrypt nothing: a misspelt `encryption`
@@ -82,30 +83,6 @@ package enum SchemaLint {
 
     private static func quoted(_ key: String) -> String { JSONValue.string(key).serialized() }
 
-    /// Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
-    /// substitutions and swaps of neighbours), by Unicode scalar. Anything beyond `limit`
-    /// comes back as `limit + 1`, so long keys cost little. The CLI uses it for "did you mean".
-    package static func editDistance(_ a: String, _ b: String, limit: Int) -> Int {
-        let s = Array(a.unicodeScalars), t = Array(b.unicodeScalars)
-        if abs(s.count - t.count) > limit { return limit + 1 }
-        var previous2 = [Int](repeating: 0, count: t.count + 1)
-        var previous = Array(0...t.count)
-        var current = [Int](repeating: 0, count: t.count + 1)
-        for i in 1...max(s.count, 1) where !s.isEmpty {
-            current[0] = i
-            var rowMinimum = current[0]
-            for j in 1...max(t.count, 1) where !t.isEmpty {
-                let cost = s[i - 1] == t[j - 1] ? 0 : 1
-                var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-                if i > 1, j > 1, s[i - 1] == t[j - 2], s[i - 2] == t[j - 1] {
-                    value = min(value, previous2[j - 2] + 1)
-                }
-                current[j] = value
-                rowMinimum = min(rowMinimum, value)
-            }
-            if rowMinimum > limit { return limit + 1 }
-            (previous2, previous, current) = (previous, current, previous2)
-        }
-        return min(s.isEmpty ? t.count : previous[t.count], limit + 1)
-    }
+    /// `TextSafety.editDistance`, under the name the schema checks have always used.
+    package static func editDistance(_ a: String, _ b: String, limit: Int) -> Int { TextSafety.editDistance(a, b, limit: limit) }
 }

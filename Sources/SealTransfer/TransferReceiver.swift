@@ -5,6 +5,7 @@ import Foundation
 #endif
 import SealBackup
 import SealCore
+import Synchronization
 import SealKeystore
 import SealMailbox
 
@@ -22,16 +23,14 @@ import SealMailbox
 /// let reply = try receiver.accept(replyText)     // joined parts, if it came in parts
 /// try keystore.storeAll(reply.keys, passphrase: nil)
 /// ```
-///
-/// `@unchecked Sendable`: `used` is read and written under `lock`; everything else is immutable.
-package final class TransferReceiver: @unchecked Sendable {
+package final class TransferReceiver: Sendable {
     /// The offer to show the sender.
     package let offer: TransferOffer
     /// The code to show the sender apart from the offer (it is the secret).
     package let code: WormholeCode
     private let spake: SPAKE2Symmetric
-    private let lock = Lock()
-    private var used = false
+    /// Whether a reply has used up the offer.
+    private let used = Mutex(false)
 
     /// Makes a fresh code and SPAKE2 exchange with libsodium's randomness.
     package convenience init() {
@@ -65,10 +64,10 @@ package final class TransferReceiver: @unchecked Sendable {
     ///   already used.
     package func accept(_ text: String, now: Date = Date()) throws(TransferError) -> TransferReply {
         let (peerMessage, sealed) = try Self.parse(text)
-        lock.lock()
-        let alreadyUsed = used
-        used = true
-        lock.unlock()
+        let alreadyUsed = used.withLock { used in
+            defer { used = true }
+            return used
+        }
         guard !alreadyUsed else { throw .offerUsed }
         let key: WormholeKey
         do {
