@@ -1,6 +1,8 @@
+import SealCore
+
 /// Why an audit could not run. Problems inside the files are findings, not errors;
 /// these are problems with the request or the file system.
-public enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A path given does not exist.
     case missingPath(String)
     /// A file named directly is not `.json`, `.ndjson` or `.jsonl`.
@@ -12,7 +14,7 @@ public enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The schema file could not be used.
     case invalidSchema(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missingPath(let path):
             return "\(path): no such file or folder; give the files or folders to audit"
@@ -24,6 +26,17 @@ public enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot read \(path): \(reason)"
         case .invalidSchema(let path, let reason):
             return "\(path): \(reason)"
+        }
+    }
+}
+
+extension SealKitError {
+    /// An audit that could not run, with its message unchanged.
+    package init(_ error: AuditError) {
+        switch error {
+        case .missingPath, .unsupportedFile, .noPaths: self.init(.invalidArgument, error.description)
+        case .invalidSchema: self.init(.invalidSchema, error.description)
+        case .unreadable: self.init(.fileSystem, error.description)
         }
     }
 }

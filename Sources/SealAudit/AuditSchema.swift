@@ -1,3 +1,4 @@
+import SealCore
 import SealJSON
 import SealProfile
 
@@ -44,8 +45,17 @@ public struct AuditSchema: Sendable {
     /// Reads a schema file in Rownd's app-config shape (bare, under `"schema"`, or under `"app": {"schema": ...}`).
     /// - Parameter path: the schema file.
     /// - Returns: the schema, with an `identifier-encrypted` finding for each identifying field flagged encrypted.
-    /// - Throws: `AuditError.missingPath`, `.unreadable`, or `.invalidSchema` when it is not a valid schema.
-    public static func load(path: String) throws(AuditError) -> AuditSchema {
+    /// - Throws: `SealKitError`: `.invalidArgument` for a missing file, `.fileSystem` for one that cannot be read,
+    ///   `.invalidSchema` when it is not a valid schema.
+    public static func load(path: String) throws(SealKitError) -> AuditSchema {
+        do {
+            return try reading(path: path)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    private static func reading(path: String) throws(AuditError) -> AuditSchema {
         let bytes = try readFile(path)
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch {

@@ -47,22 +47,26 @@ public struct Auditor: Sendable {
     ///   - onFinding: called with each finding, the schema's first, then file by file
     ///     (sorted by path) in document order.
     /// - Returns: the counts, and how repeated nonces group.
-    /// - Throws: `AuditError` when a path does not exist, a named file has another
-    ///   extension, or a file cannot be read. Bad content is a finding, not an error.
+    /// - Throws: `SealKitError`: `.invalidArgument` when a path does not exist or a named file has another
+    ///   extension, `.fileSystem` when a file cannot be read. Bad content is a finding, not an error.
     public func audit(
         paths: [String], progress: ((AuditProgress) -> Void)? = nil, onFinding: @escaping (Finding) -> Void
-    ) throws(AuditError) -> AuditSummary {
-        var excluded: Set<String> = []
-        if let schema { excluded.insert(FileWalker.canonicalPath(schema.path)) }
-        let files = try FileWalker.files(in: paths, excluding: excluded)
-        let run = AuditRun(auditor: self, files: files, progress: progress, onFinding: onFinding)
-        return try run.run()
+    ) throws(SealKitError) -> AuditSummary {
+        do throws(AuditError) {
+            var excluded: Set<String> = []
+            if let schema { excluded.insert(FileWalker.canonicalPath(schema.path)) }
+            let files = try FileWalker.files(in: paths, excluding: excluded)
+            let run = AuditRun(auditor: self, files: files, progress: progress, onFinding: onFinding)
+            return try run.run()
+        } catch {
+            throw SealKitError(error)
+        }
     }
 
     /// Audits files and folders, gathering the findings in memory.
     /// - Returns: the findings in the order found, and the counts.
     /// - Throws: as `audit(paths:progress:onFinding:)`.
-    public func audit(paths: [String], progress: ((AuditProgress) -> Void)? = nil) throws(AuditError) -> AuditReport {
+    public func audit(paths: [String], progress: ((AuditProgress) -> Void)? = nil) throws(SealKitError) -> AuditReport {
         var findings: [Finding] = []
         let summary = try audit(paths: paths, progress: progress) { findings.append($0) }
         return AuditReport(findings: findings, summary: summary)

@@ -74,13 +74,11 @@ struct AuditCommand: ParsableCommand {
         }
         let summary: AuditSummary
         do {
-            let schema = try self.schema.map { path throws(AuditError) in try AuditSchema.load(path: path) }
+            let schema = try self.schema.map { path throws(SealKitError) in try AuditSchema.load(path: path) }
             let auditor = try Auditor(schema: schema, vaults: try vaults(), ignoring: Set(ignored))
             let progress = ProgressLine(label: "sealkit audit")
             defer { progress.finish() }
             summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
-        } catch let error as AuditError {
-            throw CLIFailure(error.description, status: Self.status(for: error))
         }
         if let writeError { throw writeError }
         let failing = summary.findingCounts.contains { $0.value > 0 && $0.key.severity >= failOn.severity }
@@ -101,14 +99,6 @@ struct AuditCommand: ParsableCommand {
         guard !keys.isEmpty else { return [] }
         let keystore = try keystoreOptions.openKeystore()
         return try keys.map { text in try keystoreOptions.unlockedVault(for: try keyID(text), format: .v1, in: keystore) }
-    }
-
-    static func status(for error: AuditError) -> ExitStatus {
-        switch error {
-        case .missingPath, .unsupportedFile, .noPaths: return .usage
-        case .invalidSchema: return .dataError
-        case .unreadable: return .ioError
-        }
     }
 }
 

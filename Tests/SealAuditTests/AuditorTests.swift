@@ -51,11 +51,19 @@ struct FixtureAuditTests {
     }
 
     @Test func missingPathIsAnErrorNotAFinding() {
-        #expect(throws: AuditError.missingPath(Self.base + "/nope")) {
+        #expect(throws: SealKitError(AuditError.missingPath(Self.base + "/nope"))) {
             try Auditor().audit(paths: [Self.base + "/clean", Self.base + "/nope"])
         }
-        #expect(throws: AuditError.unsupportedFile(Self.base + "/keys/current.key")) {
+        #expect(throws: SealKitError(AuditError.unsupportedFile(Self.base + "/keys/current.key"))) {
             try Auditor().audit(paths: [Self.base + "/keys/current.key"])
+        }
+        // The public error: a reason to switch on, and the message naming the path.
+        do {
+            _ = try Auditor().audit(paths: [Self.base + "/nope"])
+            Issue.record("a missing path was audited")
+        } catch {
+            #expect(error.reason == .invalidArgument)
+            #expect(error.description == Self.base + "/nope: no such file or folder; give the files or folders to audit")
         }
     }
 }
@@ -223,7 +231,12 @@ struct ReadingTests {
 
     @Test func invalidSchemaIsAnError() throws {
         let path = try write("bad-schema.json", #"{"ssn": {"encryption": {"state": "maybe"}}}"#)
-        #expect(throws: AuditError.self) { try AuditSchema.load(path: path) }
+        do {
+            _ = try AuditSchema.load(path: path)
+            Issue.record("a bad schema loaded")
+        } catch {
+            #expect(error.reason == .invalidSchema)
+        }
     }
 }
 
