@@ -159,9 +159,10 @@ public actor KeySender {
         }
     }
 
-    /// Whether the keys went out: an interrupt after that cannot take them back, and the receiver may store them.
+    /// Whether the keys may have gone out (their sending began): an interrupt after that cannot take them back,
+    /// and the receiver may store them.
     public var hasSentKeys: Bool {
-        get async { await sender.hasSentKeys }
+        get async { await sender.mayHaveSentKeys }
     }
 
     /// Ends the transfer at once, for a process about to exit: the code is released and the connection

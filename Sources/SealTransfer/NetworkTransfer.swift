@@ -322,6 +322,7 @@ package actor NetworkKeySender {
     private let wormhole: Wormhole
     private var finished = false
     private var keysSent = false
+    private var keysLeaving = false
 
     /// Connects to `relay` and joins the mailbox of `code`.
     package init(relay: RelayURL, code: WormholeCode, timeout: Int) async throws(MailboxError) {
@@ -350,6 +351,9 @@ package actor NetworkKeySender {
             let messages = try NetworkTransfer.keysMessages(keys)
             try NetworkTransfer.checkPeer(try await wormhole.waitForPeer(), expecting: .receiver)
             onPeer?()
+            // From the first byte handed to the network, the receiver may get the keys, however late this
+            // task resumes after the write (a busy machine): an interrupt from then on must not say "cancelled".
+            keysLeaving = true
             for message in messages { try await wormhole.send(message) }
             keysSent = true
             let answer = try NetworkTransfer.readAnswer(try await wormhole.receive())
@@ -381,6 +385,9 @@ package actor NetworkKeySender {
     /// Whether the keys went out to the receiver: an interrupt after that cannot take them back,
     /// and the receiver may store them.
     package var hasSentKeys: Bool { keysSent }
+
+    /// Whether the keys may have left: their sending began. What an interrupt must assume.
+    package var mayHaveSentKeys: Bool { keysLeaving }
 }
 
 private func mood(for error: Error) -> Mood {
