@@ -421,7 +421,7 @@ public final class Vault: Sendable {
     ///   - bytes: the profile's JSON.
     ///   - name: how errors name it (`"the profile alice.json"`).
     /// - Returns: the profile as compact JSON text, for the vault's profile calls.
-    /// - Throws: ``SealKitError`` with reason `.invalidJSON`, naming the line and column, never the content.
+    /// - Throws: `SealKitError` with reason `.invalidJSON`, naming the line and column, never the content.
     public static func readProfile(_ bytes: some Collection<UInt8>, named name: String = "the profile") throws(SealKitError) -> String {
         do {
             return try JSONValue.parse(bytes).serialized()
