@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: it reads sealkit audit's JSON and SARIF with Python's own json module, a reader independent of SealKit's.
 """Runs `sealkit audit` over Fixtures/ and checks it against Fixtures/audit/expected.json.
 
 For Scripts/test. Checks the runs that need no keystore (with and without --schema), in

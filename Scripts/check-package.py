@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: it drives debootstrap, chroot and apt in a clean Debian root, which has no Swift to run anything else.
 """The Debian package on a clean Debian without Swift (issue 31); run by Scripts/test.
 
     Scripts/check-package.py DEB PEER

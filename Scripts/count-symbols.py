@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Python: it reads the JSON symbol graphs `swift package dump-symbol-graph` writes, with check-api's reader.
 """Counts the public symbols each library product makes visible to `import PRODUCT` (issue 32): its own module
 and every module it re-exports (`@_exported import` in Sources/PRODUCT/Exports.swift, followed transitively),
 from `swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members`. Enum cases
