@@ -66,7 +66,7 @@ extension CLI.Result {
 func expectCleanFailure(
     _ result: CLI.Result, containing fragment: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    #expect(result.status != 0 && result.status < 126, "exit status \(result.status)", sourceLocation: sourceLocation)
+    #expect(result.status > 0 && result.status < 126, "exit status \(result.status)", sourceLocation: sourceLocation)
     #expect(result.stdout.isEmpty, "stdout: \(result.stdout)", sourceLocation: sourceLocation)
     let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
     #expect(lines.count == 2 && lines[1].isEmpty, "stderr must be exactly one line: \(result.stderr)", sourceLocation: sourceLocation)
