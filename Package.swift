@@ -20,7 +20,7 @@ let package = Package(
         .executable(name: "sealkit", targets: ["SealKitCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
@@ -62,6 +62,10 @@ let package = Package(
         .target(name: "CProcessHardening"),
         // The commit `sealkit --version` names, in a field of its own that Scripts/install fills in.
         .target(name: "CBuildInfo"),
+        // The commit of the checkout a plain `swift build` builds, which the GitCommit plugin reads
+        // from git before each build (issue 36); `sealkit --version` names it when nothing was stamped.
+        .target(name: "BuildCommit", plugins: ["GitCommit"]),
+        .plugin(name: "GitCommit", capability: .buildTool()),
 
         // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
         .target(name: "SealCore", dependencies: ["CSodium"]),
@@ -115,7 +119,7 @@ let package = Package(
             name: "SealKitCLI",
             dependencies: [
                 "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening",
-                "CBuildInfo", "CEdit",
+                "CBuildInfo", "BuildCommit", "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),

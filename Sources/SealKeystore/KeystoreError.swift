@@ -36,7 +36,7 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     package var description: String {
         switch self {
         case .notFound(let id, let namespace):
-            return "no key for '\(id)' in namespace '\(namespace)': make one with 'sealkit keys generate \(id)', or bring it from "
+            return "no key for '\(id)' in namespace '\(namespace)': make one with 'sealkit keys generate \(TextSafety.shellWord(id.rawValue))', or bring it from "
                 + "another device with 'sealkit transfer receive' (or 'keys restore' from a backup)"
         case .alreadyExists(let id):
             return "a key for '\(id)' already exists: use another id, or 'sealkit keys rotate' to replace it and keep the old one for decryption"

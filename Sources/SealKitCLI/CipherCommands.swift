@@ -232,19 +232,20 @@ struct StatusCommand: ParsableCommand {
             let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
             vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase)
         } catch {
-            throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
+            throw CLIFailure("encryption is not possible for \(id.shown): \(error)", status: .negative)
         }
         let status = vault.encryptionStatus(existing: profile, schema: try data.readSchema())
         switch status {
         case .possible(let fingerprint):
             let entry = try keystore.entry(for: id)
             let retired = entry?.retiredFingerprints.count ?? 0
-            print("encryption is possible for '\(id)' in namespace '\(keystore.namespace)': key \(fingerprint)"
+            print("encryption is possible for \(id.shown) in namespace '\(keystore.namespace)': key \(fingerprint)"
                 + (entry?.isProtected == true ? ", passphrase-protected" : "")
                 + (retired > 0 ? ", \(retired) retired" : "")
                 + (profile != nil ? ", and it opens every ciphertext in the profile" : ""))
         case .notPossible(let error):
-            throw CLIFailure("encryption is not possible for '\(id)': \(error)", status: .negative)
+            let reason = SealKitCommand.suggestingNearID(for: error) ?? String(describing: error)
+            throw CLIFailure("encryption is not possible for \(id.shown): \(reason)", status: .negative)
         }
     }
 }

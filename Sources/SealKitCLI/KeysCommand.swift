@@ -43,7 +43,7 @@ struct KeysCommand: ParsableCommand {
             } catch {
                 // (A `catch where` on the typed error crashes Swift 6.3's SIL ownership verifier here.)
                 guard error.reason == .keyElsewhere else { throw error }
-                throw CLIFailure("not making a key for '\(id)': \(error)", status: .conflict)
+                throw CLIFailure("not making a key for \(id.shown): \(error)", status: .conflict)
             }
         }
     }
@@ -167,7 +167,7 @@ struct KeysCommand: ParsableCommand {
                 new = try KeystoreOptions.readPassphrase(from: newPassphraseFile, option: "--new-passphrase-file")
             } else {
                 new = try KeystoreOptions.askTwice(
-                    prompt: "New passphrase for key '\(id)': ",
+                    prompt: "New passphrase for key \(id.shown): ",
                     missing: "keys passwd needs the new passphrase: use --new-passphrase-file, or run on a terminal",
                     abandoned: "nothing was changed")
             }
@@ -209,7 +209,7 @@ struct KeysCommand: ParsableCommand {
             if !force {
                 // Ask only people: a script (stdin not a terminal) deletes as it always did.
                 let shown = (try? keystore.entry(for: id)).flatMap { $0 }.map { " (current key \($0.fingerprint))" } ?? ""
-                let question = "Delete every key of '\(id)'\(shown)? Ciphertexts made with them can no longer be opened."
+                let question = "Delete every key of \(id.shown)\(shown)? Ciphertexts made with them can no longer be opened."
                 if TerminalPrompt.confirm(question) == false {
                     throw CLIFailure("nothing was deleted: answer 'y' to delete, or use --force", status: .negative)
                 }
@@ -224,7 +224,7 @@ struct KeysCommand: ParsableCommand {
 /// there already) and leave them unprotected, so it is refused, pointing to the command that protects.
 func protectExisting(_ id: KeyID) -> CLIFailure {
     CLIFailure(
-        "'\(id)' is already stored without a passphrase, and --protect does not change stored keys: nothing was changed; run 'sealkit keys passwd \(id)' to protect them",
+        "\(id.shown) is already stored without a passphrase, and --protect does not change stored keys: nothing was changed; run 'sealkit keys passwd \(id.shellWord)' to protect them",
         status: .usage)
 }
 
@@ -233,5 +233,5 @@ func missingKey(_ id: KeyID, in keystore: Keystore) -> any Error {
     if case .notPossible(let error) = Vault(keystore: keystore, user: id, format: .v1).encryptionStatus(), error.reason == .keyNotFound {
         return error
     }
-    return CLIFailure("no key for '\(id)' in namespace '\(keystore.namespace)'", status: .noInput)
+    return CLIFailure("no key for \(id.shown) in namespace '\(keystore.namespace)'", status: .noInput)
 }

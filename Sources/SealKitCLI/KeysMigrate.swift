@@ -80,7 +80,7 @@ extension KeysCommand {
             }
             if !yes && !(StandardInput.isTerminal && StandardError.isTerminal) {
                 throw CLIFailure(
-                    "give --yes to move \(files.map { "'\($0.id)'" }.joined(separator: ", ")) to the NFC form of each id (no terminal to ask on)",
+                    "give --yes to move \(files.map { "\($0.id.shown)" }.joined(separator: ", ")) to the NFC form of each id (no terminal to ask on)",
                     status: .usage)
             }
             // A v2 value binds the id's bytes. One an earlier SealKit sealed for the old spelling would
@@ -88,7 +88,7 @@ extension KeysCommand {
             // one exists: the move waits for them to say so.
             guard v1Only else {
                 throw CLIFailure(
-                    "\(files.map { "'\($0.id)'" }.joined(separator: ", ")) \(files.count == 1 ? "is" : "are") stored under another Unicode "
+                    "\(files.map { "\($0.id.shown)" }.joined(separator: ", ")) \(files.count == 1 ? "is" : "are") stored under another Unicode "
                         + "form; v2 values sealed for \(files.count == 1 ? "it" : "them") under that spelling would no longer open after "
                         + "normalizing, so nothing was changed: decrypt such values first (with the SealKit that sealed them), or give "
                         + "--v1-only if none exist",
@@ -96,7 +96,7 @@ extension KeysCommand {
             }
             if !yes {
                 for file in files {
-                    StandardError.write("'\(file.id)' is stored under another Unicode form of its id: its keys move to the NFC id '\(file.id)'"
+                    StandardError.write("\(file.id.shown) is stored under another Unicode form of its id: its keys move to the NFC id \(file.id.shown)"
                         + (try keystore.entry(for: file.id) != nil ? ", which holds keys too (the same key merges; a different one is refused)" : "") + "\n")
                 }
                 guard try TerminalPrompt.confirm("Go ahead? [y/N] ") else { throw CLIFailure("nothing was changed", status: .negative) }

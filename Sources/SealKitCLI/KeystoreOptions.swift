@@ -53,6 +53,8 @@ struct KeystoreOptions: ParsableArguments {
     /// Where the keystore opened last lives (its folder, or the keyring), for errors that name it.
     /// The CLI opens keystores on its main thread only.
     nonisolated(unsafe) static var opened: String?
+    /// The keystore opened last, for the ids a "did you mean" chooses from.
+    nonisolated(unsafe) static var openedKeystore: Keystore?
 
     static func openKeystore(_ backend: KeystoreBackend, namespace: String?) throws -> Keystore {
         let environment = ProcessInfo.processInfo.environment
@@ -71,6 +73,7 @@ struct KeystoreOptions: ParsableArguments {
             #if canImport(SealSecretService)
             let keystore = try Keystore.secretService(namespace: name, timeout: timeout)
             opened = keystore.location
+            openedKeystore = keystore
             return keystore
             #else
             throw CLIFailure("the desktop keyring (Secret Service) is a Linux keystore: use --keystore file here", status: .usage)
@@ -88,6 +91,7 @@ struct KeystoreOptions: ParsableArguments {
             }
             let keystore = try Keystore(directory: root, namespace: name, lockTimeout: lockTimeout)
             opened = keystore.location
+            openedKeystore = keystore
             return keystore
         }
     }
@@ -175,11 +179,11 @@ struct KeystoreOptions: ParsableArguments {
         if let given = try givenPassphrase() { return given }
         var refusal: SealKitError?
         for attempt in 1...Self.tries {
-            guard let typed = try Self.ask("Passphrase for key '\(id)': ") else {
+            guard let typed = try Self.ask("Passphrase for key \(id.shown): ") else {
                 // No terminal: the keys' own refusal says how to give the passphrase.
                 if attempt == 1 {
                     throw Self.failure(unlocking: id, in: keystore, with: nil)
-                        ?? CLIFailure("key '\(id)' needs a passphrase and none was given", status: .noPermission)
+                        ?? CLIFailure("key \(id.shown) needs a passphrase and none was given", status: .noPermission)
                 }
                 continue
             }
@@ -188,7 +192,7 @@ struct KeystoreOptions: ParsableArguments {
             refusal = error
             if attempt < Self.tries { TerminalPrompt.say("Wrong passphrase, try again.") }
         }
-        throw refusal ?? CLIFailure("wrong passphrase for key '\(id)': nothing was changed", status: .noPermission)
+        throw refusal ?? CLIFailure("wrong passphrase for key \(id.shown): nothing was changed", status: .noPermission)
     }
 
     /// Why `passphrase` does not unlock `id`'s keys; nil when it does.

@@ -92,6 +92,21 @@ struct SealKitCommand: AsyncParsableCommand {
         return " (keystore: \(place))"
     }
 
+    /// The library's "no key for ID" with the stored id nearest to ID suggested first, before the
+    /// advice to make a key: `--key Ada` where `ada` is stored must not end in a second key for `ada`'s
+    /// person. The same id in another case first, else the nearest within two edits; nil when none is near.
+    static func suggestingNearID(for error: any Error) -> String? {
+        guard let error = error as? SealKitError, error.reason == .keyNotFound, let id = error.keyID,
+            let ids = try? KeystoreOptions.openedKeystore?.entries().map(\.id), !ids.isEmpty
+        else { return nil }
+        let near = ids.first { $0.rawValue.lowercased() == id.rawValue.lowercased() }
+            ?? SealKitError.nearest(to: id.rawValue, among: ids.map(\.rawValue)).flatMap { try? KeyID($0) }
+        guard let near, near != id else { return nil }
+        let text = error.description
+        guard let advice = text.firstRange(of: ": make one with ") else { return text + "; did you mean \(near.shown)?" }
+        return text[..<advice.lowerBound] + ": did you mean \(near.shown)? If not, make one with " + text[advice.upperBound...]
+    }
+
     static func fail(_ error: any Error) -> Never {
         let status: ExitStatus
         let message: String
@@ -102,7 +117,7 @@ struct SealKitCommand: AsyncParsableCommand {
         default:
             if let mapped = ExitStatus(for: error) {
                 status = mapped
-                message = String(describing: error) + keystorePlace(for: error)
+                message = (suggestingNearID(for: error) ?? String(describing: error)) + keystorePlace(for: error)
             } else {
                 // Help, version and argument errors: argument-parser knows what to print.
                 let code = exitCode(for: error)

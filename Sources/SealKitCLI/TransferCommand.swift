@@ -70,7 +70,7 @@ enum TransferDisplay {
     static func describe(_ keys: [KeyOffer], _ verb: String) {
         for key in keys {
             let retired = key.keyCount - 1
-            StandardError.write("\(verb) '\(key.id)' key \(key.fingerprint)\(retired > 0 ? " (+\(retired) retired)" : "")\n")
+            StandardError.write("\(verb) \(key.id.shown) key \(key.fingerprint)\(retired > 0 ? " (+\(retired) retired)" : "")\n")
         }
     }
 
@@ -251,11 +251,11 @@ struct TransferCommand: AsyncParsableCommand {
             let text = try RowndKeyText(
                 for: id, in: keystore, passphrase: keystoreOptions.passphrase(toUnlock: id, in: keystore), link: link ?? "")
             StandardError.write(
-                "sealkit: warning: this code holds the raw key of '\(id)' (\(text.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
+                "sealkit: warning: this code holds the raw key of \(id.shown) (\(text.fingerprint)): anyone who sees it can read that user's data; show it only to the device that should have it\n")
             if text.retiredKeyCount > 0 {
                 let count = text.retiredKeyCount == 1 ? "1 retired key" : "\(text.retiredKeyCount) retired keys"
                 StandardError.write(
-                    "sealkit: warning: '\(id)' has \(count); only the current key travels, because a Rownd app holds one key per user: "
+                    "sealkit: warning: \(id.shown) has \(count); only the current key travels, because a Rownd app holds one key per user: "
                         + "run 'sealkit profile rotate' so no data stays under a retired key\n")
             }
             switch format {

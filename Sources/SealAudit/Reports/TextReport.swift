@@ -1,8 +1,10 @@
 import SealCore
 
-/// The report as a table for people: one row per finding (written as found, so columns after
-/// the kind are not aligned), its other place indented below it, and a summary line. Control
-/// characters in file and field names are escaped, so a crafted name cannot rewrite the terminal.
+/// The report as a table for people: one row per finding, its other places indented below it, and
+/// a summary line. The columns line up under the header: rows are held until the audit ends (or
+/// until `Stream.blockSize` rows wait, for an audit with very many findings, whose later rows keep
+/// the widths found so far and may run past them). Control characters in file and field names are
+/// escaped, so a crafted name cannot rewrite the terminal.
 public enum TextReport {
     /// Renders a report.
     /// - Parameter report: the audit's result.
@@ -15,35 +17,60 @@ public enum TextReport {
     public final class Stream: ReportStream {
         private let write: (String) -> Void
         private var count = 0
-        static let severityWidth = 8
-        static let kindWidth = FindingKind.allCases.map(\.rawValue.count).max() ?? 20
+        /// Rows not yet written: their cells, and the finding's other places.
+        private var waiting: [(cells: [String], others: [String])] = []
+        /// The widths of the columns before the message, once the header is written.
+        private var widths: [Int]?
+        static let header = ["SEVERITY", "KIND", "WHERE", "FIELD", "MESSAGE"]
+        /// How many rows wait for their widths at most.
+        static let blockSize = 10_000
 
         /// Streams the report through `write`, a line at a time.
         /// - Parameter write: receives the text in order.
         public init(write: @escaping (String) -> Void) { self.write = write }
 
         public func add(_ finding: Finding) {
-            if count == 0 {
-                write(row("SEVERITY", "KIND", "WHERE", "FIELD", "MESSAGE"))
-            }
             count += 1
-            var text = row(
+            let cells = [
                 finding.severity.rawValue, finding.kind.rawValue, TextReport.place(finding.places[0]),
-                safe(finding.field ?? "-"), safe(finding.message))
-            for other in finding.places.dropFirst() {
-                text += String(repeating: " ", count: Self.severityWidth + Self.kindWidth + 4) + "also at "
-                    + TextReport.place(other) + (other.field.map { " (\(safe($0)))" } ?? "") + "\n"
+                safe(finding.field ?? "-"), safe(finding.message),
+            ]
+            let others = finding.places.dropFirst().map { other in
+                "also at " + TextReport.place(other) + (other.field.map { " (\(safe($0)))" } ?? "")
             }
-            write(text)
+            waiting.append((cells, others))
+            if waiting.count >= Self.blockSize { flush() }
         }
 
         public func finish(_ summary: AuditSummary) {
+            flush()
             write((count > 0 ? "\n" : "") + TextReport.summary(summary) + "\n")
         }
 
-        private func row(_ severity: String, _ kind: String, _ place: String, _ field: String, _ message: String) -> String {
-            severity.padding(to: Self.severityWidth) + "  " + kind.padding(to: Self.kindWidth) + "  " + place + "  " + field + "  "
-                + message + "\n"
+        /// Writes the waiting rows, and the header before the first: each column as wide as its widest cell.
+        private func flush() {
+            guard !waiting.isEmpty else { return }
+            var text = ""
+            if widths == nil {
+                let columns = Self.header.count - 1
+                widths = (0..<columns).map { column in
+                    waiting.reduce(Self.header[column].count) { max($0, $1.cells[column].count) }
+                }
+                text += row(Self.header)
+            }
+            for (cells, others) in waiting {
+                text += row(cells)
+                let indent = String(repeating: " ", count: widths![0] + widths![1] + 4)
+                for other in others { text += indent + other + "\n" }
+            }
+            waiting.removeAll(keepingCapacity: true)
+            write(text)
+        }
+
+        private func row(_ cells: [String]) -> String {
+            var line = ""
+            for (column, width) in widths!.enumerated() { line += cells[column].padding(to: width) + "  " }
+            return line + cells[cells.count - 1] + "\n"
         }
     }
 
