@@ -1,0 +1,25 @@
+/// Plaintexts and the keys behind a vault never print (issue 36): `print`, string interpolation,
+/// `String(reflecting:)` and `dump` show ids, formats and field names, never a value or a key.
+extension DecryptedProfile: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The JSON's length and the fields under retired keys: never the profile's values.
+    public var description: String {
+        "DecryptedProfile(\(json.utf8.count) bytes of JSON redacted, fieldsUnderRetiredKeys: \(fieldsUnderRetiredKeys))"
+    }
+    /// The same as `description`.
+    public var debugDescription: String { description }
+    /// The field names under retired keys only, so `dump` shows no plaintext.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["fieldsUnderRetiredKeys": fieldsUnderRetiredKeys], displayStyle: .struct)
+    }
+}
+
+extension Vault: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The user, the format and the keystore: never a key or the passphrase.
+    public var description: String { "Vault(user '\(user)', format \(format), \(keystore))" }
+    /// The same as `description`.
+    public var debugDescription: String { description }
+    /// The keystore, the user and the format, so `dump` shows no key and no passphrase.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keystore": keystore, "user": user, "format": format], displayStyle: .class)
+    }
+}
