@@ -5,7 +5,8 @@
     Scripts/check-package.py DEB PEER
 
 DEB is the package Scripts/package made; PEER is the build tree's sealkit, the other end of the
-network transfers. A Debian bookworm root made by `debootstrap --variant=minbase` (with man-db and
+network transfers. First Debian's `lintian` must find no error and no warning in the package (issue 36).
+A Debian bookworm root made by `debootstrap --variant=minbase` (with man-db and
 bash-completion, no Swift) is kept as a tarball in .build/clean-machine/ and made once; every run
 unpacks a fresh copy, so nothing an earlier run installed can hide a missing dependency. In it
 (chroot, with /proc and /dev mounted for the run and unmounted on every way out):
@@ -222,7 +223,18 @@ def transfer(receiver, sender, relay, key_id):
     return out.decode().splitlines()
 
 
+def lintian(deb):
+    """Debian's own package checks (issue 36): no error and no warning (informational tags pass)."""
+    log("lintian " + deb.name)
+    result = run(["lintian", "--fail-on", "error,warning", "--no-tag-display-limit", str(deb)], check=False, timeout=600)
+    output = (result.stdout + result.stderr).decode(errors="replace")
+    tags = [line for line in output.splitlines() if re.match(r"^[EW]: ", line)]
+    expect(not tags and result.returncode == 0,
+           f"lintian found {len(tags)} errors and warnings (exit {result.returncode}):\n" + (output.strip() or "(no output)"))
+
+
 def check(deb, peer):
+    lintian(deb)
     version = run(["dpkg-deb", "--field", str(deb), "Version"]).stdout.decode().strip()
     with Machine() as machine:
         root = machine.root

@@ -146,6 +146,8 @@ ensure_package_deps() {
   local missing=()
   command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
   command -v strip >/dev/null 2>&1 || missing+=(binutils)
+  # Scripts/check-package.py runs Debian's lintian on the package: no error, no warning.
+  command -v lintian >/dev/null 2>&1 || missing+=(lintian)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
