@@ -335,7 +335,9 @@ def report(sealkit, args, files, ordered, summary, stdout):
     if args.schema:
         command += ["--schema", args.schema]
     command.append("-")
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=stdout)
+    # sealkit's one-line summary (or error) on stderr: spark-submit runs this driver with its stderr merged into
+    # stdout, so with the report on stdout only an error is passed on, and the exit status says the rest.
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE)
     try:
         process.stdin.write(json.dumps({"files": [display for display, _, _ in files]}).encode() + b"\n")
         if ordered is not None:
@@ -345,7 +347,11 @@ def report(sealkit, args, files, ordered, summary, stdout):
         process.stdin.close()
     except BrokenPipeError:
         pass
-    return process.wait()
+    said = process.stderr.read().decode(errors="replace")
+    status = process.wait()
+    if said and (args.output or status >= 2):
+        sys.stderr.write(said)
+    return status
 
 
 def main(argv=None, spark=None):
