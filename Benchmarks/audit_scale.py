@@ -10,7 +10,7 @@ Scripts/bench's audit export. Measured, peers interleaved round by round, median
 - `sealkit audit` on 1,000,000 and 4,000,000 values: CPU seconds and peak RSS; the difference in peak RSS per
   extra value is what the whole-data-set checks hold per distinct nonce;
 - the floor: DuckDB (one thread) `read_json` of the same 1,000,000-value file with a distinct count of each value's
-  first 32 characters, in this process (CPU seconds), when duckdb is installed;
+  first 32 characters, in this process (CPU seconds), when duckdb is installed (`.venv/bin/python -m pip install duckdb`);
 - with --spark, the Spark job in local mode with 1 and 2 cores (wall seconds, Spark's start included).
 """
 import argparse
