@@ -236,17 +236,20 @@ def expected_run(with_schema, with_key):
             text = v[5][1] if isinstance(v[5], tuple) else v[5]
             if not isinstance(text, str):
                 continue
+            # Every format's nonce is tracked: v1's starts the bytes, v2's follows its 17-byte header (issue 40).
+            v2 = text.startswith("sk2:")
             try:
-                raw = base64.b64decode(text, validate=True)
+                raw = base64.b64decode(text[4:] if v2 else text, validate=True)
             except Exception:
                 continue
-            if len(raw) < 40 or b64(raw) != text:
+            if len(raw) < (57 if v2 else 40) or b64(raw) != (text[4:] if v2 else text):
                 continue
-            if raw[:24] in first_seen:
-                seen_place, seen_text = first_seen[raw[:24]]
+            nonce = raw[17:41] if v2 else raw[:24]
+            if nonce in first_seen:
+                seen_place, seen_text = first_seen[nonce]
                 add("duplicate-ciphertext" if text == seen_text else "nonce-reuse", [place(v), seen_place])
             else:
-                first_seen[raw[:24]] = (place(v), text)
+                first_seen[nonce] = (place(v), text)
         if name in UNREADABLE:
             add("unreadable-file", [UNREADABLE[name]])
     return findings

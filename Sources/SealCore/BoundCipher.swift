@@ -89,7 +89,7 @@ package enum BoundCipher {
     /// Bytes of the key tag and of the place tag.
     static let tagByteCount = 8
     /// Version, key tag and place tag.
-    static let headerByteCount = 1 + 2 * tagByteCount
+    package static let headerByteCount = 1 + 2 * tagByteCount
     static let nonceByteCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
     static let macByteCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
     /// The smallest possible body: header, nonce and tag around an empty plaintext.

