@@ -34,6 +34,11 @@ struct AuditCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"), completion: .file(extensions: ["json"]))
     var schema: String?
 
+    @Flag(help: ArgumentHelp(
+        "The schema declares every field: a field it does not declare is an error, not a warning.",
+        discussion: "As the schema's \"sealkit\": {\"undeclared\": \"error\"} does."))
+    var completeSchema = false
+
     @Option(name: .customLong("key"), help: ArgumentHelp("Check ciphertexts against this key id's keys (repeatable).", valueName: "id"), completion: .keyIDs)
     var keys: [String] = []
 
@@ -55,6 +60,7 @@ struct AuditCommand: ParsableCommand {
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one file or folder to audit") }
+        if completeSchema && schema == nil { throw ValidationError("--complete-schema says what the schema declares: give --schema") }
     }
 
     func run() throws {
@@ -74,14 +80,15 @@ struct AuditCommand: ParsableCommand {
         }
         let summary: AuditSummary
         do {
-            let schema = try self.schema.map { path throws(SealKitError) in try AuditSchema.load(path: path) }
+            var schema = try self.schema.map { path throws(SealKitError) in try AuditSchema.load(path: path) }
+            if completeSchema { schema?.undeclaredMembers = .refused }
             let auditor = try Auditor(schema: schema, vaults: try vaults(), ignoring: Set(ignored))
             let progress = ProgressLine(label: "sealkit audit")
             defer { progress.finish() }
             summary = try auditor.audit(paths: paths, progress: { progress.update($0) }, onFinding: stream.add)
         }
         if let writeError { throw writeError }
-        let failing = summary.findingCounts.contains { $0.value > 0 && $0.key.severity >= failOn.severity }
+        let failing = summary.findingCountsBySeverity.contains { $0.value > 0 && $0.key >= failOn.severity }
         // Reading no value proves nothing: in CI that would be a false green.
         if !failing, let reason = summary.nothingAuditedReason(flaggedBySchema: schema != nil) {
             throw CLIFailure("nothing was audited: \(reason)", status: .noInput)

@@ -40,6 +40,8 @@ extension SealKitError {
             self.init(.profileFields, keyID: keyID, fields: failures.map(\.field), String(describing: error))
         case .fieldsBesideData(let fields):
             self.init(.profileFields, keyID: keyID, fields: fields, String(describing: error))
+        case .undeclaredMembers(let members):
+            self.init(.profileFields, keyID: keyID, fields: members.map(\.name), String(describing: error))
         }
     }
 
