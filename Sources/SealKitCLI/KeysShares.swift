@@ -174,6 +174,11 @@ enum ShareBackupCommands {
             }
             do {
                 let share = try ShareBackup.Share(text)
+                // A share given twice counts once: say so, rather than "accepted" with nothing gained.
+                if shares.contains(where: { $0.isDuplicate(of: share) }) {
+                    StandardError.write("\(place): share \"\(share.prefix) ...\" is a duplicate of one given before: not counted again\n")
+                    return true
+                }
                 shares.append(share)
                 if interactive { StandardError.write("\(place): share \"\(share.prefix) ...\" accepted\n") }
             } catch {
@@ -233,6 +238,12 @@ extension ShareBackupCommands {
                 continue
             }
             guard let share = parsedOrCorrected(ShareBackup.Words.completing(text), kept: shares.count) else { continue }
+            guard !shares.contains(where: { $0.isDuplicate(of: share) }) else {
+                StandardError.write(
+                    "share \"\(share.prefix) ...\" was already taken: a duplicate, not counted again; "
+                        + "\(progress(of: shares, latest: share)), type the next share\n")
+                continue
+            }
             let trial = shares + [share]
             do {
                 try ShareBackup.check(trial)
