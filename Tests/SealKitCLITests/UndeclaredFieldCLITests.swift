@@ -105,6 +105,7 @@ struct UndeclaredFieldCLITests {
         let undeclared = findings.filter { $0["kind"] == "undeclared-field" }
         #expect(undeclared.map { $0["severity"]?.stringValue ?? "" } == ["warning", "error", "error"], "\(audit.output)")
         #expect(undeclared.map { $0["field"]?.stringValue ?? "" } == ["user_id", "salary", "salary"])
+        try #require(undeclared.count == 3)
         #expect(undeclared[1]["message"]?.stringValue?.contains("did you mean the encrypted field `salery`?") == true)
         #expect(!audit.stdout.contains("85000"))
         // Errors fail even --fail-on error; with only the warning left, --fail-on error passes.
