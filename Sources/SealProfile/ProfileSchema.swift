@@ -192,14 +192,19 @@ public struct ProfileSchema: Sendable, Equatable {
     /// The encrypted fields' names, in schema order, for the near-name rule.
     private let encryptedNameList: [String]
 
-    /// Whether the schema declares a field called `name`, encrypted or not.
-    package func declares(_ name: String) -> Bool { indexByName[name] != nil }
+    /// Members SealKit itself writes into a profile, which a schema need not declare: the profile seal
+    /// of issue 38 (`sealkit_seal`).
+    static let membersSealKitWrites: Set<String> = ["sealkit_seal"]
+
+    /// Whether a profile field called `name` counts as declared: the schema defines it, encrypted or not,
+    /// or SealKit itself writes it (`membersSealKitWrites`).
+    package func declares(_ name: String) -> Bool { indexByName[name] != nil || Self.membersSealKitWrites.contains(name) }
 
     /// The problem with a profile member called `name` (one of a profile's fields): nil when the schema
     /// declares it, or when it is far from every encrypted field's name and `undeclaredMembers` lets such
     /// members pass. The one rule every profile operation and the audit follow.
     package func undeclaredMember(named name: String) -> UndeclaredMember? {
-        guard indexByName[name] == nil else { return nil }
+        guard !declares(name) else { return nil }
         let near = TextSafety.nearestName(to: name, among: encryptedNameList)
         if near == nil && undeclaredMembers == .refusedNearEncrypted { return nil }
         return UndeclaredMember(name: name, nearEncryptedField: near)

@@ -99,6 +99,8 @@ import Testing
         #expect(tree == .undeclaredMembers([UndeclaredMember(name: "user_id", nearEncryptedField: nil)]))
         #expect(text == tree)
         #expect(try ProfileEncryptor(schema: complete).encrypt(["name": "Ada", "ssn": "1"], with: keys)["name"] == "Ada")
+        // The profile seal SealKit itself writes (issue 38's `sealkit_seal`) need not be declared.
+        #expect(complete.undeclaredMember(named: "sealkit_seal") == nil)
 
         // In `app`, beside its schema; "near" is the default; set from code.
         let inApp = try ProfileSchema(parsing: #"{"app": {"schema": {"# + fields + #"}, "sealkit": {"undeclared": "error"}}}"#)
