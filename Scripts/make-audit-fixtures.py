@@ -28,10 +28,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures"
 rng = random.Random(20261123)
 KIND_ORDER = ["plaintext-field", "malformed-ciphertext", "nonce-reuse", "duplicate-ciphertext",
               "undecryptable", "retired-key", "identifier-encrypted", "unreadable-file", "mixed-keys", "unknown-key",
-              "v1-in-bound-field", "field-beside-data"]
+              "v1-in-bound-field", "field-beside-data", "undeclared-field"]
 KEY_ID = "audit-user"  # the id the audit tests give --key; v2 values are sealed for it
 SEVERITY = {kind: "error" for kind in KIND_ORDER}
-SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning"})
+SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning", "undeclared-field": "warning"})
 
 
 def rand(n):
@@ -80,6 +80,28 @@ def schema(email_encrypted):
 
 
 ENCRYPTED = {"ssn", "date_of_birth", "credit_score", "notes", "tax~id/last4", "passport"}
+DECLARED = set(schema(False)["app"]["schema"])
+
+
+def near_encrypted(name):
+    """The issue 36 rule, written apart from SealKit's: within two edits (optimal string alignment) of an
+    encrypted field's name, as written or with case and the separators _ - . and space left out."""
+    def fold(text):
+        return "".join(c.lower() if "A" <= c <= "Z" else c for c in text if c not in "_-. ")
+
+    def distance(a, b):
+        d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i in range(len(a) + 1):
+            d[i][0] = i
+        for j in range(len(b) + 1):
+            d[0][j] = j
+        for i in range(1, len(a) + 1):
+            for j in range(1, len(b) + 1):
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+                if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+        return d[len(a)][len(b)]
+    return any(min(distance(name, f), distance(fold(name), fold(f))) <= 2 for f in ENCRYPTED)
 
 # ---------------------------------------------------------------- planted values
 # A value is plain JSON, or a (tag, ciphertext) pair naming what was planted.
@@ -128,6 +150,10 @@ jsonl_lines = [
     # the fields). Fixed nonces again, for the same reason.
     [("user_id", "user-12"), ("passport", ("v1-in-bound-field", seal(CURRENT, "X1234567", bytes([2] * 24))))],
     [("user_id", "user-13"), ("ssn", ("field-beside-data", "123-45-6789")), ("data", {})],
+    # Issue 36: fields the schema does not declare. `creditScore` is `credit_score` spelt another way (an
+    # error: its value is in plaintext); `favorite_color` is near nothing flagged (a warning, once per file).
+    [("user_id", "user-14"), ("favorite_color", "green"), ("creditScore", 812), ("ssn", None)],
+    [("user_id", "user-15"), ("favorite_color", "blue"), ("ssn_", "987-65-4321")],
 ]
 
 
@@ -206,8 +232,8 @@ def expected_run(with_schema, with_key):
     duplicate-ciphertext when it is the same ciphertext, nonce-reuse when it is another."""
     findings = []
 
-    def add(kind, places):
-        entry = {"kind": kind, "severity": SEVERITY[kind], "file": places[0]["file"],
+    def add(kind, places, severity=None):
+        entry = {"kind": kind, "severity": severity or SEVERITY[kind], "file": places[0]["file"],
                  "location": places[0]["location"], "field": places[0]["field"], "line": places[0]["line"]}
         if kind in ("nonce-reuse", "duplicate-ciphertext"):
             entry["places"] = places
@@ -222,7 +248,16 @@ def expected_run(with_schema, with_key):
               "line": 1}])
     first_seen = {}
     for name in FILE_ORDER:
-        for v in (v for v in values if v[0] == name and (v[2] in ENCRYPTED or v[2] == MIXED[0] or not with_schema)):
+        warned = set()
+        for v in (v for v in values if v[0] == name and (v[2] not in DECLARED or v[2] in ENCRYPTED or not with_schema)):
+            # `data` holds a user-state profile's fields: it is not one (the schema defines no field called so).
+            if with_schema and v[2] not in DECLARED and v[2] not in (MIXED[0], "data"):
+                if near_encrypted(v[2]):
+                    add("undeclared-field", [place(v)], "error")
+                elif v[2] not in warned:
+                    warned.add(v[2])
+                    add("undeclared-field", [place(v)], "warning")
+                continue
             tag = v[5][0] if isinstance(v[5], tuple) else None
             if tag == "mixed-keys":
                 add(tag, [dict(place(v), field=None)])

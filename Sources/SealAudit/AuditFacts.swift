@@ -19,7 +19,7 @@ import SealJSON
 /// Input of the facts step: NDJSON lines each starting with its place, `FILE LINE ` (the file's index in
 /// the job's file list and the line's 1-based number in that file), then the line as it stands in the
 /// export. Output, one compact JSON object per line:
-/// - `{"finding": {"file": F, "line": L, "seq": S, "kind": K, "field": N, "message": M}}`
+/// - `{"finding": {"file": F, "line": L, "seq": S, "kind": K, "field": N, "message": M, "severity": V}}`
 /// - `{"value": {"file": F, "line": L, "seq": S, "field": N, "nonce": HEX, "digest": HEX}}`
 /// - `{"bad_line": {"file": F, "line": L, "message": M}}`, `{"not_profile": {"file": F, "line": L}}`
 /// - `{"counts": {"values": N, "profiles": N, "blank_lines": N}}`, last.
@@ -54,7 +54,7 @@ public enum AuditFacts {
             line("finding", [
                 ("file", Self.file(place)), ("line", Self.number(place.line)), ("seq", Self.number(sequence)),
                 ("kind", .string(finding.kind.rawValue)), ("field", place.field.map(JSONValue.string) ?? .null),
-                ("message", .string(finding.message)),
+                ("message", .string(finding.message)), ("severity", .string(finding.severity.rawValue)),
             ])
         }
 
@@ -101,6 +101,7 @@ public enum AuditFacts {
         mutating func emit(_ finding: Finding) {
             guard !auditor.ignoring.contains(finding.kind) else { return }
             summary.findingCounts[finding.kind, default: 0] += 1
+            summary.findingCountsBySeverity[finding.severity, default: 0] += 1
             onFinding(finding)
         }
 
@@ -126,7 +127,9 @@ public enum AuditFacts {
                 guard let kind = body["kind"]?.stringValue.flatMap(FindingKind.init(rawValue:)),
                     let message = body["message"]?.stringValue
                 else { throw .badFacts(line: inputLine, reason: "a finding without a known kind and a message") }
-                emit(Finding(kind: kind, places: [try place(body)], message: message))
+                // A finding's own severity (undeclared-field's depends on the field); facts without one take the kind's.
+                let severity = body["severity"]?.stringValue.flatMap(Severity.init(rawValue:)) ?? kind.severity
+                emit(Finding(kind: kind, places: [try place(body)], message: message, severity: severity))
             case "repeat":
                 guard let copy = body["copy"]?.boolValue, let first = body["first"] else {
                     throw .badFacts(line: inputLine, reason: "a repeat without copy and first")

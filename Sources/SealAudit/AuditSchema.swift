@@ -25,6 +25,24 @@ public struct AuditSchema: Sendable {
     let definesDataField: Bool
     /// `identifier-encrypted` findings about the schema itself.
     let findings: [Finding]
+    /// The schema, for the rule on undeclared members.
+    private var profileSchema: ProfileSchema
+
+    /// Which profile fields that the schema does not declare are errors: those near an encrypted
+    /// field's name (the default; the others are warnings), or, with `.refused`, every one. Read from
+    /// the schema's `"sealkit": {"undeclared": ...}`; set it for `--complete-schema`.
+    public var undeclaredMembers: ProfileSchema.UndeclaredMembers {
+        get { profileSchema.undeclaredMembers }
+        set { profileSchema.undeclaredMembers = newValue }
+    }
+
+    /// What is wrong with a profile field called `name`: nil when the schema declares it; else
+    /// whether it is an error, and the encrypted field its name is near, if one is.
+    func undeclaredField(named name: String) -> (isError: Bool, nearEncryptedField: String?)? {
+        guard !profileSchema.declares(name) else { return nil }
+        guard let member = profileSchema.undeclaredMember(named: name) else { return (false, nil) }
+        return (true, member.nearEncryptedField)
+    }
 
     /// Uses a parsed schema.
     /// - Parameters:
@@ -40,6 +58,7 @@ public struct AuditSchema: Sendable {
         boundFields = Set(schema.encryptedFields.filter { $0.format == .v2 }.map(\.name))
         definesDataField = schema.field(named: "data") != nil
         self.findings = findings
+        profileSchema = schema
     }
 
     /// Reads a schema file in Rownd's app-config shape (bare, under `"schema"`, or under `"app": {"schema": ...}`).

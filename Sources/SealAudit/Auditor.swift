@@ -198,6 +198,7 @@ final class AuditRun {
     private func emit(_ finding: Finding) {
         guard !ignoring.contains(finding.kind) else { return }
         summary.findingCounts[finding.kind, default: 0] += 1
+        summary.findingCountsBySeverity[finding.severity, default: 0] += 1
         if let facts {
             facts.finding(finding, sequence: sequence)
             sequence += 1
@@ -212,6 +213,7 @@ final class AuditRun {
         fileIndex = index
         file = files[index]
         fileLabel = file.path
+        warnedUndeclared.removeAll(keepingCapacity: true)
         order = 0
         firstNonProfile = nil
         nonProfileCount = 0
@@ -291,7 +293,17 @@ final class AuditRun {
         for (key, value) in fields {
             path.append(.key(key))
             if let schema {
-                if schema.encryptedFields.contains(key) { inspectEncryptedField(value, field: key) }
+                if schema.encryptedFields.contains(key) {
+                    inspectEncryptedField(value, field: key)
+                } else if let undeclared = schema.undeclaredField(named: key) {
+                    // A warning once per name and file (every profile of an export may carry `user_id`);
+                    // an error wherever it stands, as each is a value in plaintext.
+                    if undeclared.isError || warnedUndeclared.count >= Self.warnedUndeclaredCap
+                        || warnedUndeclared.insert(key).inserted
+                    {
+                        reportUndeclared(field: key, undeclared.nearEncryptedField, isError: undeclared.isError)
+                    }
+                }
             } else {
                 inspectAnyValue(value, field: key)
             }
@@ -489,6 +501,30 @@ final class AuditRun {
             remaining -= ring.retired.count
         }
         return keys.count - 1
+    }
+
+    /// An `undeclared-field` finding: an error for a name near an encrypted field's (or when the schema
+    /// refuses every undeclared field), a warning otherwise.
+    /// The undeclared field names warned about in this file; at most `warnedUndeclaredCap` of them are
+    /// remembered, past which each is reported where it stands.
+    private var warnedUndeclared: Set<String> = []
+    private static let warnedUndeclaredCap = 4096
+
+    private func reportUndeclared(field: String, _ nearEncryptedField: String?, isError: Bool) {
+        guard !ignoring.contains(.undeclaredField) else { return }
+        let name = TextSafety.printable(field)
+        let message: String
+        if let near = nearEncryptedField {
+            message = "`\(name)` is not in the schema; did you mean the encrypted field `\(TextSafety.printable(near))`? "
+                + "Its value is not audited as a ciphertext"
+        } else if isError {
+            message = "`\(name)` is not in the schema, and undeclared fields are refused"
+        } else {
+            message = "`\(name)` is not in the schema (reported once per file)"
+        }
+        emit(Finding(
+            kind: .undeclaredField, places: [place(field: field)], message: message,
+            severity: isError ? .error : .warning))
     }
 
     private func report(_ kind: FindingKind, field: String, also other: Place? = nil, _ message: String) {

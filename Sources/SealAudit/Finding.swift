@@ -27,11 +27,15 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     /// A top-level member named like a flagged field beside the `data` object that holds the
     /// profile's fields: nothing reads or encrypts it there.
     case fieldBesideData = "field-beside-data"
+    /// A profile field the schema does not declare: an error when its name is near an encrypted
+    /// field's (one of the two is misspelt, and the value is in plaintext) or when the schema
+    /// refuses every undeclared member; a warning otherwise.
+    case undeclaredField = "undeclared-field"
 
     /// How serious the kind is.
     public var severity: Severity {
         switch self {
-        case .duplicateCiphertext, .retiredKey: return .warning
+        case .duplicateCiphertext, .retiredKey, .undeclaredField: return .warning
         default: return .error
         }
     }
@@ -63,6 +67,8 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "A v1 ciphertext, which names no field, in a field the schema makes v2."
         case .fieldBesideData:
             return "A flagged field's name beside the data object that holds the profile's fields."
+        case .undeclaredField:
+            return "A profile field the schema does not declare; an error when its name is near an encrypted field's."
         }
     }
 
@@ -93,6 +99,8 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "Migrate data you trust (sealkit profile rotate --from-v1), then rotate the key; otherwise restore the field."
         case .fieldBesideData:
             return "Move the member into data, or drop data if the profile's own members are its fields."
+        case .undeclaredField:
+            return "Fix the misspelt name (in the schema or the profile), or declare the field in the schema; encrypt the data again."
         }
     }
 
@@ -180,20 +188,35 @@ public struct Finding: Sendable, Equatable {
     /// What is wrong, in one line.
     public let message: String
 
-    /// Describes a finding.
+    /// How serious it is, when not as its kind says.
+    private let assignedSeverity: Severity
+
+    /// Describes a finding, as serious as its kind says.
     /// - Parameters:
     ///   - kind: the kind of problem.
     ///   - places: where it occurs; the first is the finding's own place.
     ///   - message: one line, without any value from the data.
     public init(kind: FindingKind, places: [Place], message: String) {
+        self.init(kind: kind, places: places, message: message, severity: kind.severity)
+    }
+
+    /// Describes a finding whose severity depends on more than its kind (`undeclared-field`).
+    /// - Parameters:
+    ///   - kind: the kind of problem.
+    ///   - places: where it occurs; the first is the finding's own place.
+    ///   - message: one line, without any value from the data.
+    ///   - severity: how serious this finding is.
+    public init(kind: FindingKind, places: [Place], message: String, severity: Severity) {
         precondition(!places.isEmpty, "a finding needs a place")
         self.kind = kind
         self.places = places
         self.message = message
+        assignedSeverity = severity
     }
 
-    /// How serious it is.
-    public var severity: Severity { kind.severity }
+    /// How serious it is: its kind's severity, except for `undeclared-field`, which is an error when the
+    /// name is near an encrypted field's.
+    public var severity: Severity { assignedSeverity }
     /// The first place's file.
     public var file: String { places[0].file }
     /// The first place's location.
@@ -236,6 +259,9 @@ public struct AuditSummary: Sendable, Equatable {
     public var blankLineCount = 0
     /// Findings reported, per kind (ignored kinds are not counted).
     public var findingCounts: [FindingKind: Int] = [:]
+    /// Findings reported, per severity: what `--fail-on` looks at, as one kind's findings may differ
+    /// in severity (`undeclared-field`).
+    public var findingCountsBySeverity: [Severity: Int] = [:]
     /// How repeated nonces group.
     public var groups = RepeatGroups()
 

@@ -113,6 +113,15 @@ public enum ShareBackup {
         public var memberIndex: Int { slip39.memberIndex }
         /// How many shares of its group restore the group.
         public var memberThreshold: Int { slip39.memberThreshold }
+
+        /// Whether `other` is this very share given again: of the same backup, group and place, with the
+        /// same value (compared in constant time). A share given twice counts once.
+        /// - Parameter other: another share.
+        /// - Returns: true for a duplicate.
+        public func isDuplicate(of other: Share) -> Bool {
+            slip39.commonParameters == other.slip39.commonParameters && slip39.groupIndex == other.slip39.groupIndex
+                && slip39.memberIndex == other.slip39.memberIndex && ConstantTime.equals(slip39.value, other.slip39.value)
+        }
     }
 
     /// Checks that shares belong together and suffice to restore their backup (repeats count once;

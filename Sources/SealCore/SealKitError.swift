@@ -134,9 +134,10 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func quoting(_ text: String) -> String { TextSafety.printable(text) }
 
     /// The name of `names` nearest to `text` within two edits (insertions, deletions, substitutions, swaps of
-    /// neighbours), as SealKit's own "did you mean" messages choose it; nil when none is that near.
+    /// neighbours), or equal to it but for case and the separators `_`, `-`, `.` and space (`SSN` and `ssn`,
+    /// `home_address` and `homeAddress`), as SealKit's own "did you mean" messages choose it; nil when none is that near.
     public static func nearest(to text: String, among names: [String]) -> String? {
-        names.map { ($0, TextSafety.editDistance(text, $0, limit: 2)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+        TextSafety.nearestName(to: text, among: names)
     }
 
     package init(_ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String) {

@@ -41,6 +41,42 @@ package enum TextSafety {
         }
     }
 
+    /// `name` as names are compared when they may differ only in spelling: ASCII letters in lower case,
+    /// and the separators `_`, `-`, `.` and space left out, so `home_address`, `homeAddress` and
+    /// `Home-Address` fold alike, and so do `SSN` and `ssn`.
+    package static func foldedName(_ name: String) -> String {
+        var folded = ""
+        folded.unicodeScalars.reserveCapacity(name.unicodeScalars.count)
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "_", "-", ".", " ": continue
+            case "A"..."Z": folded.unicodeScalars.append(Unicode.Scalar(scalar.value + 32)!)
+            default: folded.unicodeScalars.append(scalar)
+            }
+        }
+        return folded
+    }
+
+    /// How near two names are: the fewer of their edit distance as written and once folded
+    /// (`foldedName`), so a name equal to another but for case and separators is at 0. At most `limit + 1`.
+    package static func nameDistance(_ a: String, _ b: String, limit: Int) -> Int {
+        let written = editDistance(a, b, limit: limit)
+        if written == 0 { return 0 }
+        return min(written, editDistance(foldedName(a), foldedName(b), limit: limit))
+    }
+
+    /// The one rule for "did you mean": the name of `names` nearest to `text` (`nameDistance`) within two
+    /// edits, or equal once case and separators are left out; the first of equally near names; nil when
+    /// none is that near.
+    package static func nearestName(to text: String, among names: [String]) -> String? {
+        var best: (name: String, distance: Int)?
+        for name in names {
+            let distance = nameDistance(text, name, limit: 2)
+            if distance <= 2, distance < (best?.distance ?? .max) { best = (name, distance) }
+        }
+        return best?.name
+    }
+
     /// Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
     /// substitutions and swaps of neighbours), by Unicode scalar. Anything beyond `limit`
     /// comes back as `limit + 1`, so long keys cost little. Every "did you mean" SealKit says comes from it (schema keys, code and passphrase words, commands).

@@ -36,6 +36,11 @@ struct AuditCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"), completion: .file(extensions: ["json"]))
     var schema: String?
 
+    @Flag(help: ArgumentHelp(
+        "The schema declares every field: a field it does not declare is an error, not a warning.",
+        discussion: "As the schema's \"sealkit\": {\"undeclared\": \"error\"} does."))
+    var completeSchema = false
+
     @Option(name: .customLong("key"), help: ArgumentHelp("Check ciphertexts against this key id's keys (repeatable).", valueName: "id"), completion: .keyIDs)
     var keys: [String] = []
 
@@ -74,6 +79,7 @@ struct AuditCommand: ParsableCommand {
             if !keys.isEmpty { throw ValidationError("\(mode) takes no --key: the split audit checks no keys") }
             if facts && format != .text { throw ValidationError("--facts writes facts, not a report: leave out --format") }
         }
+        if completeSchema && schema == nil { throw ValidationError("--complete-schema says what the schema declares: give --schema") }
     }
 
     func run() throws {
@@ -93,7 +99,8 @@ struct AuditCommand: ParsableCommand {
         }
         let summary: AuditSummary
         do {
-            let schema = try self.schema.map { path throws(SealKitError) in try AuditSchema.load(path: path) }
+            var schema = try self.schema.map { path throws(SealKitError) in try AuditSchema.load(path: path) }
+            if completeSchema { schema?.undeclaredMembers = .refused }
             let auditor = try Auditor(schema: schema, vaults: try vaults(), ignoring: Set(ignored))
             if facts {
                 _ = try auditor.writeFacts(write: write)
@@ -110,7 +117,7 @@ struct AuditCommand: ParsableCommand {
             }
         }
         if let writeError { throw writeError }
-        let failing = summary.findingCounts.contains { $0.value > 0 && $0.key.severity >= failOn.severity }
+        let failing = summary.findingCountsBySeverity.contains { $0.value > 0 && $0.key >= failOn.severity }
         // Reading no value proves nothing: in CI that would be a false green.
         if !failing, let reason = summary.nothingAuditedReason(flaggedBySchema: schema != nil) {
             throw CLIFailure("nothing was audited: \(reason)", status: .noInput)

@@ -157,6 +157,8 @@ enum ShareBackupCommands {
         var bundle: String?
         var shares: [ShareBackup.Share] = []
         var failure: CLIFailure?
+        /// Shares given again, said once it is known whether the restore goes on: as notes, or in its one-line failure.
+        var duplicates: [String] = []
         /// Takes one line; false once reading should stop.
         func take(_ raw: String, lineNumber: Int) -> Bool {
             let text = raw.trimmingBlanks()
@@ -174,6 +176,11 @@ enum ShareBackupCommands {
             }
             do {
                 let share = try ShareBackup.Share(text)
+                // A share given twice counts once: say so, rather than "accepted" with nothing gained.
+                if shares.contains(where: { $0.isDuplicate(of: share) }) {
+                    duplicates.append("\(place): share \"\(share.prefix) ...\" is a duplicate of one given before: not counted again")
+                    return true
+                }
                 shares.append(share)
                 if interactive { StandardError.write("\(place): share \"\(share.prefix) ...\" accepted\n") }
             } catch {
@@ -199,8 +206,9 @@ enum ShareBackupCommands {
         do {
             try ShareBackup.check(shares)
         } catch {
-            throw CLIFailure("\(error)", status: .dataError)
+            throw CLIFailure("\(error)" + (duplicates.isEmpty ? "" : " (\(duplicates.joined(separator: "; ")))"), status: .dataError)
         }
+        for duplicate in duplicates { StandardError.write("sealkit: note: \(duplicate)\n") }
         // Asked only once the shares suffice; a wrong one is told from another backup's shares.
         let passphrase = try sharesPassphrase(options, confirm: false)
         return try ShareBackup.restore(bundle: bundle, shares: shares, passphrase: passphrase)
@@ -233,6 +241,12 @@ extension ShareBackupCommands {
                 continue
             }
             guard let share = parsedOrCorrected(ShareBackup.Words.completing(text), kept: shares.count) else { continue }
+            guard !shares.contains(where: { $0.isDuplicate(of: share) }) else {
+                StandardError.write(
+                    "share \"\(share.prefix) ...\" was already taken: a duplicate, not counted again; "
+                        + "\(progress(of: shares, latest: share)), type the next share\n")
+                continue
+            }
             let trial = shares + [share]
             do {
                 try ShareBackup.check(trial)

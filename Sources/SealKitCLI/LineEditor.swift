@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +23,19 @@ enum LineEditor {
     nonisolated(unsafe) private static var vocabulary: Vocabulary = { _ in [] }
     nonisolated(unsafe) private static var matches: [String] = []
     nonisolated(unsafe) private static var separator: @Sendable (_ position: Int) -> Character? = { _ in " " }
+    /// The terminal and its settings from before the prompt being edited, to give back when an interrupt
+    /// ends the process at the prompt. Guarded by `promptLock`: the interrupt handler runs on another thread.
+    private static let promptTerminal = Mutex<(fd: Int32, settings: termios)?>(nil)
+
+    /// Puts the terminal back as it was before the prompt being edited, if one is.
+    /// - Returns: whether a prompt was being edited.
+    static func restoreTerminal() -> Bool {
+        promptTerminal.withLock { saved in
+            guard var terminal = saved else { return false }
+            tcsetattr(terminal.fd, TCSANOW, &terminal.settings)
+            return true
+        }
+    }
 
     /// Reads one line from the controlling terminal with completion from `vocabulary`; words are
     /// separated by spaces and dashes. nil when there is no terminal, or at end of input.
@@ -54,7 +68,13 @@ enum LineEditor {
                 return strdup(LineEditor.matches[Int(state)])
             })
         }
-        guard let line = readline(prompt) else { return nil }
+        var settings = termios()
+        if tcgetattr(fileno(terminal), &settings) == 0 {
+            promptTerminal.withLock { $0 = (fileno(terminal), settings) }
+        }
+        let read = readline(prompt)
+        promptTerminal.withLock { $0 = nil }
+        guard let line = read else { return nil }
         defer { free(line) }
         return String(cString: line)
     }

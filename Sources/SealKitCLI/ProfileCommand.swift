@@ -105,6 +105,14 @@ struct ProfileOptions: ParsableArguments {
         "Do exactly what Rownd's SDKs did: only strings are encrypted; values that do not open are left and named on stderr.",
         discussion: "For profiles that Rownd apps wrote or will read. See the README's Rownd section."))
     var rownd = false
+    @Flag(help: ArgumentHelp(
+        "The schema declares every field: refuse a profile holding a member it does not declare (exit 65).",
+        discussion: """
+            As the schema's "sealkit": {"undeclared": "error"} does. Without it, encrypt and rotate refuse only an \
+            undeclared member whose name is near an encrypted field's (salary beside a flagged salery); with --rownd, \
+            such members are named on stderr and left as they are.
+            """))
+    var completeSchema = false
     @OptionGroup var keystoreOptions: KeystoreOptions
     @Argument(help: ArgumentHelp("The profile JSON file; stdin when absent or '-'.", valueName: "file"), completion: .file()) var file: String?
 
@@ -129,8 +137,9 @@ struct ProfileOptions: ParsableArguments {
         let bytes = try readSchema()
         let processor: ProfileProcessor
         do {
-            processor = try ProfileProcessor(
-                operation, schema: try ProfileSchema(json: bytes), format: format, asRownd: rownd, pretty: pretty)
+            var parsed = try ProfileSchema(json: bytes)
+            if completeSchema { parsed.undeclaredMembers = .refused }
+            processor = try ProfileProcessor(operation, schema: parsed, format: format, asRownd: rownd, pretty: pretty)
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }

@@ -88,8 +88,9 @@ enum TransferNetwork {
     static func send(
         _ keys: [KeyHistory], code codeOption: String?, relay: String, timeout: Int
     ) async throws {
-        let code = try codeOption.map(CodeEntry.parse(given:)) ?? askForCode()
+        // Taken before the code prompt: Ctrl-C there says, as docs/transfer.md does, that the transfer was cancelled.
         let interrupts = InterruptHandler()
+        let code = try codeOption.map(CodeEntry.parse(given:)) ?? askForCode()
         let sender = try await KeySender(code: code, relay: relay, timeout: timeout)
         interrupts.arm {
             // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
@@ -211,7 +212,10 @@ final class InterruptHandler: @unchecked Sendable {
                 } else {
                     text = Self.cancelled
                 }
-                StandardError.write("sealkit: \(text)\n")
+                // At a prompt the terminal is in libedit's mode, and the line holds what was typed:
+                // give the terminal back as it was and start a line of our own.
+                let atPrompt = LineEditor.restoreTerminal()
+                StandardError.write((atPrompt ? "\n" : "") + "sealkit: \(text)\n")
                 Glibc.exit(ExitStatus.interrupted.rawValue)
             }
         }

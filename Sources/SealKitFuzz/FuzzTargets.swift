@@ -326,6 +326,9 @@ enum FuzzTarget: String, CaseIterable {
             // Strict encryption leaves no flagged top-level member beside `data` (issue 28).
             if case .object(let members) = sealed {
                 check(schema.encryptedFieldsBesideData(in: members).isEmpty, "a flagged field beside data was left as it was")
+                // Nor a field near a flagged one's name, which the schema does not declare (issue 36).
+                let fields = schema.dataIndex(in: members).flatMap { members[$0].value.objectValue } ?? members
+                check(schema.undeclared(in: fields).isEmpty, "a field near a flagged one left in plaintext")
             }
         }
         // --rownd fails only on a profile that is not an object, and encrypting first changes nothing

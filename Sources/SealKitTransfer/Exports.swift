@@ -97,6 +97,8 @@ extension SealKitError {
             case .wrongCode: reason = .wrongCode
             case .notSealKit, .protocolViolation, .messageTooLarge: reason = .protocolViolation
             case .interrupted: reason = .cancelled
+            // The receiver cancelled, as far as the relay can tell: the other side's doing, as a decline is.
+            case .receiverGone: reason = .declined
             }
             self.init(reason, String(describing: error))
         case let error as WormholeCodeError: self.init(.invalidArgument, String(describing: error))
@@ -114,6 +116,9 @@ extension SealKitError {
         case .notInBackup(let id, _): reason = .missingInput; keyID = id
         case .noInput: reason = .missingInput
         case .badLifetime, .nothingToSend: reason = .invalidArgument
+        // A malformed code is what the person typed (64); a well-formed one that is not the other side's, 77.
+        case .badCode: reason = .invalidArgument
+        case .wrongCode: reason = .wrongCode
         case .tooManyVersions(let id, _): reason = .tooLarge; keyID = id
         case .tooLarge, .tooManyKeys: reason = .tooLarge
         default: reason = .invalidTransfer

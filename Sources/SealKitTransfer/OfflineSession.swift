@@ -62,9 +62,9 @@ public final class OfflineKeyReceiver: Sendable {
     /// Opens a reply and checks its times. The first reply that gets this far uses up the offer.
     /// - Parameter reply: the reply's line (parts joined with ``ReplyAssembler``).
     /// - Returns: the keys it holds, to show and then store (`Keystore.importKeys(_:passphrase:)`).
-    /// - Throws: `SealKitError.Reason.invalidTransfer`: damaged (nothing used up), a wrong code (the
-    ///   sender typed another code, answered another offer, or the reply was altered), expired, or the
-    ///   offer already used.
+    /// - Throws: `SealKitError.Reason.wrongCode` when it does not open with this receiver's code (the
+    ///   sender typed another code, answered another offer, or the reply was altered);
+    ///   `SealKitError.Reason.invalidTransfer`: damaged (nothing used up), expired, or the offer already used.
     public func accept(_ reply: String) throws(SealKitError) -> [KeyHistory] {
         do {
             return try receiver.accept(reply).keys

@@ -15,7 +15,8 @@ public struct TransferCode: Sendable, CustomStringConvertible {
 
     /// Parses a code as a person typed it: upper or lower case, words joined by hyphens or spaces.
     /// - Parameter text: the code, such as `7-guitarist-revenge`.
-    /// - Throws: `SealKitError.Reason.invalidTransfer` saying what is wrong with it (never the code).
+    /// - Throws: `SealKitError.Reason.invalidArgument` saying what is wrong with it (never the code): it is
+    ///   what the person typed, as a well-formed code that is not the other side's is `.wrongCode`.
     public init(_ text: String) throws(SealKitError) {
         do {
             code = try WormholeCode(parsing: text)
@@ -52,6 +53,12 @@ public struct TransferCode: Sendable, CustomStringConvertible {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
         let trimmed = typed.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
         var parts = String(trimmed).lowercased().split(whereSeparator: { $0 == "-" || $0 == " " }).map(String.init)
+        // `8vocalist-optic`: the first hyphen left out.
+        if parts.count == 2, WormholeCode.runsNumberAndWordTogether(parts[0]) {
+            let number = parts[0].prefix(while: { $0.isASCII && $0.isNumber })
+            parts = [String(number), String(parts[0].dropFirst(number.count)), parts[1]]
+            if PGPWordList.odd.contains(parts[1]) && PGPWordList.even.contains(parts[2]) { return parts.joined(separator: "-") }
+        }
         guard parts.count == 3, Int(parts[0]) != nil else { return nil }
         let lists = [1: PGPWordList.odd, 2: PGPWordList.even]
         if !PGPWordList.odd.contains(parts[1]) && !PGPWordList.even.contains(parts[2])

@@ -30,6 +30,9 @@ package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The relay stopped taking our messages: one waited this many seconds to go out (the
     /// connection is closed then, since every later message would wait behind it).
     case stalled(RelayURL, seconds: Int)
+    /// The relay holds no transfer under the code's number when the sender joins: the receiver that
+    /// showed the code cancelled (or timed out, or another sender already used the code).
+    case receiverGone(nameplate: String)
 
     package var description: String {
         switch self {
@@ -50,6 +53,10 @@ package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
             return "wrong code: the other side used a different code (or someone tried to guess it); nothing was transferred, start again with a new code"
         case .notSealKit(let reason): return "the other side is not a SealKit key transfer: \(reason)"
         case .interrupted: return "interrupted: the transfer was cancelled"
+        case .receiverGone(let nameplate):
+            return "the receiver cancelled: the mailbox relay holds no transfer under this code's number (\(nameplate)), "
+                + "as when the receiver pressed Ctrl-C or timed out (or another sender used the code); nothing was sent: "
+                + "start 'sealkit transfer receive' again and use its new code"
         case .flooded(let relay, let reason):
             return "the transfer was ended: the relay \(relay) (or someone on the path to it) flooded it: \(reason); "
                 + "nothing was stored. Use a relay you trust, over a network path you trust (your own relay, or a VPN or SSH tunnel to it)"

@@ -24,6 +24,8 @@ package enum ServerMessage: Equatable, Sendable {
     case error(String)
     /// The answer to `ping`.
     case pong
+    /// The nameplates the app's transfers hold on the relay (the answer to `list`).
+    case nameplates([String])
     /// A type this client does not know; ignored, as magic-wormhole does.
     case unknown(String)
 
@@ -80,6 +82,10 @@ package enum ServerMessage: Equatable, Sendable {
             self = .message(side: side, phase: phase, body: body)
         case "error": self = .error(TextSafety.printable(value["error"]?.stringValue ?? "unknown error"))
         case "pong": self = .pong
+        case "nameplates":
+            // [{"id": "5"}, ...]: the numbers of the codes the relay holds; anything else in it is not ours to judge.
+            let ids = value["nameplates"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            self = .nameplates(ids)
         default: self = .unknown(TextSafety.printable(type))
         }
     }
@@ -94,6 +100,8 @@ package enum ServerMessage: Equatable, Sendable {
 enum ClientMessage: Equatable {
     case bind(appID: String, side: String, clientVersion: String)
     case allocate
+    /// Asks for the nameplates the app's transfers hold (`nameplates`).
+    case list
     case claim(nameplate: String)
     case open(mailbox: String)
     case add(phase: String, body: [UInt8])
@@ -108,6 +116,7 @@ enum ClientMessage: Equatable {
             members = [("type", "bind"), ("appid", .string(appID)), ("side", .string(side)),
                        ("client_version", ["sealkit", .string(clientVersion)])]
         case .allocate: members = [("type", "allocate")]
+        case .list: members = [("type", "list")]
         case .claim(let nameplate): members = [("type", "claim"), ("nameplate", .string(nameplate))]
         case .open(let mailbox): members = [("type", "open"), ("mailbox", .string(mailbox))]
         case .add(let phase, let body): members = [("type", "add"), ("phase", .string(phase)), ("body", .string(Hex.encode(body)))]

@@ -102,10 +102,23 @@ package actor Wormhole {
     }
 
     /// Joins the mailbox of a code the person typed (the sending side).
-    /// - Parameter code: the code the other side showed.
-    package func join(code: WormholeCode) async throws(MailboxError) {
+    /// - Parameters:
+    ///   - code: the code the other side showed.
+    ///   - requiringReceiver: fail with `.receiverGone` when the relay holds no nameplate of the code's
+    ///     number: the receiver allocated it and holds it until a sender joins, so it is gone (cancelled),
+    ///     and waiting for it would only time out. False claims the nameplate whatever the relay holds.
+    package func join(code: WormholeCode, requiringReceiver: Bool = true) async throws(MailboxError) {
+        // Asked before the claim, whose answer the relay sends after this one's; a relay that does not
+        // answer `list` changes nothing.
+        if requiringReceiver {
+            joining = code.nameplate
+            try await transmit(.list)
+        }
         try await use(code)
     }
+
+    /// The nameplate a sender joins, until the relay's `nameplates` answer was checked.
+    private var joining: String?
 
     private func use(_ code: WormholeCode) async throws(MailboxError) {
         deadline = .now + .seconds(timeout)
@@ -266,6 +279,10 @@ package actor Wormhole {
             welcomed = true
             messageOfTheDay = motd.map { TextSafety.printable($0) }
         case .ack, .pong, .unknown: break
+        case .nameplates(let ids):
+            guard let nameplate = joining else { return }
+            joining = nil
+            if !ids.contains(nameplate) { throw .receiverGone(nameplate: nameplate) }
         case .allocated(let nameplate):
             if allocated == nil { allocated = nameplate }
         case .claimed(let mailboxID):

@@ -71,6 +71,7 @@ package struct WormholeCode: Sendable {
             }
         }
         guard !parts.isEmpty else { throw .empty }
+        if Self.runsNumberAndWordTogether(parts[0]) { throw .missingHyphen }
         let nameplate = try Self.canonicalNameplate(parts[0])
         guard parts.count == 3 else { throw .wrongWordCount(parts.count - 1) }
         let (first, second) = (parts[1], parts[2])
@@ -94,6 +95,14 @@ package struct WormholeCode: Sendable {
 
     /// The PGP word lists codes are made of, for tests that compare them with magic-wormhole's.
     package static var wordLists: (even: [String], odd: [String]) { (PGPWordList.even, PGPWordList.odd) }
+
+    /// Whether `part` is a number with letters after it (`8vocalist`): the code's first hyphen left out.
+    package static func runsNumberAndWordTogether(_ part: String) -> Bool {
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        let bytes = Array(part.utf8)
+        let digits = bytes.prefix(while: isDigit).count
+        return digits > 0 && digits < bytes.count && !bytes[digits...].contains(where: isDigit)
+    }
 
     private static func canonicalNameplate(_ text: String) throws(WormholeCodeError) -> String {
         let digits = Array(text.utf8)
@@ -139,6 +148,8 @@ package enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConverti
     case wordInOtherHalf(position: Int)
     /// A character no code has (outside ASCII letters, digits, hyphens and spaces).
     case notAWord
+    /// The number and the first word run together (`8vocalist-optic`): the first hyphen is missing.
+    case missingHyphen
 
     package var description: String {
         let form = "expected a code like 7-guitarist-revenge (a number and two words)"
@@ -154,6 +165,8 @@ package enum WormholeCodeError: Error, Equatable, Sendable, CustomStringConverti
             return "the code's \(position == 1 ? "first" : "second") word is a PGP word for the \(position == 1 ? "second" : "first") "
                 + "place, not this one: check the code with the other side"
         case .notAWord: return "the code holds a character no code has: \(form)"
+        case .missingHyphen:
+            return "the hyphen after the code's number is missing: \(form), the number and the first word apart"
         }
     }
 }

@@ -13,7 +13,10 @@ import Darwin
 /// `{"id": ..., "data": {...}, "redacted": [...]}`, where only `data` holds fields and everything
 /// else passes through unchanged. (A profile counts as user-state when it has a `data` object and
 /// the schema defines no field called `data`.) Fields that are not encrypted, and fields the schema
-/// does not know, pass through unchanged; member order is kept.
+/// does not know, pass through unchanged; member order is kept. Encrypting and rotating refuse a field
+/// the schema does not know whose name is near an encrypted field's (`salary` beside a flagged
+/// `salery`: one of the two is misspelt, and the value would leave in plaintext), or, when the schema's
+/// `undeclaredMembers` says so, any field it does not know.
 ///
 /// Values:
 /// - A string encrypts exactly as `FieldCipher.encrypt(value, using: keys.current)` does, so
@@ -64,9 +67,10 @@ package struct ProfileEncryptor: Sendable {
     /// - Throws: `ProfileError.notAnObject`, or `ProfileError.fieldsFailed` listing every field that
     ///   does not match its schema type, holds a non-string value without one, or holds a
     ///   ciphertext that does not open. Nothing is returned when any field fails: encryption never
-    ///   falls back to plaintext.
+    ///   falls back to plaintext. `ProfileError.undeclaredMembers` for members the schema does not declare
+    ///   and refuses (`ProfileSchema.undeclaredMembers`): a name near an encrypted field's, always.
     package func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> JSONValue {
-        return try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
+        return try mapEncryptedFields(of: profile, checkingUndeclared: true) { field, value -> FieldOutcome in
             switch value {
             case .null:
                 return .value(value)
@@ -177,7 +181,11 @@ package struct ProfileEncryptor: Sendable {
             for member in members where member.parent == fieldLevel {
                 let key = UnsafeBufferPointer(rebasing: text[member.key])
                 if fieldLevel != nil, !Self.isPlainASCII(key) { return false }
-                guard let fieldIndex = fieldNames.field(named: key) else { continue }
+                guard let fieldIndex = fieldNames.field(named: key) else {
+                    // A member the schema refuses as undeclared: the tree says which, and why.
+                    if schema.undeclaredMember(named: String(decoding: key, as: UTF8.self)) != nil { return false }
+                    continue
+                }
                 let fieldType = schema.fields[fieldIndex].type
                 let value = member.value
                 switch text[value.lowerBound] {
@@ -315,7 +323,7 @@ package struct ProfileEncryptor: Sendable {
     /// - Throws: the same errors as `decrypt`, listing every failing field. Nothing is returned
     ///   when any field fails.
     package func rotate(_ profile: JSONValue, with keys: KeyRing, migratingFromV1: Bool = false) throws(ProfileError) -> ProfileRotation {
-        let (rotated, fields) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
+        let (rotated, fields) = try mapEncryptedFields(of: profile, checkingUndeclared: true) { field, value -> FieldOutcome in
             switch Self.open(value, field: field, keys: keys, acceptsV1: migratingFromV1 || format(of: field) == .v1) {
             case .failed(let reason): return .failed(reason)
             case .opened(let plaintext, _, let needsRotation):
@@ -384,25 +392,31 @@ package struct ProfileEncryptor: Sendable {
     /// else. Collects every failure before throwing, so the caller hears about all of them at once.
     /// - Returns: the new profile and the names of fields for which `transform` said `noted`.
     private func mapEncryptedFields(
-        of profile: JSONValue,
+        of profile: JSONValue, checkingUndeclared: Bool = false,
         _ transform: (ProfileSchema.Field, JSONValue) -> FieldOutcome
     ) throws(ProfileError) -> (profile: JSONValue, noted: [String]) {
         guard case .object(var members) = profile else { throw .notAnObject(found: profile.kindName) }
         let beside = schema.encryptedFieldsBesideData(in: members)
         guard beside.isEmpty else { throw .fieldsBesideData(beside) }
         if let dataIndex = schema.dataIndex(in: members), case .object(let data) = members[dataIndex].value {
-            let (fields, noted) = try mapFields(data, transform)
+            let (fields, noted) = try mapFields(data, checkingUndeclared: checkingUndeclared, transform)
             members[dataIndex].value = .object(fields)
             return (.object(members), noted)
         }
-        let (fields, noted) = try mapFields(members, transform)
+        let (fields, noted) = try mapFields(members, checkingUndeclared: checkingUndeclared, transform)
         return (.object(fields), noted)
     }
 
     private func mapFields(
-        _ members: [(key: String, value: JSONValue)],
+        _ members: [(key: String, value: JSONValue)], checkingUndeclared: Bool,
         _ transform: (ProfileSchema.Field, JSONValue) -> FieldOutcome
     ) throws(ProfileError) -> (fields: [(key: String, value: JSONValue)], noted: [String]) {
+        // A member the schema refuses (near an encrypted field's name, or any, as the schema says) would
+        // leave in plaintext: nothing is written.
+        if checkingUndeclared {
+            let undeclared = schema.undeclared(in: members)
+            guard undeclared.isEmpty else { throw .undeclaredMembers(undeclared) }
+        }
         var fields = members
         var noted: [String] = []
         var failures: [FieldFailure] = []

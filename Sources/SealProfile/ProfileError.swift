@@ -13,6 +13,10 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// also top-level members named like these flagged fields: which holds the user's values
     /// cannot be told, so nothing is encrypted, decrypted or rotated.
     case fieldsBesideData([String])
+    /// Members the schema does not declare, refused by its `undeclaredMembers` setting: a name near an
+    /// encrypted field's is most likely that field misspelt (in the schema or in the profile), which
+    /// would leave its value in plaintext; nothing is encrypted or rotated.
+    case undeclaredMembers([UndeclaredMember])
 
     package var description: String {
         switch self {
@@ -37,7 +41,35 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the profile has a \"data\" object, which holds its fields, and also top-level members named like "
                 + "flagged fields (\(fields.joined(separator: ", "))), which would not be encrypted: move them into "
                 + "\"data\", or drop \"data\" if the profile's own members are its fields"
+        case .undeclaredMembers(let members):
+            return members.map(\.description).joined(separator: "; ")
         }
+    }
+}
+
+/// A profile member the schema does not declare, which the schema's `undeclaredMembers` setting refuses.
+/// Names the member, never its value.
+package struct UndeclaredMember: Sendable, Equatable, CustomStringConvertible {
+    /// The member's name.
+    package let name: String
+    /// The encrypted field whose name is near the member's, if one is.
+    package let nearEncryptedField: String?
+
+    /// Describes an undeclared member.
+    package init(name: String, nearEncryptedField: String?) {
+        self.name = name
+        self.nearEncryptedField = nearEncryptedField
+    }
+
+    /// "`salary` is not in the schema; did you mean the encrypted field `salery`?", or, for a member near no
+    /// encrypted field (refused because the schema says it declares every field), what to do.
+    package var description: String {
+        let member = "`" + TextSafety.printable(name) + "`"
+        if let near = nearEncryptedField {
+            return "\(member) is not in the schema; did you mean the encrypted field `\(TextSafety.printable(near))`?"
+        }
+        return "\(member) is not in the schema, and undeclared members are refused: declare it in the schema "
+            + "or leave it out of the profile"
     }
 }
 

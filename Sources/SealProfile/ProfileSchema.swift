@@ -97,6 +97,26 @@ public struct ProfileSchema: Sendable, Equatable {
         }
     }
 
+    /// Which profile members that the schema does not declare are refused when a profile is encrypted
+    /// or rotated in strict mode. Set in the schema file with a `"sealkit"` member beside `"schema"`:
+    /// `{"schema": {...}, "sealkit": {"undeclared": "error"}}` (Rownd's SDKs skip it).
+    public enum UndeclaredMembers: String, Sendable, Equatable, CaseIterable {
+        /// Refuse a member whose name is near an encrypted field's: within two edits, or equal but for
+        /// case and separators (`salary` and `salery`, `SSN` and `ssn`, `home_address` and `homeAddress`),
+        /// as a misspelling on either side would leave the value in plaintext. Pass every other
+        /// undeclared member, as profiles carry members an app schema does not list (`user_id`). The default;
+        /// `"undeclared": "near"` in the schema file.
+        case refusedNearEncrypted = "near"
+        /// Refuse every member the schema does not declare, for apps whose schemas are complete;
+        /// `"undeclared": "error"` in the schema file.
+        case refused = "error"
+    }
+
+    /// Which undeclared profile members encrypting and rotating refuse (in strict mode; Rownd's mode
+    /// notes them instead). Read from the schema file's `"sealkit": {"undeclared": ...}`; set it to
+    /// `.refused` when the schema declares every field the app's profiles hold.
+    public var undeclaredMembers: UndeclaredMembers = .refusedNearEncrypted
+
     /// Fields Rownd uses to look users up, which therefore can never be encrypted.
     package static let identifyingFields = ["email", "phone_number"]
 
@@ -113,7 +133,7 @@ public struct ProfileSchema: Sendable, Equatable {
     /// Where a profile's fields are, in Rownd's user-state shape: the index of its `data` member when
     /// that is an object and the schema defines no field called `data`; nil when the profile's own
     /// members are its fields. The one rule every profile operation follows.
-    func dataIndex(in members: [(key: String, value: JSONValue)]) -> Int? {
+    package func dataIndex(in members: [(key: String, value: JSONValue)]) -> Int? {
         guard fieldsMayBeInData, let index = members.firstIndex(where: { $0.key == "data" }),
             members[index].value.objectValue != nil
         else { return nil }
@@ -169,6 +189,32 @@ public struct ProfileSchema: Sendable, Equatable {
     /// The fields whose encryption state is `enabled`, in schema order.
     package var encryptedFields: [Field] { fields.filter(\.isEncrypted) }
 
+    /// The encrypted fields' names, in schema order, for the near-name rule.
+    private let encryptedNameList: [String]
+
+    /// Members SealKit itself writes into a profile, which a schema need not declare: the profile seal
+    /// of issue 38 (`sealkit_seal`).
+    static let membersSealKitWrites: Set<String> = ["sealkit_seal"]
+
+    /// Whether a profile field called `name` counts as declared: the schema defines it, encrypted or not,
+    /// or SealKit itself writes it (`membersSealKitWrites`).
+    package func declares(_ name: String) -> Bool { indexByName[name] != nil || Self.membersSealKitWrites.contains(name) }
+
+    /// The problem with a profile member called `name` (one of a profile's fields): nil when the schema
+    /// declares it, or when it is far from every encrypted field's name and `undeclaredMembers` lets such
+    /// members pass. The one rule every profile operation and the audit follow.
+    package func undeclaredMember(named name: String) -> UndeclaredMember? {
+        guard !declares(name) else { return nil }
+        let near = TextSafety.nearestName(to: name, among: encryptedNameList)
+        if near == nil && undeclaredMembers == .refusedNearEncrypted { return nil }
+        return UndeclaredMember(name: name, nearEncryptedField: near)
+    }
+
+    /// Every member of a profile's fields (`members`) that `undeclaredMember(named:)` has a problem with, in order.
+    package func undeclared(in members: [(key: String, value: JSONValue)]) -> [UndeclaredMember] {
+        members.compactMap { undeclaredMember(named: $0.key) }
+    }
+
     /// The definition of the field called `name`, if the schema has one.
     package func field(named name: String) -> Field? {
         indexByName[name].map { fields[$0] }
@@ -190,6 +236,7 @@ public struct ProfileSchema: Sendable, Equatable {
         }
         self.fields = fields
         self.indexByName = indexByName
+        encryptedNameList = fields.filter(\.isEncrypted).map(\.name)
         encryptedNames =
             fields.allSatisfy { !$0.isEncrypted || $0.name.utf8.allSatisfy { $0 < 0x80 } } ? EncryptedNames(fields) : nil
         fieldsMayBeInData = indexByName["data"] == nil
@@ -199,13 +246,14 @@ public struct ProfileSchema: Sendable, Equatable {
     /// - Parameter json: the schema, bare, under `"schema"`, or under `"app": {"schema": ...}`.
     /// - Throws: `SchemaError` naming the JSON path of the first malformed place.
     package init(parsing json: JSONValue) throws(SchemaError) {
-        let (fields, route) = try Self.parseFields(json)
+        let (fields, route, undeclared) = try Self.parseFields(json)
         // Parsed JSON has no duplicate keys, so only the identifying-field rule can fail here;
         // report it with the path as written.
         if let flagged = fields.first(where: { $0.isEncrypted && Self.identifyingFields.contains($0.name) }) {
             throw .identifyingFieldEncrypted(field: flagged.name, path: SchemaPath.join(route.joined(separator: "."), flagged.name))
         }
         try self.init(fields: fields)
+        undeclaredMembers = undeclared
     }
 
     /// Reads a schema to inspect it rather than use it: where `init(parsing:)` refuses a
@@ -218,7 +266,7 @@ public struct ProfileSchema: Sendable, Equatable {
     package static func inspecting(
         _ json: JSONValue
     ) throws(SchemaError) -> (schema: ProfileSchema, encryptedIdentifiers: [(field: String, route: [String])]) {
-        let (fields, route) = try parseFields(json)
+        let (fields, route, undeclared) = try parseFields(json)
         var flagged: [(field: String, route: [String])] = []
         let usable = fields.map { field in
             guard field.isEncrypted, identifyingFields.contains(field.name) else { return field }
@@ -227,19 +275,65 @@ public struct ProfileSchema: Sendable, Equatable {
                 name: field.name, type: field.type, isEncrypted: false,
                 displayName: field.displayName, isRequired: field.isRequired, ownedBy: field.ownedBy)
         }
-        return (try ProfileSchema(fields: usable), flagged)
+        var schema = try ProfileSchema(fields: usable)
+        schema.undeclaredMembers = undeclared
+        return (schema, flagged)
     }
 
-    private static func parseFields(_ json: JSONValue) throws(SchemaError) -> (fields: [Field], route: [String]) {
+    private static func parseFields(
+        _ json: JSONValue
+    ) throws(SchemaError) -> (fields: [Field], route: [String], undeclared: UndeclaredMembers) {
         try SchemaLint.checkSpelling(json)
         let (definitions, route) = try locateFields(in: json)
+        let undeclared = try parseSettings(json, route: route)
         let base = route.joined(separator: ".")
         var fields: [Field] = []
         fields.reserveCapacity(definitions.count)
         for (name, definition) in definitions {
             fields.append(try parseField(name: name, definition: definition, path: SchemaPath.join(base, name)))
         }
-        return (fields, route)
+        return (fields, route, undeclared)
+    }
+
+    /// Where SealKit's own schema settings are: the `"sealkit"` object beside `"schema"` (at the top
+    /// of `{"schema": ...}`, in `app` of `{"app": {"schema": ...}}`), with its path; nil when absent.
+    /// A bare schema has no place for settings: its top-level members are fields.
+    package static func settings(in json: JSONValue, route: [String]) -> (value: JSONValue, path: String)? {
+        switch route {
+        case ["schema"]: return json["sealkit"].map { ($0, "sealkit") }
+        case ["app", "schema"]: return json["app"]?["sealkit"].map { ($0, "app.sealkit") }
+        default: return nil
+        }
+    }
+
+    /// Reads `"sealkit": {"undeclared": "near" | "error"}`. Refuses a setting that would otherwise be
+    /// ignored without a word: a misspelt key, an unknown value, or settings in a bare schema (read
+    /// there as a field called `sealkit`).
+    private static func parseSettings(_ json: JSONValue, route: [String]) throws(SchemaError) -> UndeclaredMembers {
+        let values = UndeclaredMembers.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        if route.isEmpty {
+            if let field = json["sealkit"], field["undeclared"] != nil {
+                throw .malformed(
+                    path: "sealkit", expected: #"a field definition (SealKit's settings go beside "schema": "#
+                        + #"{"schema": {...}, "sealkit": {"undeclared": "error"}})"#,
+                    found: "settings in a bare schema")
+            }
+            return .refusedNearEncrypted
+        }
+        guard let (settings, path) = settings(in: json, route: route) else { return .refusedNearEncrypted }
+        guard case .object(let members) = settings else {
+            throw .malformed(path: path, expected: #"an object such as {"undeclared": "error"}"#, found: settings.kindName)
+        }
+        for (key, _) in members where key != "undeclared" && SchemaLint.isNear(key, "undeclared") {
+            throw .malformed(
+                path: SchemaPath.join(path, key), expected: #"the key "undeclared" (a misspelling?)"#,
+                found: JSONValue.string(key).briefDescription)
+        }
+        switch settings["undeclared"] {
+        case nil, .null?: return .refusedNearEncrypted
+        case .string(let text)? where UndeclaredMembers(rawValue: text) != nil: return UndeclaredMembers(rawValue: text)!
+        case let other?: throw .malformed(path: SchemaPath.join(path, "undeclared"), expected: values, found: other.briefDescription)
+        }
     }
 
     /// Reads a schema from JSON text.

@@ -5,7 +5,8 @@ extension ProfileSchema {
     /// Reads an app schema from its JSON text: Rownd's shape, a map from field name to
     /// `{"type", "encryption": {"state": "enabled" | "disabled"}, ...}`, given bare, under `"schema"`,
     /// or under `"app": {"schema": ...}`. A field's `"encryption": {"state": "enabled", "sealkit": {"format": 2}}`
-    /// writes its values as v2, bound to the user and the field.
+    /// writes its values as v2, bound to the user and the field. Beside `"schema"`, `"sealkit": {"undeclared": "error"}`
+    /// sets ``undeclaredMembers`` to refuse every profile field the schema does not declare.
     /// - Throws: `SealKitError.Reason.invalidSchema` naming the JSON path of the first problem, or
     ///   `SealKitError.Reason.invalidJSON`.
     public init(json: String) throws(SealKitError) {
@@ -40,6 +41,8 @@ extension SealKitError {
             self.init(.profileFields, keyID: keyID, fields: failures.map(\.field), String(describing: error))
         case .fieldsBesideData(let fields):
             self.init(.profileFields, keyID: keyID, fields: fields, String(describing: error))
+        case .undeclaredMembers(let members):
+            self.init(.profileFields, keyID: keyID, fields: members.map(\.name), String(describing: error))
         }
     }
 

@@ -35,7 +35,7 @@ package struct RowndProfileEncryptor: Sendable {
     /// - Returns: the profile, and a note for each flagged value left in plaintext because it is not a string.
     /// - Throws: `ProfileError.notAnObject` only.
     package func encrypt(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
-        try map(profile, includingMeta: false) { field, value -> RowndFieldOutcome in
+        try map(profile, includingMeta: false, notingUndeclared: true) { field, value -> RowndFieldOutcome in
             switch value {
             case .null:
                 return .kept
@@ -79,7 +79,7 @@ package struct RowndProfileEncryptor: Sendable {
     ///   open (left as it is), and the fields that were re-encrypted.
     /// - Throws: `ProfileError.notAnObject` only.
     package func rotate(_ profile: JSONValue, with keys: KeyRing) throws(ProfileError) -> RowndProfileResult {
-        try map(profile, includingMeta: true) { field, value -> RowndFieldOutcome in
+        try map(profile, includingMeta: true, notingUndeclared: true) { field, value -> RowndFieldOutcome in
             switch Self.open(value, field: field, keys: keys) {
             case .none, .opened(_, false): return .kept
             case .failed(let reason): return .noted(reason)
@@ -116,13 +116,20 @@ package struct RowndProfileEncryptor: Sendable {
     /// Applies `transform` to every flagged field of the profile's fields and, with `includingMeta`,
     /// of its `meta` object, keeping everything else.
     private func map(
-        _ profile: JSONValue, includingMeta: Bool, _ transform: (ProfileSchema.Field, JSONValue) -> RowndFieldOutcome
+        _ profile: JSONValue, includingMeta: Bool, notingUndeclared: Bool = false, _ transform: (ProfileSchema.Field, JSONValue) -> RowndFieldOutcome
     ) throws(ProfileError) -> RowndProfileResult {
         guard case .object(var members) = profile else { throw .notAnObject(found: profile.kindName) }
         var notes: [RowndFieldNote] = []
         var retired: [String] = []
 
         func mapFields(_ fields: inout [(key: String, value: JSONValue)], under container: String) {
+            // Rownd's SDKs send a member the schema does not declare as it is, misspelt or not: say so.
+            if notingUndeclared && container != "meta" {
+                for member in schema.undeclared(in: fields) {
+                    notes.append(RowndFieldNote(
+                        path: SchemaPath.join(container, member.name), reason: .undeclared(member)))
+                }
+            }
             for index in fields.indices {
                 guard let field = schema.field(named: fields[index].key), field.isEncrypted else { continue }
                 let path = SchemaPath.join(container, field.name)
@@ -193,6 +200,10 @@ package struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         /// A top-level member named like a flagged field in a profile whose fields are in `data`:
         /// Rownd's SDKs read only `data`'s fields, so it is not touched.
         case besideData
+        /// On encrypt or rotate: a member the schema does not declare, which strict mode refuses (its
+        /// name is near an encrypted field's, or the schema refuses every undeclared member); Rownd's
+        /// SDKs send it as it is.
+        case undeclared(UndeclaredMember)
     }
 
     /// The field's path: `data.ssn`, `meta.ssn`, or `ssn` in a bare profile.
@@ -220,6 +231,8 @@ package struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         case .besideData:
             return "\(path) left as it is: a top-level member beside \"data\", which holds the profile's fields, "
                 + "so Rownd's SDKs neither read nor encrypt it; move it into \"data\""
+        case .undeclared(let member):
+            return "\(TextSafety.printable(path)) left in plaintext: \(member) (Rownd's SDKs send it as it is)"
         case .undecryptable(.notUTF8):
             return "\(path) left as it is: it opens, but not to UTF-8 text (Rownd's SDKs would show replacement characters)"
         case .undecryptable(.notBase64), .undecryptable(.tooShort):

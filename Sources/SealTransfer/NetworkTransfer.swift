@@ -331,7 +331,7 @@ package actor NetworkKeySender {
         do {
             try await wormhole.join(code: code)
         } catch {
-            await wormhole.close(mood: .errory)
+            await wormhole.close(mood: mood(for: error))
             throw error
         }
         self.wormhole = wormhole
@@ -393,7 +393,7 @@ package actor NetworkKeySender {
 private func mood(for error: Error) -> Mood {
     switch error as? MailboxError {
     case .wrongCode: return .scary
-    case .timedOut, .interrupted: return .lonely
+    case .timedOut, .interrupted, .receiverGone: return .lonely
     default: return .errory
     }
 }

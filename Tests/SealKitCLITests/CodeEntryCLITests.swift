@@ -65,13 +65,80 @@ struct CodeEntryCLITests {
         let refused = try Self.onTerminal(
             cli, ["transfer", "send", "u", "--relay", "ws://127.0.0.1:9/v1", "--timeout", "2"],
             steps: Array(repeating: ("such as 7-guitarist-revenge): ", "7-qqqqqqqq-revenge\n"), count: 3))
-        #expect(refused.status == 65, "\(refused.output)")
+        #expect(refused.status == 64, "a malformed code is what the person typed: \(refused.output)")
         #expect(refused.output.components(separatedBy: "type the code again").count == 3, "\(refused.output)")
         #expect(!refused.output.contains("cannot reach"), "\(refused.output)")
         // --code without a terminal: refused with the suggestion, never corrected silently.
         let given = try cli.run(["transfer", "send", "u", "--relay", "ws://127.0.0.1:9/v1", "--code", "7-guitarsit-revenge"])
         expectCleanFailure(given, containing: "did you mean 7-guitarist-revenge?")
         #expect(!given.stderr.contains("cannot reach"))
+    }
+
+    /// Issue 36: a code without its first hyphen is told the hyphen is missing, and a malformed code exits 64
+    /// however it was given; a well-formed wrong code is 77 (`TransferCLITests`, `NetworkTransferCLITests`).
+    @Test func aMissingHyphenIsNamedAndMalformedCodesExit64() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "u"]).status == 0)
+        let relay = ["--relay", "ws://127.0.0.1:9/v1"]
+        let missing = try cli.run(["transfer", "send", "u", "--code", "8vocalist-optic"] + relay)
+        expectCleanFailure(missing, containing: "the hyphen after the code's number is missing")
+        #expect(missing.status == 64)
+        #expect(!missing.stderr.contains("must start with a number"), "\(missing.stderr)")
+        // As for a mistyped word, --code is never corrected silently: the suggestion is named.
+        #expect(missing.stderr.contains("(did you mean 8-vocalist-optic?)"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("cannot reach"), "refused before the relay")
+        // Every way a code is malformed, network and offline alike, is 64.
+        let offer = try RunningCLI(try CLI(), ["transfer", "receive", "--offline", "--format", "text"])
+        let offerLine = try #require(offer.readLine())
+        for code in ["8vocalist-optic", "7-guitarist", "7-qqqqqqqq-revenge", "guitarist-revenge", "7-revenge-guitarist"] {
+            let network = try cli.run(["transfer", "send", "u", "--code", code] + relay)
+            expectCleanFailure(network)
+            #expect(network.status == 64, "\(code): \(network.status) \(network.stderr)")
+            let offline = try cli.run(["transfer", "send", "u", "--to", offerLine, "--code", code, "--format", "text"])
+            expectCleanFailure(offline)
+            #expect(offline.status == 64, "\(code): \(offline.status) \(offline.stderr)")
+        }
+        _ = offer.finish()
+        // At the prompt, the same words, and the correction is offered.
+        let typed = try Self.onTerminal(
+            cli, ["transfer", "send", "u", "--timeout", "2"] + relay,
+            steps: [("such as 7-guitarist-revenge): ", "8vocalist-optic\n")])
+        #expect(typed.output.contains("did you mean 8-vocalist-optic?"), "\(typed.output)")
+    }
+
+    /// Issue 36: Ctrl-C at the code prompt prints the line docs/transfer.md promises, exits 130, and gives the
+    /// terminal back as it was.
+    @Test func ctrlCAtTheCodePromptSaysTheTransferWasCancelled() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "u"]).status == 0)
+        let (status, output) = try Self.onTerminal(
+            cli, ["transfer", "send", "u", "--relay", "ws://127.0.0.1:9/v1", "--timeout", "2"],
+            steps: [("such as 7-guitarist-revenge): ", "7-guit\u{03}")])
+        #expect(status == 130, "\(output)")
+        #expect(output.contains("sealkit: interrupted: the transfer was cancelled\r\n"), "\(output)")
+        #expect(!output.contains("cannot reach"), "\(output)")
+    }
+
+    /// Issue 36: a share pasted twice is said to be a duplicate, and not counted.
+    @Test func aSharePastedTwiceIsADuplicateAndNotCounted() throws {
+        let sender = try CLI()
+        #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
+        let made = try ShareBackupCLITests.backup(sender, ["alice", "--shares", "3", "--threshold", "2"])
+        let receiving = try CLI()
+        let (status, output) = try Self.onTerminal(
+            receiving, ["keys", "restore", "--shares", "--all"],
+            steps: [("bundle> ", made.bundle + "\n"), ("share> ", made.shares[0] + "\n"), ("share> ", made.shares[0] + "\n"),
+                    ("share> ", made.shares[1] + "\n"), ("(Enter for none): ", "\n")])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("a duplicate, not counted again; 1 of 2 shares (need 1 more)"), "\(output)")
+        #expect(output.components(separatedBy: "accepted").count == 3, "accepted twice, not three times: \(output)")
+        #expect(output.contains("2 of 2 shares; that is enough"), "\(output)")
+        #expect(try TransferCLITests.ids(receiving) == ["alice"])
+
+        // Piped, the same: a note, and the copy not counted.
+        let piped = try receiving.run(["keys", "restore", "--shares", "--all"], stdin: [made.bundle, made.shares[0], made.shares[0]].joined(separator: "\n") + "\n")
+        expectCleanFailure(piped, containing: "line 3: share \"")
+        #expect(piped.stderr.contains("is a duplicate of one given before: not counted again") && piped.stderr.contains("1 more share needed"), "\(piped.stderr)")
     }
 
     @Test func shareWordsCompleteWithTab() throws {

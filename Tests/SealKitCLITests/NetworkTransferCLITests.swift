@@ -332,21 +332,45 @@ struct NetworkTransferCLITests {
         try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
-            // Nobody allocated nameplate 9876: the sender claims it and waits for a receiver.
+            // A bare client holds nameplate 9876 as a receiver would (a sender refuses a code whose
+            // nameplate the relay does not hold), and lets go of it once the sender joined: the sender is
+            // then its only claimant, waiting for a receiver.
+            let holder = try ChildProcess(
+                MailboxServer.python,
+                [Repository.root.appendingPathComponent("Scripts/lib/hold_nameplate.py").path, server.relay, TransferOffer.appID, "9876"])
+            #expect(holder.readLine() == "held")
             let sender = try ChildProcess(
                 CLI.executable.path, ["transfer", "send", "alice", "--code", "9876-adroitness-aardvark", "--relay", server.relay],
                 environment: sending.environment)
-            var waited = 0
-            while try !Self.nameplates(server.relay).contains("9876") && waited < 100 {
-                usleep(100_000)
-                waited += 1
-            }
+            #expect(holder.readLine() == "released")
+            #expect(holder.finish().status == 0)
             #expect(try Self.nameplates(server.relay).contains("9876"))
             sender.send(signal: SIGINT)
             let result = sender.finish()
             #expect(result.status == 130, "\(result.stderrText)")
             #expect(result.stdout.isEmpty && result.stderrText == "sealkit: interrupted: the transfer was cancelled and its code released\n")
             #expect(try !Self.nameplates(server.relay).contains("9876"))
+        }
+    }
+
+    /// Issue 36: a sender given the code of a receiver that was cancelled is told so at once, instead of
+    /// waiting out --timeout and being told to be quicker.
+    @Test func aSenderUsingACancelledReceiversCodeIsToldTheReceiverCancelled() throws {
+        try MailboxServer.with { server in
+            let receiving = try CLI(), sending = try CLI()
+            #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
+            let (receiver, code) = try Self.startReceiver(receiving, relay: server.relay)
+            receiver.send(signal: SIGINT)
+            #expect(receiver.finish().status == 130)
+            let started = ContinuousClock.now
+            let sent = try sending.run(["transfer", "send", "alice", "--code", code, "--relay", server.relay, "--timeout", "60"])
+            let elapsed = ContinuousClock.now - started
+            expectCleanFailure(sent, containing: "the receiver cancelled")
+            #expect(sent.status == 1, "the other side's doing, as a decline: \(sent.status)")
+            #expect(!sent.stderr.contains("sooner") && !sent.stderr.contains(code), "\(sent.stderr)")
+            #expect(elapsed < .seconds(20), "waited \(elapsed) instead of saying so")
+            // It leaves nothing behind on the relay.
+            #expect(try !Self.nameplates(server.relay).contains(Self.nameplate(code)))
         }
     }
 

@@ -272,7 +272,14 @@ struct TransferAcceptanceTests {
             #expect(received.status == 75 && received.stdoutText.isEmpty)
             #expect(received.stderrText.hasPrefix("sealkit: nobody completed the transfer within 1 second: "), "\(received.stderrText)")
             #expect(try !Network.nameplates(server.relay).contains(Network.nameplate(code)))
+            // A bare client holds nameplate 9871 as a receiver would, and lets go of it once the sender
+            // joined (a sender refuses a code whose nameplate the relay does not hold): nobody answers then.
+            let holder = try ChildProcess(
+                MailboxServer.python,
+                [Repository.root.appendingPathComponent("Scripts/lib/hold_nameplate.py").path, server.relay, TransferOffer.appID, "9871"])
+            #expect(holder.readLine() == "held")
             let sent = try cli.run(["transfer", "send", "alice", "--code", "9871-adroitness-aardvark", "--relay", server.relay, "--timeout", "1"])
+            #expect(holder.finish().status == 0)
             expectCleanFailure(sent, containing: "within 1 second: ")
             #expect(sent.status == 75)
             #expect(try !Network.nameplates(server.relay).contains("9871"))

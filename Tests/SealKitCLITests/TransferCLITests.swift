@@ -168,7 +168,12 @@ struct TransferCLITests {
         for (message, reply) in cases {
             let receiving = try CLI()
             let (_, code, result) = try Self.receive(in: receiving, reply: reply)
-            #expect(result.status == 65 || result.status == 66, "\(message): \(result.status)")
+            // A well-formed code that is not the receiver's is 77 (issue 36); damaged or missing input 65 or 66.
+            if message == "wrong code" {
+                #expect(result.status == 77, "\(message): \(result.status)")
+            } else {
+                #expect(result.status == 65 || result.status == 66, "\(message): \(result.status)")
+            }
             #expect(result.stderr.hasPrefix("sealkit: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
             #expect(result.stderr.contains(message), "\(result.stderr)")
             #expect(!result.stderr.contains(code), "the code reached stderr")
@@ -203,8 +208,8 @@ struct TransferCLITests {
         realReceiver.write(reply)
         let realResult = realReceiver.finish()
 
-        #expect(attackerResult.status == 65 && attackerResult.stderr.contains("wrong code"), "\(attackerResult.stderr)")
-        #expect(realResult.status == 65 && realResult.stderr.contains("wrong code"), "\(realResult.stderr)")
+        #expect(attackerResult.status == 77 && attackerResult.stderr.contains("wrong code"), "\(attackerResult.stderr)")
+        #expect(realResult.status == 77 && realResult.stderr.contains("wrong code"), "\(realResult.stderr)")
         #expect(try Self.ids(attacker).isEmpty && Self.ids(real).isEmpty)
         // The attacker cannot make a reply the real receiver takes either: without the code
         // it can only guess, and the guess ends that receiver's transfer (as above).
@@ -317,7 +322,7 @@ struct TransferCLITests {
         #expect(first.output.split(separator: "\n").map { $0.split(separator: "\t").last } == ["imported", "imported"])
         // Replayed to a new receiver, it is refused: it was made for another offer and code.
         let (_, _, replayed) = try Self.receive(in: receiving) { _, _ in reply }
-        #expect(replayed.status == 65 && replayed.stderr.contains("wrong code"))
+        #expect(replayed.status == 77 && replayed.stderr.contains("wrong code"))
 
         // A different key under one id refuses the whole transfer.
         let fresh = try CLI()

@@ -100,6 +100,50 @@ struct VaultProfileTests {
         }}}
         """
 
+    /// Issue 36: a field misspelt in the schema (or the profile) never leaves in plaintext through the vault.
+    @Test func aFieldNearAnEncryptedOneIsRefusedNamingBoth() throws {
+        let vault = Vault(keystore: try .inMemory(), user: try KeyID("p"), format: .v1)
+        try vault.ensureKey(existing: "{}")
+        var schema = try ProfileSchema(json: #"{"schema": {"salery": {"type": "number", "encryption": {"state": "enabled"}}}}"#)
+        #expect(schema.undeclaredMembers == .refusedNearEncrypted)
+        let profile = #"{"user_id": "u1", "salary": 85000.50}"#
+        func expectRefused(_ error: SealKitError?) {
+            #expect(error?.reason == .profileFields)
+            #expect(error?.fields == ["salary"])
+            #expect(error?.description == "`salary` is not in the schema; did you mean the encrypted field `salery`?")
+        }
+        let strict = schema
+        do {
+            _ = try vault.encryptProfile(profile, schema: strict)
+            Issue.record("encrypt let the misspelt field go out in plaintext")
+        } catch {
+            expectRefused(error)
+        }
+        do {
+            _ = try vault.rotateProfile(profile, schema: strict)
+            Issue.record("rotate let the misspelt field go out in plaintext")
+        } catch {
+            expectRefused(error)
+        }
+        // The processor (bulk and --ndjson) follows the same rule, naming the line.
+        let processor = try ProfileProcessor(.encrypt, schema: strict)
+        var output: [UInt8] = []
+        let bytes = Array(profile.utf8)
+        do throws(SealKitError) {
+            _ = try bytes.withUnsafeBufferPointer { (text) throws(SealKitError) in
+                try processor.process(text, with: vault, line: 3, appendingTo: &output)
+            }
+            Issue.record("the processor let it through")
+        } catch {
+            #expect(error.description == "line 3: `salary` is not in the schema; did you mean the encrypted field `salery`?")
+            #expect(output.isEmpty)
+        }
+        // user_id passes, unless the schema declares every field.
+        #expect(try vault.encryptProfile(#"{"user_id": "u1", "salery": 1}"#, schema: schema).hasPrefix(#"{"user_id":"u1","#))
+        schema.undeclaredMembers = .refused
+        #expect(throws: SealKitError.self) { try vault.encryptProfile(#"{"user_id": "u1", "salery": 1}"#, schema: schema) }
+    }
+
     /// JSON text in and out: compact, members in order, types restored, and typed failures naming fields.
     @Test func encryptsFlaggedFieldsAndRoundTrips() async throws {
         let id = try KeyID("p")

@@ -18,8 +18,9 @@ struct MailboxProtocolTests {
         #expect(try parse(#"{"type": "claimed", "mailbox": "tq2ntcs7jx3wm"}"#) == .claimed(mailbox: "tq2ntcs7jx3wm"))
         #expect(try parse(#"{"type": "message", "side": "0a1b", "phase": "pake", "body": "7b7d", "id": "1", "server_rx": 2}"#)
             == .message(side: "0a1b", phase: "pake", body: Array("{}".utf8)))
-        // SealKit never asks for the list of nameplates; an answer it did not ask for is passed over.
-        #expect(try parse(#"{"type": "nameplates", "nameplates": [{"id": "3"}, {"id": "12"}]}"#) == .unknown("nameplates"))
+        // The sender asks for the list of nameplates to tell a cancelled receiver's code (issue 36).
+        #expect(try parse(#"{"type": "nameplates", "nameplates": [{"id": "3"}, {"id": "12"}]}"#) == .nameplates(["3", "12"]))
+        #expect(try parse(#"{"type": "nameplates", "nameplates": [{"id": 3}, "x"]}"#) == .nameplates([]))
         #expect(try parse(#"{"type": "error", "error": "crowded", "orig": {}}"#) == .error("crowded"))
         #expect(try parse(#"{"type": "released"}"#) == .released)
         #expect(try parse(#"{"type": "closed"}"#) == .closed)

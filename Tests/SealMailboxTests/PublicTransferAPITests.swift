@@ -49,7 +49,8 @@ struct PublicTransferAPITests {
             _ = try receiver.accept(lines.joined())
             Issue.record("a reply sealed with another code was accepted")
         } catch {
-            #expect(error.reason == .invalidTransfer)
+            // A well-formed code that is not the receiver's (issue 36: 77 at the command line).
+            #expect(error.reason == .wrongCode)
         }
 
         let second = OfflineKeyReceiver()
@@ -140,11 +141,13 @@ struct PublicTransferAPITests {
         #expect(TransferCode.suggestion(for: "7-guitarst-revenge") == "7-guitarist-revenge")
         #expect(TransferCode.suggestion(for: "7-revenge-guitarist") == "7-guitarist-revenge")
         #expect(TransferCode.suggestion(for: "7-guitarist-revenge") == nil)
+        #expect(TransferCode.suggestion(for: "8vocalist-optic") == "8-vocalist-optic")
         do {
             _ = try TransferCode("12-aardvark")
             Issue.record("a code of one word was read")
         } catch {
-            #expect(error.reason == .invalidTransfer)
+            // What the person typed (issue 36: 64 at the command line).
+            #expect(error.reason == .invalidArgument)
             #expect(!error.description.contains("aardvark"))
         }
         let link = try TransferLink(parsing: "sealkit-transfer:7-guitarist-revenge?version=0&rendezvous=ws%3A%2F%2Frelay.example%3A4000&role=leader")

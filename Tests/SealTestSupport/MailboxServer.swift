@@ -67,8 +67,8 @@ public final class MailboxServer: @unchecked Sendable {
     /// The nameplates `relay` has in use for `appID` (the server's `list`), as a second client sees them:
     /// how tests check that a nameplate was released. Asked by magic-wormhole's own WebSocket client
     /// library in a subprocess (`Scripts/lib/list_nameplates.py`), so that it needs nothing of this
-    /// process's cooperative pool, which synchronous tests hold while their subprocesses run. (SealKit
-    /// itself never lists nameplates.)
+    /// process's cooperative pool, which synchronous tests hold while their subprocesses run. (SealKit's
+    /// sender lists them once, to tell a cancelled receiver's code.)
     public static func nameplatesInUse(relay: String, appID: String) throws -> [String] {
         let script = Repository.root.appendingPathComponent("Scripts/lib/list_nameplates.py").path
         let result = try ChildProcess.run(python, [script, relay, appID])

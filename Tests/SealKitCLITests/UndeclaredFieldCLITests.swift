@@ -1,0 +1,122 @@
+import Foundation
+import SealKit
+import Testing
+
+/// Issue 36, finding 3: the schema flags `salery`, the profile holds `salary`; the value must not
+/// leave in plaintext with exit 0, whatever command carries it.
+@Suite("sealkit profile and audit: fields the schema does not declare")
+struct UndeclaredFieldCLITests {
+    static let message = "sealkit: `salary` is not in the schema; did you mean the encrypted field `salery`?\n"
+    static let schemaText = #"{"schema": {"salery": {"type": "number", "encryption": {"state": "enabled"}}, "name": {"type": "string"}}}"#
+    static let profile = #"{"user_id": "u1", "name": "Ada", "salary": 85000.50}"#
+
+    /// A CLI with a key `ada`, and the schema written beside it (with `settings` beside `"schema"`).
+    static func setUp(settings: String = "") throws -> (CLI, schema: String) {
+        let cli = try ProfileCLITests.cliWithKey()
+        let path = cli.home.appendingPathComponent("schema.json").path
+        let text = settings.isEmpty ? schemaText : String(schemaText.dropLast()) + ", " + settings + "}"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return (cli, path)
+    }
+
+    @Test func encryptRefusesAMisspeltFieldNamingBoth() throws {
+        let (cli, schema) = try Self.setUp()
+        for extra in [[], ["--pretty"]] {
+            let result = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"] + extra, stdin: Self.profile)
+            expectCleanFailure(result)
+            #expect(result.status == 65)
+            #expect(result.stderr == Self.message, "\(result.stderr)")
+            #expect(!result.stdout.contains("85000"))
+        }
+        // The reverse: the schema is right, the profile misspelt; and in Rownd's user-state shape.
+        let right = cli.home.appendingPathComponent("right.json").path
+        try #"{"salary": {"type": "number", "encryption": {"state": "enabled"}}}"#.write(toFile: right, atomically: true, encoding: .utf8)
+        let reversed = try cli.run(
+            ["profile", "encrypt", "--schema", right, "--key", "ada"], stdin: #"{"id": "u1", "data": {"salery": 85000.50}}"#)
+        expectCleanFailure(reversed)
+        #expect(reversed.status == 65)
+        #expect(reversed.stderr == "sealkit: `salery` is not in the schema; did you mean the encrypted field `salary`?\n")
+        // Undeclared fields far from every encrypted one pass, as today.
+        let passes = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"user_id": "u1", "salery": 1}"#)
+        #expect(passes.status == 0 && passes.stderr.isEmpty, "\(passes.stderr)")
+    }
+
+    @Test func rotateAndNDJSONRefuseItToo() throws {
+        let (cli, schema) = try Self.setUp()
+        let sealed = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"name": "Ada", "salery": 1}"#)
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        #expect(try cli.run(["keys", "rotate", "ada"]).status == 0)
+        // A stored profile that also holds the misspelt field in plaintext.
+        let stored = String(sealed.output.dropLast()) + #","salary":85000.50}"#
+        let rotated = try cli.run(["profile", "rotate", "--schema", schema, "--key", "ada"], stdin: stored)
+        expectCleanFailure(rotated)
+        #expect(rotated.status == 65 && rotated.stderr == Self.message, "\(rotated.stderr)")
+
+        let lines = [#"{"name": "Bob", "salery": 2}"#, Self.profile, #"{"salery": 3}"#].joined(separator: "\n") + "\n"
+        let bulk = try cli.run(["profile", "encrypt", "--ndjson", "--schema", schema, "--key", "ada"], stdin: lines)
+        expectCleanFailure(bulk)
+        #expect(bulk.status == 65)
+        #expect(bulk.stderr == "sealkit: line 2: " + Self.message.dropFirst("sealkit: ".count), "\(bulk.stderr)")
+    }
+
+    @Test func theFlagOrTheSchemaSettingMakesEveryUndeclaredFieldAnError() throws {
+        let (cli, schema) = try Self.setUp()
+        let profile = #"{"user_id": "u1", "name": "Ada", "salery": 1}"#
+        #expect(try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: profile).status == 0)
+        let flagged = try cli.run(["profile", "encrypt", "--complete-schema", "--schema", schema, "--key", "ada"], stdin: profile)
+        expectCleanFailure(flagged, containing: "`user_id` is not in the schema, and undeclared members are refused")
+        #expect(flagged.status == 65)
+
+        let (complete, completeSchema) = try Self.setUp(settings: #""sealkit": {"undeclared": "error"}"#)
+        let set = try complete.run(["profile", "encrypt", "--schema", completeSchema, "--key", "ada"], stdin: profile)
+        expectCleanFailure(set, containing: "`user_id` is not in the schema")
+        #expect(set.status == 65)
+        // A setting misspelt is refused, not ignored.
+        let (_, misspelt) = try Self.setUp(settings: #""sealkit": {"undeclared": "eror"}"#)
+        let refused = try cli.run(["profile", "encrypt", "--schema", misspelt, "--key", "ada"], stdin: profile)
+        expectCleanFailure(refused, containing: "undeclared")
+        #expect(refused.status == 65)
+    }
+
+    @Test func rowndModePassesTheFieldWithANote() throws {
+        let (cli, schema) = try Self.setUp()
+        let result = try cli.run(["profile", "encrypt", "--rownd", "--schema", schema, "--key", "ada"], stdin: Self.profile)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try JSONValue.parse(result.output)["salary"] == .number("85000.50"), "as Rownd's SDK would have sent it")
+        #expect(result.stderr == "sealkit: note: salary left in plaintext: " + Self.message.dropFirst("sealkit: ".count).dropLast()
+            + " (Rownd's SDKs send it as it is)\n", "\(result.stderr)")
+    }
+
+    @Test func theAuditReportsUndeclaredFields() throws {
+        let (cli, schema) = try Self.setUp()
+        let export = cli.home.appendingPathComponent("export.ndjson")
+        let sealed = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"salery": 1}"#)
+        #expect(sealed.status == 0)
+        // Every profile carries user_id (a warning, once); the second misspells the flagged field (an error).
+        let lines = [
+            String(sealed.output.dropLast()) + #","user_id":"u1"}"#,
+            #"{"user_id": "u2", "salary": 85000.50}"#,
+            #"{"user_id": "u3", "salary": 1}"#,
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(to: export, atomically: true, encoding: .utf8)
+        let audit = try cli.run(["audit", "--schema", schema, "--format", "json", export.path])
+        #expect(audit.status == 1, "\(audit.stderr)")
+        let findings = try #require(try JSONValue.parse(audit.output)["findings"]?.arrayValue)
+        let undeclared = findings.filter { $0["kind"] == "undeclared-field" }
+        #expect(undeclared.map { $0["severity"]?.stringValue ?? "" } == ["warning", "error", "error"], "\(audit.output)")
+        #expect(undeclared.map { $0["field"]?.stringValue ?? "" } == ["user_id", "salary", "salary"])
+        try #require(undeclared.count == 3)
+        #expect(undeclared[1]["message"]?.stringValue?.contains("did you mean the encrypted field `salery`?") == true)
+        #expect(!audit.stdout.contains("85000"))
+        // Errors fail even --fail-on error; with only the warning left, --fail-on error passes.
+        #expect(try cli.run(["audit", "--schema", schema, "--fail-on", "error", export.path]).status == 1)
+        try (lines[0] + "\n").write(to: export, atomically: true, encoding: .utf8)
+        #expect(try cli.run(["audit", "--schema", schema, "--fail-on", "error", export.path]).status == 0)
+        // --complete-schema (or the schema's setting) makes the warning an error.
+        let complete = try cli.run(["audit", "--schema", schema, "--complete-schema", "--fail-on", "error", "--format", "json", export.path])
+        #expect(complete.status == 1)
+        #expect(try JSONValue.parse(complete.output)["findings"]?.arrayValue?.first?["severity"] == "error")
+        let (_, completeSchema) = try Self.setUp(settings: #""sealkit": {"undeclared": "error"}"#)
+        #expect(try cli.run(["audit", "--schema", completeSchema, "--fail-on", "error", export.path]).status == 1)
+    }
+}
