@@ -25,6 +25,8 @@ public struct AuditSchema: Sendable {
     let definesDataField: Bool
     /// `identifier-encrypted` findings about the schema itself.
     let findings: [Finding]
+    /// The schema, when it asks for profile seals (issue 38): every profile must hold one.
+    let sealing: ProfileSchema?
 
     /// Uses a parsed schema.
     /// - Parameters:
@@ -40,6 +42,7 @@ public struct AuditSchema: Sendable {
         boundFields = Set(schema.encryptedFields.filter { $0.format == .v2 }.map(\.name))
         definesDataField = schema.field(named: "data") != nil
         self.findings = findings
+        sealing = schema.requiresSeal ? schema : nil
     }
 
     /// Reads a schema file in Rownd's app-config shape (bare, under `"schema"`, or under `"app": {"schema": ...}`).

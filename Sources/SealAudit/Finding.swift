@@ -27,6 +27,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     /// A top-level member named like a flagged field beside the `data` object that holds the
     /// profile's fields: nothing reads or encrypts it there.
     case fieldBesideData = "field-beside-data"
+    /// The schema asks for profile seals and a profile has none (`sealkit_seal`): it may have been removed.
+    case sealMissing = "seal-missing"
+    /// With keys given: a profile's seal does not verify over its flagged fields, user and keys.
+    case sealMismatch = "seal-mismatch"
 
     /// How serious the kind is.
     public var severity: Severity {
@@ -63,6 +67,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "A v1 ciphertext, which names no field, in a field the schema makes v2."
         case .fieldBesideData:
             return "A flagged field's name beside the data object that holds the profile's fields."
+        case .sealMissing:
+            return "The schema asks for profile seals and the profile has none."
+        case .sealMismatch:
+            return "The profile's seal does not verify: a flagged field was changed, rolled back, dropped or added."
         }
     }
 
@@ -93,6 +101,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "Migrate data you trust (sealkit profile rotate --from-v1), then rotate the key; otherwise restore the field."
         case .fieldBesideData:
             return "Move the member into data, or drop data if the profile's own members are its fields."
+        case .sealMissing:
+            return "Restore the profile from a source that has its seal; a profile from before seals gets one from sealkit profile encrypt."
+        case .sealMismatch:
+            return "Restore the profile as its user's device last wrote it; check that the right key id was given."
         }
     }
 

@@ -13,6 +13,8 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// also top-level members named like these flagged fields: which holds the user's values
     /// cannot be told, so nothing is encrypted, decrypted or rotated.
     case fieldsBesideData([String])
+    /// The profile's seal is missing, does not match, or is not the newest this device has seen (issue 38).
+    case seal(SealProblem)
 
     package var description: String {
         switch self {
@@ -33,6 +35,8 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
                 }
             }
             return count + ": " + groups.map { $0.fields.joined(separator: ", ") + " " + $0.reason }.joined(separator: "; ")
+        case .seal(let problem):
+            return problem.description
         case .fieldsBesideData(let fields):
             return "the profile has a \"data\" object, which holds its fields, and also top-level members named like "
                 + "flagged fields (\(fields.joined(separator: ", "))), which would not be encrypted: move them into "
