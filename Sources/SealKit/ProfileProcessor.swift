@@ -189,7 +189,7 @@ public struct ProfileProcessor: Sendable {
         } catch {
             throw .invalidJSON(error)
         }
-        let mark = tracking ? try vault.rememberedSeal() : nil
+        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt) : nil
         let result: JSONValue
         var retired: [String] = []
         var rotatedFields: [String] = []

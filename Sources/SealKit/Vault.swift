@@ -498,9 +498,10 @@ public final class Vault: Sendable {
         return (String(decoding: output, as: UTF8.self), outcome)
     }
 
-    /// The highest profile seal this device has written or verified for the user; nil when none. Read once.
-    func rememberedSeal() throws(ProfileError) -> SealMark? {
-        if let cached = state.withLock({ $0.mark }) { return cached }
+    /// The highest profile seal this device has written or verified for the user; nil when none. Read once,
+    /// unless `fresh`: a write reads it again, so that another process's newer record gives the next version.
+    func rememberedSeal(fresh: Bool = false) throws(ProfileError) -> SealMark? {
+        if !fresh, let cached = state.withLock({ $0.mark }) { return cached }
         do {
             let mark = try keystore.storage.sealMark(for: user)
             state.withLock { $0.mark = .some(mark) }
@@ -547,7 +548,7 @@ public struct DecryptedProfile: Sendable, Equatable {
     /// Fields that only a retired key opened, in profile order: rotate the profile to move them to the current key.
     public let fieldsUnderRetiredKeys: [String]
     /// With a schema that asks for seals, the version of the profile's seal, which was verified (issue 38); nil otherwise.
-    public var sealVersion: UInt64? = nil
+    public internal(set) var sealVersion: UInt64?
 
     init(json: String, fieldsUnderRetiredKeys: [String], sealVersion: UInt64? = nil) {
         self.json = json
@@ -563,7 +564,7 @@ public struct RotatedProfile: Sendable, Equatable {
     /// The fields that were re-encrypted, in profile order.
     public let rotatedFields: [String]
     /// With a schema that asks for seals, the version of the new seal (issue 38); nil otherwise.
-    public var sealVersion: UInt64? = nil
+    public internal(set) var sealVersion: UInt64?
 
     init(json: String, rotatedFields: [String], sealVersion: UInt64? = nil) {
         self.json = json

@@ -168,6 +168,27 @@ struct ProfileSealTests {
         #expect(Self.refusal { _ = try laptop.decryptProfile(base, schema: Self.schema, acceptingConflict: true) }?.reason == .sealRolledBack)
     }
 
+    /// Two vaults (two processes of one app, say) on one keystore folder: each write takes a version above
+    /// the other's latest, read from the record, not from what the vault saw before; the record is 0600.
+    @Test func writesReadTheRecordAgainAndItIsTheKeystoresOwnFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealtest-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let first = try Self.vault(keystore: try Keystore(directory: folder))
+        let second = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)
+        let a = try first.encryptProfile(#"{"notes": "a"}"#, schema: Self.schema)
+        #expect(try first.decryptProfile(a, schema: Self.schema).sealVersion == 1)
+        let b = try second.encryptProfile(#"{"notes": "b"}"#, schema: Self.schema)
+        #expect(try second.decryptProfile(b, schema: Self.schema).sealVersion == 2)
+        let c = try first.encryptProfile(#"{"notes": "c"}"#, schema: Self.schema)
+        #expect(try first.decryptProfile(c, schema: Self.schema).sealVersion == 3)
+        #expect(Self.refusal { _ = try second.decryptProfile(b, schema: Self.schema) }?.reason == .sealRolledBack)
+        let records = try FileManager.default.contentsOfDirectory(atPath: folder + "/default").filter { $0.hasSuffix(".seal") }
+        #expect(records.count == 1)
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/default/" + records[0])
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try String(contentsOfFile: folder + "/default/" + records[0], encoding: .utf8).hasPrefix("sealkit-seal-mark 1 3 "))
+    }
+
     @Test func rowndModeRefusesASchemaThatAsksForSeals() throws {
         #expect(throws: SealKitError.self) { try ProfileProcessor(.encrypt, schema: Self.schema, asRownd: true) }
         do {
