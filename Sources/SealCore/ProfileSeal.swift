@@ -185,7 +185,7 @@ package struct SealMark: Sendable, Equatable {
         guard fileText.count < 256, let text = String(validating: Array(fileText), as: UTF8.self), text.hasSuffix("\n") else { return nil }
         let parts = text.dropLast().split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "sealkit-seal-mark", parts[1] == "1",
-            parts[2].first != "0", let version = UInt64(parts[2]), version > 0,
+            parts[2].first != "0", parts[2].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let version = UInt64(parts[2]), version > 0,
             let mac = Hex.decode(String(parts[3])), mac.count == ProfileSeal.macByteCount,
             Hex.encode(mac) == parts[3]
         else { return nil }

@@ -187,6 +187,12 @@ struct ProfileSealTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/default/" + records[0])
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect(try String(contentsOfFile: folder + "/default/" + records[0], encoding: .utf8).hasPrefix("sealkit-seal-mark 1 3 "))
+        // A damaged record is an error naming it, never read as "nothing seen".
+        try Data("sealkit-seal-mark 1 x\n".utf8).write(to: URL(fileURLWithPath: folder + "/default/" + records[0]))
+        let fresh = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)
+        let damaged = Self.refusal { _ = try fresh.decryptProfile(c, schema: Self.schema) }
+        #expect(damaged?.reason == .fileSystem)
+        #expect(damaged?.description.contains(records[0]) == true, "\(damaged?.description ?? "")")
     }
 
     @Test func rowndModeRefusesASchemaThatAsksForSeals() throws {

@@ -101,5 +101,7 @@ struct ProfileSealVectorTests {
         #expect(SealMark(fileText: mark.fileText) == mark)
         #expect(SealMark(fileText: Array("sealkit-seal-mark 1 07 \(Hex.encode(seal.mac))\n".utf8)) == nil)
         #expect(SealMark(fileText: Array("sealkit-seal-mark 1 7 \(Hex.encode(seal.mac))".utf8)) == nil)
+        #expect(SealMark(fileText: Array("sealkit-seal-mark 1 +7 \(Hex.encode(seal.mac))\n".utf8)) == nil)
+        #expect(SealMark(fileText: Array("sealkit-seal-mark 1 0 \(Hex.encode(seal.mac))\n".utf8)) == nil)
     }
 }
