@@ -9,6 +9,7 @@ implementation would: PyNaCl (libsodium's Argon2id, secretbox, XChaCha20-Poly130
   Fixtures/keyfile/vectors.json   key files
   Fixtures/backup/vectors.json    paper backups (and parts)
   Fixtures/shares/bundles.json    share backup bundles with their shares
+  Fixtures/seal/vectors.json      profile seals (docs/format.md, "Profile seal")
 
 Run: python3 Scripts/check-format-vectors.py   (exit 0 when every vector gives its outcome)
 """
@@ -370,10 +371,73 @@ def check_bundles(vectors):
     return failures
 
 
+def check_seals(vectors):
+    """docs/format.md, "Profile seal": checks each stored profile's seal as a reading device would."""
+    failures = []
+    for v in vectors:
+        try:
+            version = read_seal(v)
+            outcome = "ok"
+        except Outcome as refusal:
+            outcome, version = str(refusal), None
+        if outcome != v["expect"] or (outcome == "ok" and version != v["version"]):
+            failures.append(f"{v['name']}: got {outcome} {version or ''}, expected {v['expect']} {v.get('version', '')}")
+    return failures
+
+
+def read_seal(v):
+    profile, user = v["profile"], v["user"].encode()
+    keys = [base64.b64decode(k) for k in v["keys"]]
+    if "sealkit_seal" not in profile:
+        raise Outcome("seal-missing")
+    text = profile["sealkit_seal"]
+    if not isinstance(text, str) or not text.startswith("sks1:"):
+        raise Outcome("seal-mismatch")
+    body = b64_strict(text[5:])
+    if body is None or len(body) != 49 or body[0] != 1:
+        raise Outcome("seal-mismatch")
+    tag, version, mac = body[1:9], struct.unpack(">Q", body[9:17])[0], body[17:]
+    if version == 0:
+        raise Outcome("seal-mismatch")
+    key = next((k for k in keys if fingerprint(k) == tag), None)
+    if key is None:
+        raise Outcome("seal-mismatch")
+    holder = profile
+    if isinstance(profile.get("data"), dict) and "data" not in v["flagged"]:
+        holder = profile["data"]
+    entries = []
+    for name in v["flagged"]:
+        if name not in holder:
+            continue
+        value = holder[name]
+        if value is None:
+            entries.append((name.encode(), b"\x00"))
+        elif isinstance(value, str):
+            entries.append((name.encode(), b"\x01" + struct.pack(">I", len(value.encode())) + value.encode()))
+        else:
+            raise Outcome("seal-mismatch")
+    entries.sort()
+    message = b"\x01" + tag + body[9:17] + struct.pack(">I", len(user)) + user + struct.pack(">I", len(entries))
+    for name, value in entries:
+        message += struct.pack(">I", len(name)) + name + value
+    subkey = hashlib.blake2b(b"", digest_size=32, key=key, salt=struct.pack("<Q", 1) + bytes(8),
+                             person=b"sksealv1" + bytes(8)).digest()
+    expected = hashlib.blake2b(message, digest_size=32, key=subkey).digest()
+    if not sodium.sodium_memcmp(expected, mac):
+        raise Outcome("seal-mismatch")
+    remembered = v["remembered"]
+    if remembered is not None:
+        if version < remembered["version"]:
+            raise Outcome("older")
+        if version == remembered["version"] and bytes.fromhex(remembered["mac"]) != mac:
+            raise Outcome("conflicting")
+    return version
+
+
 def main():
     failures, total = [], 0
     for path, check in (("keyfile/vectors.json", check_keyfiles), ("backup/vectors.json", check_backups),
-                        ("shares/bundles.json", check_bundles)):
+                        ("shares/bundles.json", check_bundles), ("seal/vectors.json", check_seals)):
         with open(os.path.join(ROOT, path)) as f:
             vectors = json.load(f)["vectors"]
         total += len(vectors)

@@ -409,6 +409,97 @@ def bundle_vectors():
     return vectors
 
 
+def seal_subkey(key):
+    """docs/format.md, "Profile seal": crypto_kdf_derive_from_key(32, 1, "sksealv1", key)."""
+    return hashlib.blake2b(b"", digest_size=32, key=key, salt=struct.pack("<Q", 1) + bytes(8),
+                           person=b"sksealv1" + bytes(8)).digest()
+
+
+def seal_text(key, user, version, fields, tag=None, body_edit=None):
+    """A profile seal over `fields` (name -> str or None), as docs/format.md says."""
+    tag = fingerprint(key) if tag is None else tag
+    prefixed = lambda b: struct.pack(">I", len(b)) + b
+    message = b"\x01" + tag + struct.pack(">Q", version) + prefixed(user.encode()) + struct.pack(">I", len(fields))
+    for name in sorted(fields, key=lambda n: n.encode()):
+        value = fields[name]
+        message += prefixed(name.encode()) + (b"\x00" if value is None else b"\x01" + prefixed(value.encode()))
+    mac = hashlib.blake2b(message, digest_size=32, key=seal_subkey(key)).digest()
+    body = b"\x01" + tag + struct.pack(">Q", version) + mac
+    if body_edit:
+        body = body_edit(body)
+    return "sks1:" + b64(body), mac
+
+
+def seal_vectors():
+    """Profile seals: each vector's keys (current first), user, flagged fields, stored profile, the
+    version remembered here (or none), and the expected outcome."""
+    vectors = []
+    old_key, key = fixed("seal key old", 32), fixed("seal key", 32)
+    stand_in = lambda label: "sk2:" + b64(fixed("seal ciphertext " + label, 60))
+    flagged = ["ssn", "notes", "salary"]
+    now = {"ssn": stand_in("ssn 2"), "notes": stand_in("notes 1"), "salary": None}
+    before = {"ssn": stand_in("ssn 1"), "notes": stand_in("notes 1"), "salary": None}
+
+    def profile(fields, seal, data=False, extra=None):
+        members = {"name": "Alice", **(extra or {})}
+        if data:
+            body = {"id": "alice", "data": {**members, **fields}}
+        else:
+            body = {**members, **fields}
+        if seal is not None:
+            body["sealkit_seal"] = seal
+        return body
+
+    def add(name, expect, prof, keys=(key,), user="alice", remembered=None, version=None, about=None):
+        vector = {"name": name, "expect": expect, "keys": [b64(k) for k in keys], "user": user, "flagged": flagged,
+                  "profile": prof, "remembered": remembered}
+        if version is not None:
+            vector["version"] = version
+        if about:
+            vector["about"] = about
+        vectors.append(vector)
+
+    seal3, mac3 = seal_text(key, "alice", 3, now)
+    seal2, mac2 = seal_text(key, "alice", 2, before)
+    mark = lambda version, mac: {"version": version, "mac": mac.hex()}
+    add("valid", "ok", profile(now, seal3), version=3)
+    add("valid, fields in data", "ok", profile(now, seal3, data=True), version=3,
+        about="the seal covers the flagged fields wherever the profile keeps them; it sits at the top level")
+    add("valid, the same seal remembered", "ok", profile(now, seal3), remembered=mark(3, mac3), version=3)
+    add("valid, newer than remembered", "ok", profile(now, seal3), remembered=mark(2, mac2), version=3)
+    add("unflagged member changed", "ok", profile(now, seal3, extra={"name": "Mallory"}), version=3,
+        about="members the schema does not flag are not covered")
+    add("field rolled back", "seal-mismatch", profile({**now, "ssn": before["ssn"]}, seal3),
+        about="ssn holds its version-2 ciphertext, valid for this user and field, under the version-3 seal")
+    dropped = dict(now); del dropped["notes"]
+    add("field dropped", "seal-mismatch", profile(dropped, seal3))
+    add("null field dropped", "seal-mismatch", profile({k: v for k, v in now.items() if k != "salary"}, seal3),
+        about="a flagged field holding null is covered as null; absent is not null")
+    add("field added", "seal-mismatch", profile({**now, "salary": stand_in("salary 1")}, seal3))
+    add("seal removed", "seal-missing", profile(now, None))
+    add("version lower than remembered", "older", profile(before, seal2), remembered=mark(3, mac3),
+        about="the whole version-2 profile, served again after this device saw version 3")
+    other_mac = seal_text(key, "alice", 3, {**now, "notes": stand_in("notes 2")})[1]
+    add("same version, another seal remembered", "conflicting", profile(now, seal3), remembered=mark(3, other_mac),
+        about="two devices both wrote version 3")
+    add("another user's seal", "seal-mismatch", profile(now, seal_text(key, "bob", 3, now)[0]),
+        about="sealed for bob with the same key bytes; read as alice")
+    add("after a key rotation, sealed by the retired key", "ok", profile(now, seal_text(old_key, "alice", 4, now)[0]),
+        keys=(key, old_key), version=4)
+    add("after a key rotation, sealed by the current key", "ok", profile(now, seal_text(key, "alice", 5, now)[0]),
+        keys=(key, old_key), version=5)
+    add("sealed by a key not here", "seal-mismatch", profile(now, seal_text(old_key, "alice", 4, now)[0]))
+    add("tag of another key", "seal-mismatch", profile(now, seal_text(key, "alice", 3, now, tag=fingerprint(old_key))[0]),
+        keys=(key, old_key), about="the MAC is right but the tag names the retired key")
+    add("version 0", "seal-mismatch", profile(now, seal_text(key, "alice", 0, now)[0]))
+    add("format byte 2", "seal-mismatch", profile(now, seal_text(key, "alice", 3, now, body_edit=lambda b: b"\x02" + b[1:])[0]))
+    add("prefix sks2", "seal-mismatch", profile(now, seal3.replace("sks1:", "sks2:")))
+    add("truncated", "seal-mismatch", profile(now, seal3[:-4]))
+    add("not a string", "seal-mismatch", profile(now, 3))
+    add("flagged field not a string", "seal-mismatch", profile({**now, "salary": 52000}, seal3))
+    return vectors
+
+
 def write(path, about, vectors):
     full = os.path.join(ROOT, path)
     os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -421,3 +512,4 @@ def write(path, about, vectors):
 write("keyfile/vectors.json", "Key files (docs/format.md, \"Key file\"): each entry's file text, passphrase and expected outcome", keyfile_vectors())
 write("backup/vectors.json", "Paper backups (docs/transfer.md, \"Paper backup\"): each entry's lines, passphrase and expected outcome", backup_vectors())
 write("shares/bundles.json", "Share backup bundles (docs/transfer.md, \"Share backup\"): bundle, shares, SLIP-39 passphrase, expected outcome", bundle_vectors())
+write("seal/vectors.json", "Profile seals (docs/format.md, \"Profile seal\"): keys (current first), user, flagged fields, the stored profile, the version remembered here, expected outcome", seal_vectors())

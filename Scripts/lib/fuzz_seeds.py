@@ -132,6 +132,14 @@ def main(fixtures, out):
         if path.endswith(".json"):
             write(out, "json", data)
             write(out, "schema" if "schema" in os.path.basename(path) else "profile", data)
+    # Profile seals (issue 38): each vector's seal text and whole profile.
+    seals = os.path.join(fixtures, "seal", "vectors.json")
+    if os.path.exists(seals):
+        for vector in json.load(open(seals))["vectors"]:
+            seal = vector["profile"].get("sealkit_seal")
+            if isinstance(seal, str):
+                write(out, "seal", seal)
+            write(out, "seal", json.dumps(vector["profile"]))
     # Other parsers' fixtures join as their targets appear.
     for path in glob.glob(os.path.join(fixtures, "fuzz", "*", "*")):
         write(out, os.path.basename(os.path.dirname(path)), open(path, "rb").read())

@@ -43,6 +43,8 @@ public struct AuditSchema: Sendable {
         guard let member = profileSchema.undeclaredMember(named: name) else { return (false, nil) }
         return (true, member.nearEncryptedField)
     }
+    /// The schema, when it asks for profile seals (issue 38): every profile must hold one.
+    let sealing: ProfileSchema?
 
     /// Uses a parsed schema.
     /// - Parameters:
@@ -59,6 +61,7 @@ public struct AuditSchema: Sendable {
         definesDataField = schema.field(named: "data") != nil
         self.findings = findings
         profileSchema = schema
+        sealing = schema.requiresSeal ? schema : nil
     }
 
     /// Reads a schema file in Rownd's app-config shape (bare, under `"schema"`, or under `"app": {"schema": ...}`).

@@ -1,5 +1,6 @@
 import SealCore
 import SealJSON
+import SealProfile
 
 /// How far an audit has read, for progress displays.
 public struct AuditProgress: Sendable {
@@ -310,6 +311,39 @@ final class AuditRun {
             path.removeLast()
         }
         if profileHistories.count > 1 { reportMixedKeys() }
+        if let sealing = schema?.sealing { inspectSeal(record.value, schema: sealing) }
+    }
+
+    /// A profile whose schema asks for seals (issue 38): its seal must be there and, with keys, verify.
+    /// Versions are not checked: an audit remembers none.
+    private func inspectSeal(_ profile: JSONValue, schema: ProfileSchema) {
+        path.removeLast(path.count - profileDepth)
+        path.append(.key(ProfileSchema.sealMember))
+        defer { path.removeLast() }
+        order += 1
+        let seal: ProfileSeal
+        do {
+            guard let found = try ProfileEncryptor.seal(of: profile) else {
+                report(.sealMissing, field: ProfileSchema.sealMember,
+                    "the schema asks for profile seals and this profile has none (\(ProfileSchema.sealMember))")
+                return
+            }
+            seal = found
+        } catch {
+            report(.sealMismatch, field: ProfileSchema.sealMember, error.description)
+            return
+        }
+        guard !keys.isEmpty else { return }
+        guard let ring = keys.first(where: { $0.holdsKey(tagged: seal.keyTag) }) else {
+            report(.sealMismatch, field: ProfileSchema.sealMember,
+                "the profile's seal does not match: it was made with key \(seal.keyTag), which none of the keys given is")
+            return
+        }
+        do {
+            _ = try ProfileEncryptor(schema: schema).verifySeal(of: profile, with: ring, against: nil)
+        } catch {
+            report(.sealMismatch, field: ProfileSchema.sealMember, error.description)
+        }
     }
 
     /// The key histories of one profile's ciphertexts: a given id's ring (its current and retired

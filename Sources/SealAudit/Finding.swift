@@ -31,6 +31,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     /// field's (one of the two is misspelt, and the value is in plaintext) or when the schema
     /// refuses every undeclared member; a warning otherwise.
     case undeclaredField = "undeclared-field"
+    /// The schema asks for profile seals and a profile has none (`sealkit_seal`): it may have been removed.
+    case sealMissing = "seal-missing"
+    /// With keys given: a profile's seal does not verify over its flagged fields, user and keys.
+    case sealMismatch = "seal-mismatch"
 
     /// How serious the kind is.
     public var severity: Severity {
@@ -69,6 +73,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "A flagged field's name beside the data object that holds the profile's fields."
         case .undeclaredField:
             return "A profile field the schema does not declare; an error when its name is near an encrypted field's."
+        case .sealMissing:
+            return "The schema asks for profile seals and the profile has none."
+        case .sealMismatch:
+            return "The profile's seal does not verify: a flagged field was changed, rolled back, dropped or added."
         }
     }
 
@@ -101,6 +109,10 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
             return "Move the member into data, or drop data if the profile's own members are its fields."
         case .undeclaredField:
             return "Fix the misspelt name (in the schema or the profile), or declare the field in the schema; encrypt the data again."
+        case .sealMissing:
+            return "Restore the profile from a source that has its seal; a profile from before seals gets one from sealkit profile encrypt."
+        case .sealMismatch:
+            return "Restore the profile as its user's device last wrote it; check that the right key id was given."
         }
     }
 

@@ -68,6 +68,14 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         case keyElsewhere
         /// The user's keys are here, but some of their data still does not open.
         case unreadableData
+        /// The schema asks for profile seals and the profile has none (`sealkit_seal`): it may have been removed.
+        case sealMissing
+        /// The profile's seal does not match its encrypted fields, user or keys: a field rolled back, dropped or added.
+        case sealMismatch
+        /// The profile's seal is older than one this device has written or verified: the profile was rolled back.
+        case sealRolledBack
+        /// The profile's seal has the version of one this device has seen but another MAC: two devices wrote at once.
+        case sealConflict
         // Key transfer and backups.
         /// The transfer or backup is malformed, expired, or not for these keys.
         case invalidTransfer

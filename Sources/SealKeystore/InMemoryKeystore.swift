@@ -12,6 +12,8 @@ import Synchronization
 package final class InMemoryKeystore: KeyStorage {
     package let namespace: Namespace
     private let records = Mutex<[KeyID: KeyRecord]>([:])
+    /// Profile seal marks (issue 38), per id.
+    let marks = Mutex<[KeyID: SealMark]>([:])
 
     /// Makes an empty keystore.
     package init(namespace: Namespace = .default) {

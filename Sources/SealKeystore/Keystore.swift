@@ -95,6 +95,15 @@ package protocol KeyStorage: Sendable {
     /// - Parameter id: the key id.
     /// - Throws: `.notFound` when there is none.
     func delete(_ id: KeyID) throws(KeystoreError)
+
+    /// The highest profile seal this device wrote or verified for `id` (issue 38); nil when none.
+    func sealMark(for id: KeyID) throws(KeystoreError) -> SealMark?
+
+    /// Records `mark` for `id`, atomically and durably, when it is newer than the one kept (or, with
+    /// `acceptingConflict`, of the same version with another MAC); keeps the kept one when it is the same seal.
+    /// - Returns: nil when `mark` is now the one kept (recorded, or the same); the kept mark when
+    ///   `mark` is lower than it or has its version with another MAC, and nothing was written.
+    func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark?
 }
 
 extension KeyStorage {

@@ -38,6 +38,11 @@ public struct ProfileProcessor: Sendable {
     /// Set in Rownd's mode.
     private let rownd: RowndProfileEncryptor?
     private let pretty: Bool
+    /// With a schema that asks for seals, on decryption of a profile alone: accept a seal of the version this
+    /// device remembers with another MAC (a conflicting write: two devices wrote at once), to merge it, and
+    /// remember it. An older seal, or one that does not verify, is still refused. See
+    /// ``Vault/decryptProfile(_:schema:acceptingConflict:)``.
+    public var acceptsConflictingWrite = false
 
     /// Prepares an operation.
     /// - Parameters:
@@ -59,6 +64,12 @@ public struct ProfileProcessor: Sendable {
             try SchemaLint.requireEncryptedField(schema)
         } catch {
             throw SealKitError(error)
+        }
+        if asRownd && schema.requiresSeal {
+            throw SealKitError(
+                .invalidArgument,
+                "the schema asks for profile seals (\"sealkit\": {\"seal\": true}), which Rownd's SDKs would not understand: "
+                    + "--rownd never writes or checks a seal, so drop --rownd or the schema's \"sealkit\" member")
         }
         if asRownd {
             if format == .v2 || operation == .rotate(migratingFromV1: true) {
@@ -83,6 +94,10 @@ public struct ProfileProcessor: Sendable {
     ///   - vault: the user whose keys to use.
     ///   - line: the profile's line in newline-delimited JSON, which errors name; a blank line there
     ///     (spaces, tabs and carriage returns only) holds no profile and gives nil. Nil for a profile alone.
+    ///     With a schema that asks for seals, a profile alone is also checked against, and recorded as, the
+    ///     highest seal version this device has seen for the user (rollback detection); lines of many
+    ///     profiles under one key id have their seals written and checked, but no version is remembered
+    ///     for them, since which of them is newest cannot be told.
     ///   - output: where the result goes; on failure it is as it was.
     /// - Returns: what to tell about the profile besides its JSON, or nil for a blank line.
     /// - Throws: `SealKitError` naming every failing field, never a value: in strict mode any field
@@ -94,7 +109,13 @@ public struct ProfileProcessor: Sendable {
         let keys = try vault.keyRing()
         let prefix = line.map { "line \($0): " } ?? ""
         do {
+            if rownd == nil && encryptor.schema.requiresSeal {
+                return try runSealed(profile, with: keys, vault: vault, tracking: line == nil, appendingTo: &output)
+            }
             return try run(profile, with: keys, appendingTo: &output)
+        } catch .seal(let problem) {
+            let plain = SealKitError(ProfileError.seal(problem), keyID: vault.user)
+            throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description)
         } catch .fieldsFailed(let failures) where rownd == nil {
             throw SealKitError(
                 .profileFields, keyID: vault.user, fields: failures.map(\.field),
@@ -154,6 +175,49 @@ public struct ProfileProcessor: Sendable {
         return outcome
     }
 
+    /// A profile whose schema asks for a seal (issue 38): reads check the seal before anything is
+    /// decrypted, writes seal the result. With `tracking` (one profile, not a line of many) the seal
+    /// is also checked against the highest version this device has seen for the user, and the new
+    /// one recorded before the result is handed back: record, then emit, so nothing this device
+    /// handed out is ever unknown to it.
+    private func runSealed(
+        _ text: UnsafeBufferPointer<UInt8>, with keys: KeyRing, vault: Vault, tracking: Bool, appendingTo output: inout [UInt8]
+    ) throws(ProfileError) -> ProfileOutcome {
+        let profile: JSONValue
+        do throws(JSONError) {
+            profile = try JSONValue.parse(text)
+        } catch {
+            throw .invalidJSON(error)
+        }
+        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt) : nil
+        let result: JSONValue
+        var retired: [String] = []
+        var rotatedFields: [String] = []
+        let seal: ProfileSeal
+        switch operation {
+        case .encrypt:
+            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
+            (result, seal) = try encryptor.sealing(try encryptor.encrypt(profile, with: keys), with: keys, version: version)
+        case .decrypt:
+            seal = try encryptor.verifySeal(of: profile, with: keys, against: mark, acceptingConflict: acceptsConflictingWrite)
+            let decrypted = try encryptor.decrypt(profile, with: keys)
+            result = decrypted.profile
+            retired = decrypted.fieldsUnderRetiredKeys
+        case .rotate(let migratingFromV1):
+            _ = try encryptor.verifySeal(of: profile, with: keys, against: mark)
+            let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: migratingFromV1)
+            rotatedFields = rotation.rotatedFields
+            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
+            (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
+        }
+        if tracking { try vault.rememberSeal(seal, acceptingConflict: acceptsConflictingWrite && operation == .decrypt) }
+        output.append(contentsOf: result.serialized(pretty: pretty).utf8)
+        var outcome = ProfileOutcome(fieldsUnderRetiredKeys: retired, notes: [])
+        outcome.rotatedFields = rotatedFields
+        outcome.sealVersion = seal.version
+        return outcome
+    }
+
     /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required,
     /// says so in its own reason; anything else may be a profile that a Rownd app wrote, which Rownd's mode reads.
     private static func hint(for failures: [FieldFailure]) -> String {
@@ -174,4 +238,13 @@ public struct ProfileOutcome: Sendable, Equatable {
     public let fieldsUnderRetiredKeys: [String]
     /// In Rownd's mode, each flagged value left as it was, by path and reason (never by value).
     public let notes: [String]
+    /// With a schema that asks for seals: the version of the profile's seal, read or written (issue 38); nil otherwise.
+    public internal(set) var sealVersion: UInt64?
+    /// On rotation with a seal, the fields that were re-encrypted.
+    var rotatedFields: [String] = []
+
+    init(fieldsUnderRetiredKeys: [String], notes: [String]) {
+        self.fieldsUnderRetiredKeys = fieldsUnderRetiredKeys
+        self.notes = notes
+    }
 }

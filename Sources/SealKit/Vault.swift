@@ -39,6 +39,8 @@ public final class Vault: Sendable {
 
     private struct State {
         var ring: KeyRing?
+        /// The highest profile seal this device has written or verified for the user, once read.
+        var mark: SealMark??
         var subscribers: [UUID: AsyncStream<VaultEvent>.Continuation] = [:]
     }
 
@@ -309,6 +311,7 @@ public final class Vault: Sendable {
     /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value.
     public func encryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> String {
         try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
+            if schema.requiresSeal { return try sealedProfile(.encrypt, profile, schema: schema).json }
             let keys = try ring()
             var profile = profile
             let result = profile.withUTF8 { text in
@@ -333,7 +336,27 @@ public final class Vault: Sendable {
     /// - Returns: the profile, and the fields only a retired key opened (for ``rotateProfile(_:schema:migratingFromV1:)``).
     /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value.
     public func decryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> DecryptedProfile {
+        try decryptProfile(profile, schema: schema, acceptingConflict: false)
+    }
+
+    /// Decrypts a sealed profile as ``decryptProfile(_:schema:)`` does, and, with `acceptingConflict`, also one
+    /// whose seal has the version of one this device wrote or verified but another MAC (`SealKitError.Reason.sealConflict`:
+    /// two devices wrote at once). Both are genuine writes of the user's; reading the other one on purpose is how an app
+    /// merges: decrypt it this way, merge in its own changes, and encrypt the result (with the read profile's
+    /// `sealkit_seal` in it), which takes a version higher than both. The device then remembers the profile read. An
+    /// older seal, or one that does not verify, is still refused.
+    /// - Parameters:
+    ///   - profile: JSON text of an encrypted profile.
+    ///   - schema: the app schema; it must ask for seals for `acceptingConflict` to matter.
+    ///   - acceptingConflict: accept a conflicting write.
+    /// - Returns: the profile, and the fields only a retired key opened.
+    /// - Throws: `SealKitError` as ``decryptProfile(_:schema:)``.
+    public func decryptProfile(_ profile: String, schema: ProfileSchema, acceptingConflict: Bool) throws(SealKitError) -> DecryptedProfile {
         try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
+            if schema.requiresSeal {
+                let (json, outcome) = try sealedProfile(.decrypt, profile, schema: schema, acceptingConflict: acceptingConflict)
+                return DecryptedProfile(json: json, fieldsUnderRetiredKeys: outcome.fieldsUnderRetiredKeys, sealVersion: outcome.sealVersion)
+            }
             let keys = try ring()
             let tree = try Self.parse(profile)
             do throws(ProfileError) {
@@ -358,6 +381,10 @@ public final class Vault: Sendable {
     public func rotateProfile(
         _ profile: String, schema: ProfileSchema, migratingFromV1: Bool = false
     ) throws(SealKitError) -> RotatedProfile {
+        if schema.requiresSeal {
+            let (json, outcome) = try sealedProfile(.rotate(migratingFromV1: migratingFromV1), profile, schema: schema)
+            return RotatedProfile(json: json, rotatedFields: outcome.rotatedFields, sealVersion: outcome.sealVersion)
+        }
         let keys = try ring()
         let tree = try Self.parse(profile)
         do {
@@ -453,6 +480,53 @@ public final class Vault: Sendable {
     /// The user's unlocked keys, for the package's own capabilities (the audit, `ProfileProcessor`).
     package func keyRing() throws(SealKitError) -> KeyRing { try ring() }
 
+    // MARK: Profile seals (issue 38)
+
+    /// One profile, with a schema that asks for seals: checked against and recorded as the device's
+    /// highest seal version for the user, as `ProfileProcessor` does for a profile alone.
+    private func sealedProfile(
+        _ operation: ProfileProcessor.Operation, _ profile: String, schema: ProfileSchema, acceptingConflict: Bool = false
+    ) throws(SealKitError) -> (json: String, outcome: ProfileOutcome) {
+        var processor = try ProfileProcessor(operation, schema: schema)
+        processor.acceptsConflictingWrite = acceptingConflict
+        var output: [UInt8] = []
+        var text = profile
+        let result = text.withUTF8 { bytes in
+            Result { () throws(SealKitError) in try processor.process(bytes, with: self, line: nil, appendingTo: &output) }
+        }
+        guard let outcome = try result.get() else { throw SealKitError(.invalidJSON, keyID: user, "the profile is empty") }
+        return (String(decoding: output, as: UTF8.self), outcome)
+    }
+
+    /// The highest profile seal this device has written or verified for the user; nil when none. Read once,
+    /// unless `fresh`: a write reads it again, so that another process's newer record gives the next version.
+    func rememberedSeal(fresh: Bool = false) throws(ProfileError) -> SealMark? {
+        if !fresh, let cached = state.withLock({ $0.mark }) { return cached }
+        do {
+            let mark = try keystore.storage.sealMark(for: user)
+            state.withLock { $0.mark = .some(mark) }
+            return mark
+        } catch {
+            throw .seal(.unrecorded("cannot read this device's record of the profile versions of '\(user)': \(error)"))
+        }
+    }
+
+    /// Records `seal` as the highest this device has written or verified for the user, durably,
+    /// before the profile it seals is handed on.
+    /// - Throws: `ProfileError.seal` when, meanwhile, a higher seal or another of the same version was recorded.
+    func rememberSeal(_ seal: ProfileSeal, acceptingConflict: Bool = false) throws(ProfileError) {
+        let kept: SealMark?
+        do {
+            kept = try keystore.storage.recordSealMark(seal.mark, for: user, acceptingConflict: acceptingConflict)
+        } catch {
+            throw .seal(.unrecorded("cannot record the profile version of '\(user)' on this device: \(error)"))
+        }
+        state.withLock { $0.mark = .some(kept ?? seal.mark) }
+        guard let kept else { return }
+        if kept.version > seal.version { throw .seal(.older(found: seal.version, seen: kept.version)) }
+        throw .seal(.conflicting(version: seal.version))
+    }
+
     private func forgetRing() {
         state.withLock { $0.ring = nil }
     }
@@ -473,6 +547,14 @@ public struct DecryptedProfile: Sendable, Equatable {
     public let json: String
     /// Fields that only a retired key opened, in profile order: rotate the profile to move them to the current key.
     public let fieldsUnderRetiredKeys: [String]
+    /// With a schema that asks for seals, the version of the profile's seal, which was verified (issue 38); nil otherwise.
+    public internal(set) var sealVersion: UInt64?
+
+    init(json: String, fieldsUnderRetiredKeys: [String], sealVersion: UInt64? = nil) {
+        self.json = json
+        self.fieldsUnderRetiredKeys = fieldsUnderRetiredKeys
+        self.sealVersion = sealVersion
+    }
 }
 
 /// A profile after rotation.
@@ -481,6 +563,14 @@ public struct RotatedProfile: Sendable, Equatable {
     public let json: String
     /// The fields that were re-encrypted, in profile order.
     public let rotatedFields: [String]
+    /// With a schema that asks for seals, the version of the new seal (issue 38); nil otherwise.
+    public internal(set) var sealVersion: UInt64?
+
+    init(json: String, rotatedFields: [String], sealVersion: UInt64? = nil) {
+        self.json = json
+        self.rotatedFields = rotatedFields
+        self.sealVersion = sealVersion
+    }
 }
 
 /// Whether a vault can encrypt now.

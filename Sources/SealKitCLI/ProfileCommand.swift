@@ -56,9 +56,23 @@ struct ProfileCommand: ParsableCommand {
             discussion: "Fields that only a retired key opens are named on stderr; 'profile rotate' re-encrypts them.")
 
         @OptionGroup var options: ProfileOptions
+        @Flag(
+            name: .customLong("accept-conflict"),
+            help: ArgumentHelp(
+                "With a schema that asks for seals: read a profile whose seal conflicts with this device's write of the same version, to merge it.",
+                discussion: "Two devices that wrote at once make two seals of one version. Read the other one with this flag, merge, and encrypt the result: it takes a higher version. An older or mismatched seal is still refused."))
+        var acceptConflict = false
+
+        func validate() throws {
+            if acceptConflict && (options.rownd || options.ndjson) {
+                throw ValidationError("--accept-conflict is for one sealed profile: it cannot go with --rownd or --ndjson")
+            }
+        }
 
         func run() throws {
-            try options.process(try options.prepare(.decrypt), retiredWarning: "decrypted only with a retired key")
+            var (processor, vault) = try options.prepare(.decrypt)
+            processor.acceptsConflictingWrite = acceptConflict
+            try options.process((processor, vault), retiredWarning: "decrypted only with a retired key")
         }
     }
 
@@ -140,6 +154,8 @@ struct ProfileOptions: ParsableArguments {
             var parsed = try ProfileSchema(json: bytes)
             if completeSchema { parsed.undeclaredMembers = .refused }
             processor = try ProfileProcessor(operation, schema: parsed, format: format, asRownd: rownd, pretty: pretty)
+        } catch where error.reason == .invalidArgument && rownd {
+            throw CLIFailure("\(schema): \(error)", status: .usage)
         } catch {
             throw CLIFailure("\(schema): \(error)", status: .dataError)
         }

@@ -179,7 +179,7 @@ enum ExitStatus: Int32 {
         case .keyringUnavailable, .fileSystem: self = .ioError
         case .damagedKey, .notCiphertext, .unsupportedFormat, .unknownKey, .wrongPlace, .notBound, .authenticationFailed,
             .invalidKeyText, .invalidJSON, .invalidSchema, .profileFields, .unreadableData, .invalidTransfer,
-            .unreadableImage:
+            .unreadableImage, .sealMissing, .sealMismatch, .sealRolledBack, .sealConflict:
             self = .dataError
         case .relayUnavailable: self = .unavailable
         case .protocolViolation: self = .protocolError

@@ -64,6 +64,10 @@ enum FuzzTarget: String, CaseIterable {
     /// `PaperBackup.checkChosen` on arbitrary bytes: the length it counts is the text's number of
     /// Unicode scalars, and exactly passphrases of 12 or more pass (issue 13).
     case passphrase
+    /// Profile seals (issue 38): `ProfileSeal(parsing:)` on arbitrary text, whose accepted texts
+    /// re-encode to themselves; and a profile read as JSON, its seal checked for a sealing schema,
+    /// where only what the fixed ring sealed verifies, and re-sealing verifies.
+    case seal
 
     nonisolated(unsafe) static var selected: FuzzTarget = .ciphertext
 
@@ -105,6 +109,7 @@ enum FuzzTarget: String, CaseIterable {
         case .audit: Self.audit(bytes)
         case .nonces: Self.nonces(bytes)
         case .passphrase: Self.passphrase(bytes)
+        case .seal: Self.seal(bytes)
         }
     }
 
@@ -297,6 +302,30 @@ enum FuzzTarget: String, CaseIterable {
           "tags": {"type": "object", "encryption": {"state": "enabled"}}
         }}}
         """)
+
+    static let sealingSchema = try? ProfileSchema(
+        parsing: #"{"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled"}}, "n": {"type": "number", "encryption": {"state": "enabled"}}}, "sealkit": {"seal": true}}"#)
+
+    private static func seal(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let seal = ProfileSeal(parsing: text) {
+            check(seal.text == text, "an accepted seal does not re-encode to itself")
+            check(seal.version > 0 && seal.mac.count == ProfileSeal.macByteCount, "an accepted seal has version 0 or a short MAC")
+        }
+        guard let schema = sealingSchema, let value = try? JSONValue.parse(bytes) else { return }
+        let encryptor = ProfileEncryptor(schema: schema)
+        let ring = KeyRing(current: keys[0], retired: [keys[1]], id: "alice")
+        let mark = SealMark(version: 2, mac: [UInt8](repeating: 7, count: 32))
+        if let seal = try? encryptor.verifySeal(of: value, with: ring, against: mark) {
+            check(seal.version > 2, "a seal at or below the remembered version verified")
+        }
+        if let (sealed, seal) = try? encryptor.sealing(value, with: ring, version: 3) {
+            let verified = try? encryptor.verifySeal(of: sealed, with: ring, against: mark)
+            check(verified == seal, "a profile just sealed does not verify")
+            let other = KeyRing(current: keys[0], id: "bob")
+            check((try? encryptor.verifySeal(of: sealed, with: other, against: nil)) == nil, "a seal verified for another user")
+        }
+    }
 
     private static func profile(_ bytes: [UInt8]) {
         guard let schema = fixedSchema else { return }

@@ -17,6 +17,8 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// encrypted field's is most likely that field misspelt (in the schema or in the profile), which
     /// would leave its value in plaintext; nothing is encrypted or rotated.
     case undeclaredMembers([UndeclaredMember])
+    /// The profile's seal is missing, does not match, or is not the newest this device has seen (issue 38).
+    case seal(SealProblem)
 
     package var description: String {
         switch self {
@@ -37,6 +39,8 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
                 }
             }
             return count + ": " + groups.map { $0.fields.joined(separator: ", ") + " " + $0.reason }.joined(separator: "; ")
+        case .seal(let problem):
+            return problem.description
         case .fieldsBesideData(let fields):
             return "the profile has a \"data\" object, which holds its fields, and also top-level members named like "
                 + "flagged fields (\(fields.joined(separator: ", "))), which would not be encrypted: move them into "

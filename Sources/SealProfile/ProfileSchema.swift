@@ -122,6 +122,9 @@ public struct ProfileSchema: Sendable, Equatable {
 
     /// Every field, in schema order.
     package let fields: [Field]
+    /// Whether profiles carry a seal (issue 38): the schema says `"sealkit": {"seal": true}` beside
+    /// `schema`. Then `encrypt` and `rotate` write one and `decrypt` requires it. See ProfileSealing.swift.
+    package private(set) var requiresSeal = false
     private let indexByName: [String: Int]
     /// The encrypted fields' names as UTF-8, for paths that match keys as bytes; nil when a name is
     /// not ASCII, since only for ASCII is byte equality the same as `field(named:)`'s.
@@ -254,6 +257,7 @@ public struct ProfileSchema: Sendable, Equatable {
         }
         try self.init(fields: fields)
         undeclaredMembers = undeclared
+        requiresSeal = try Self.sealSetting(in: json, fields: fields, route: route)
     }
 
     /// Reads a schema to inspect it rather than use it: where `init(parsing:)` refuses a
@@ -277,6 +281,7 @@ public struct ProfileSchema: Sendable, Equatable {
         }
         var schema = try ProfileSchema(fields: usable)
         schema.undeclaredMembers = undeclared
+        schema.requiresSeal = try sealSetting(in: json, fields: usable, route: route)
         return (schema, flagged)
     }
 
@@ -472,5 +477,37 @@ extension JSONValue {
         guard case .string(let text) = self else { return kindName }
         let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
         return JSONValue.string(shown).serialized()
+    }
+}
+
+extension ProfileSchema {
+    /// The member a sealed profile keeps its seal in, at its top level (beside `data` in Rownd's
+    /// user-state shape); the schema need not declare it.
+    package static let sealMember = "sealkit_seal"
+
+    /// Reads `"sealkit": {"seal": true}` beside `schema` (at the top level, or in `app` beside
+    /// `app.schema`). A bare schema has no place for it: there `sealkit` would be a field.
+    static func sealSetting(in json: JSONValue, fields: [Field], route: [String]) throws(SchemaError) -> Bool {
+        guard route.last == "schema" else { return false }
+        let holder = route.count == 2 ? json["app"] : json
+        let base = route.count == 2 ? "app.sealkit" : "sealkit"
+        let asks: Bool
+        switch holder?["sealkit"] {
+        case nil, .null?: return false
+        case let sealkit? where sealkit.objectValue != nil:
+            switch sealkit["seal"] {
+            case nil, .null?: asks = false
+            case .bool(let flag)?: asks = flag
+            case let other?: throw .malformed(path: base + ".seal", expected: "true or false", found: other.briefDescription)
+            }
+        case let other?:
+            throw .malformed(path: base, expected: #"an object such as {"seal": true}"#, found: other.kindName)
+        }
+        if asks, fields.contains(where: { $0.name == sealMember }) {
+            throw .malformed(
+                path: SchemaPath.join(route.joined(separator: "."), sealMember),
+                expected: "no field of this name: a sealed profile keeps its seal there", found: "a field")
+        }
+        return asks
     }
 }

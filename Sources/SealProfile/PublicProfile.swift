@@ -29,6 +29,11 @@ extension ProfileSchema {
 
     /// The names of the fields the schema encrypts, in schema order.
     public var encryptedFieldNames: [String] { encryptedFields.map(\.name) }
+
+    /// Whether the schema asks for profile seals, with `"sealkit": {"seal": true}` beside `"schema"`:
+    /// then `Vault`'s profile calls write a seal over the encrypted fields and a version, and refuse
+    /// a profile whose seal is missing, does not match, or is older than one this device has seen.
+    public var asksForSeal: Bool { requiresSeal }
 }
 
 extension SealKitError {
@@ -43,6 +48,16 @@ extension SealKitError {
             self.init(.profileFields, keyID: keyID, fields: fields, String(describing: error))
         case .undeclaredMembers(let members):
             self.init(.profileFields, keyID: keyID, fields: members.map(\.name), String(describing: error))
+        case .seal(let problem):
+            let reason: Reason
+            switch problem {
+            case .missing: reason = .sealMissing
+            case .mismatch: reason = .sealMismatch
+            case .older: reason = .sealRolledBack
+            case .conflicting: reason = .sealConflict
+            case .unrecorded: reason = .fileSystem
+            }
+            self.init(reason, keyID: keyID, String(describing: error))
         }
     }
 

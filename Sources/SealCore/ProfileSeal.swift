@@ -1,0 +1,213 @@
+import CSodium
+
+/// A profile seal (issue 38): a MAC over a user's flagged profile fields and a version number,
+/// under a subkey of the user's key, that lets a device see a field rolled back, dropped or
+/// added, and a whole profile served again after a newer one. docs/format.md specifies it byte
+/// by byte.
+///
+/// Text: `sks1:` then standard padded base64 of the 49-byte body
+/// `0x01 ‖ key fingerprint (8) ‖ u64be(version) ‖ MAC (32)`.
+///
+/// MAC: BLAKE2b-256 (`crypto_generichash`, 32 bytes) keyed with the subkey
+/// `crypto_kdf_derive_from_key(32, 1, "sksealv1", key)` of the key the fingerprint names, over
+/// `0x01 ‖ fingerprint (8) ‖ u64be(version) ‖ u32be(len user) ‖ user ‖ u32be(count) ‖ entries`,
+/// one entry per flagged field present in the profile, sorted by the bytes of their names:
+/// `u32be(len name) ‖ name ‖ 0x00` for `null`, `u32be(len name) ‖ name ‖ 0x01 ‖ u32be(len value) ‖ value`
+/// for a string (its UTF-8). A field not present has no entry, so dropping or adding one changes
+/// the count and the entries.
+package struct ProfileSeal: Sendable, Equatable {
+    /// The text that starts every seal.
+    package static let prefix = "sks1:"
+    /// The body's first byte, and the MAC input's.
+    static let formatByte: UInt8 = 1
+    /// Bytes of the MAC.
+    package static let macByteCount = 32
+    /// Bytes of the body: format, fingerprint, version, MAC.
+    static let bodyByteCount = 1 + 8 + 8 + macByteCount
+    /// The `crypto_kdf` context (the purpose) and subkey id of the seal key.
+    static let kdfContext = Array("sksealv1".utf8)
+    static let subkeyID: UInt64 = 1
+    /// The length of a seal's text.
+    package static let textLength = 5 + 68
+
+    /// The key that made the seal.
+    package let keyTag: KeyFingerprint
+    /// The profile's version: 1 for the first sealed write, one more for each later one.
+    package let version: UInt64
+    /// The MAC.
+    package let mac: [UInt8]
+
+    /// A flagged field's value as the MAC covers it.
+    package enum Value: Sendable, Equatable {
+        /// JSON `null`.
+        case null
+        /// A string, by its UTF-8 (a ciphertext).
+        case string([UInt8])
+    }
+
+    package init(keyTag: KeyFingerprint, version: UInt64, mac: [UInt8]) {
+        self.keyTag = keyTag
+        self.version = version
+        self.mac = mac
+    }
+
+    /// Reads a seal's text; nil when it is not one: another prefix, not canonical base64, a body of
+    /// another length or format byte, or version 0.
+    package init?(parsing text: String) {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == Self.textLength, utf8.starts(with: Self.prefix.utf8) else { return nil }
+        guard let body = utf8[5...].withUnsafeBytes({ encoded -> [UInt8]? in
+            guard Base64.decodedLength(of: encoded) == Self.bodyByteCount else { return nil }
+            var body = [UInt8](repeating: 0, count: Self.bodyByteCount)
+            let ok = body.withUnsafeMutableBytes { Base64.decode(encoded, into: $0) }
+            return ok ? body : nil
+        }) else { return nil }
+        guard body[0] == Self.formatByte else { return nil }
+        let version = body[9..<17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard version > 0 else { return nil }
+        self.init(keyTag: KeyFingerprint(bytes: Array(body[1..<9])), version: version, mac: Array(body[17...]))
+    }
+
+    /// The seal as text: `sks1:` and base64 of the body.
+    package var text: String {
+        var body: [UInt8] = [Self.formatByte]
+        body.append(contentsOf: keyTag.bytes)
+        body.append(contentsOf: Self.bigEndian(version))
+        body.append(contentsOf: mac)
+        return Self.prefix + Base64.encode(body)
+    }
+
+    /// What the device remembers of this seal: its version and MAC.
+    package var mark: SealMark { SealMark(version: version, mac: mac) }
+
+    /// Seals a profile's flagged fields for `user` at `version` with `key`.
+    /// - Parameters:
+    ///   - fields: every flagged field present, by name, in any order.
+    package static func make(
+        key: SymmetricKey, user: String, version: UInt64, fields: [(name: String, value: Value)]
+    ) throws(SecureMemoryError) -> ProfileSeal {
+        let tag = key.fingerprint
+        let mac = try computeMAC(key: key, keyTag: tag, user: user, version: version, fields: fields)
+        return ProfileSeal(keyTag: tag, version: version, mac: mac)
+    }
+
+    /// Whether this seal is the MAC of `fields` for `user` under `key` (the key its tag names),
+    /// compared in constant time.
+    package func verifies(key: SymmetricKey, user: String, fields: [(name: String, value: Value)]) throws(SecureMemoryError) -> Bool {
+        let expected = try Self.computeMAC(key: key, keyTag: keyTag, user: user, version: version, fields: fields)
+        return ConstantTime.equals(expected, mac)
+    }
+
+    /// The exact bytes the MAC covers.
+    package static func macInput(keyTag: KeyFingerprint, user: String, version: UInt64, fields: [(name: String, value: Value)]) -> [UInt8] {
+        var input: [UInt8] = [formatByte]
+        input.append(contentsOf: keyTag.bytes)
+        input.append(contentsOf: bigEndian(version))
+        appendPrefixed(Array(user.utf8), to: &input)
+        let sorted = fields.map { (name: Array($0.name.utf8), value: $0.value) }.sorted { $0.name.lexicographicallyPrecedes($1.name) }
+        input.append(contentsOf: bigEndian32(sorted.count))
+        for field in sorted {
+            appendPrefixed(field.name, to: &input)
+            switch field.value {
+            case .null: input.append(0)
+            case .string(let bytes):
+                input.append(1)
+                appendPrefixed(bytes, to: &input)
+            }
+        }
+        return input
+    }
+
+    private static func computeMAC(
+        key: SymmetricKey, keyTag: KeyFingerprint, user: String, version: UInt64, fields: [(name: String, value: Value)]
+    ) throws(SecureMemoryError) -> [UInt8] {
+        Sodium.ready
+        let input = macInput(keyTag: keyTag, user: user, version: version, fields: fields)
+        let subkey: SecureBytes
+        do {
+            subkey = try SecureBytes.allocate(count: 32) { out in
+                key.storage.withUnsafeBytes { master in
+                    kdfContext.withUnsafeBufferPointer { context in
+                        context.withMemoryRebound(to: CChar.self) { context in
+                            _ = crypto_kdf_derive_from_key(
+                                out.baseAddress!.assumingMemoryBound(to: UInt8.self), 32, subkeyID, context.baseAddress!,
+                                master.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        }
+                    }
+                }
+            }
+        } catch let error as SecureMemoryError {
+            throw error
+        } catch {
+            throw .outOfMemory(byteCount: 32)
+        }
+        var mac = [UInt8](repeating: 0, count: macByteCount)
+        subkey.withUnsafeBytes { keyBytes in
+            _ = crypto_generichash(
+                &mac, macByteCount, input, UInt64(input.count), keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 32)
+        }
+        return mac
+    }
+
+    private static func appendPrefixed(_ bytes: [UInt8], to output: inout [UInt8]) {
+        output.append(contentsOf: bigEndian32(bytes.count))
+        output.append(contentsOf: bytes)
+    }
+
+    private static func bigEndian32(_ count: Int) -> [UInt8] {
+        let value = UInt32(truncatingIfNeeded: count)
+        return [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    private static func bigEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+    }
+}
+
+/// What a device remembers of a user's profiles: the highest seal version it wrote or verified,
+/// and that seal's MAC, which tells the same profile from another written at the same version.
+package struct SealMark: Sendable, Equatable {
+    /// The highest version.
+    package let version: UInt64
+    /// The MAC of the seal with that version.
+    package let mac: [UInt8]
+
+    package init(version: UInt64, mac: [UInt8]) {
+        self.version = version
+        self.mac = mac
+    }
+
+    /// The mark as its file holds it: `sealkit-seal-mark 1 VERSION MAC-HEX` and a newline.
+    package var fileText: [UInt8] { Array("sealkit-seal-mark 1 \(version) \(Hex.encode(mac))\n".utf8) }
+
+    /// Reads a mark file's text; nil when it is not exactly one.
+    package init?(fileText: some Collection<UInt8>) {
+        guard fileText.count < 256, let text = String(validating: Array(fileText), as: UTF8.self), text.hasSuffix("\n") else { return nil }
+        let parts = text.dropLast().split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "sealkit-seal-mark", parts[1] == "1",
+            parts[2].first != "0", parts[2].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let version = UInt64(parts[2]), version > 0,
+            let mac = Hex.decode(String(parts[3])), mac.count == ProfileSeal.macByteCount,
+            Hex.encode(mac) == parts[3]
+        else { return nil }
+        self.init(version: version, mac: mac)
+    }
+
+    /// What recording `new` over this mark means.
+    package enum Comparison: Sendable, Equatable {
+        /// `new` is higher: record it.
+        case newer
+        /// The same seal: nothing to record.
+        case same
+        /// Lower than this mark: a rollback.
+        case older
+        /// The same version with another MAC: two writes of one version.
+        case conflicting
+    }
+
+    /// How `new` compares with this mark.
+    package func compare(_ new: SealMark) -> Comparison {
+        if new.version > version { return .newer }
+        if new.version < version { return .older }
+        return ConstantTime.equals(new.mac, mac) ? .same : .conflicting
+    }
+}

@@ -1,0 +1,117 @@
+import SealCore
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Profile seal marks (issue 38): per id, the highest seal version this device wrote or verified.
+
+extension KeyStorage {
+    /// For backends that keep no marks: profiles that ask for a seal cannot be used with them.
+    package func sealMark(for id: KeyID) throws(KeystoreError) -> SealMark? {
+        throw .fileSystem(operation: "keep profile seal versions in", path: "namespace \(namespace.name)", errno: .notSupported)
+    }
+
+    package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
+        throw .fileSystem(operation: "keep profile seal versions in", path: "namespace \(namespace.name)", errno: .notSupported)
+    }
+}
+
+extension KeyID {
+    /// The name of the file keeping the id's seal mark, beside its key file: the same hash, `.seal`.
+    package var sealMarkFileName: String { String(fileName.dropLast(4)) + ".seal" }
+}
+
+extension FileKeystore {
+    package func sealMark(for id: KeyID) throws(KeystoreError) -> SealMark? {
+        guard let folder = try Folder.open(named: root, in: nil, path: root, creating: false),
+            let namespaceFolder = try Folder.open(named: namespace.name, in: folder, path: self.folder, creating: false)
+        else { return nil }
+        return try Self.readMark(id, in: namespaceFolder)
+    }
+
+    package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
+        // The key file's folder exists whenever the id has keys, which any seal needs.
+        guard let rootFolder = try Folder.open(named: root, in: nil, path: root, creating: false),
+            let namespaceFolder = try Folder.open(named: namespace.name, in: rootFolder, path: folder, creating: false)
+        else { throw .notFound(id, namespace: namespace.name) }
+        let keys = KeyFolder(folder: namespaceFolder, namespace: namespace, lockTimeout: lockTimeout)
+        return try keys.withExclusiveAccess { () throws(KeystoreError) -> SealMark? in
+            if let kept = try Self.readMark(id, in: namespaceFolder) {
+                switch kept.compare(mark) {
+                case .newer: break
+                case .same: return nil
+                case .conflicting where acceptingConflict: break
+                case .older, .conflicting: return kept
+                }
+            }
+            try DurableFile.write(
+                mark.fileText, named: id.sealMarkFileName, in: namespaceFolder.fd, folderPath: namespaceFolder.path,
+                temporaryPrefix: ".tmp-")
+            return nil
+        }
+    }
+
+    /// Reads a mark file under the key files' rules: a regular file, the user's, 0600 at most.
+    private static func readMark(_ id: KeyID, in folder: Folder) throws(KeystoreError) -> SealMark? {
+        let name = id.sealMarkFileName
+        let path = folder.path + "/" + name
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(name, in: folder.fd, .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
+            throw .fileSystem(operation: "read", path: path, errno: error)
+        }
+        defer { try? fd.close() }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
+        try Folder.checkOwnership(info, path: path, forbidden: 0o077)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var filled = 0
+        while filled < buffer.count {
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+            } catch {
+                throw .fileSystem(operation: "read", path: path, errno: Errno(error))
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        guard let mark = SealMark(fileText: buffer[..<filled]) else {
+            throw .damagedKeyFile(
+                path: path,
+                reason: "not a profile seal record; delete it to start rollback detection again from the next profile read")
+        }
+        return mark
+    }
+}
+
+extension InMemoryKeystore {
+    package func sealMark(for id: KeyID) throws(KeystoreError) -> SealMark? {
+        marks.withLock { $0[id] }
+    }
+
+    package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
+        marks.withLock { marks in
+            if let kept = marks[id] {
+                switch kept.compare(mark) {
+                case .newer: break
+                case .same: return nil
+                case .conflicting where acceptingConflict: break
+                case .older, .conflicting: return kept
+                }
+            }
+            marks[id] = mark
+            return nil
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+// The public API, as an app sees it; SealJSON only to edit profiles as a server would.
+import SealJSON
+import SealKit
+import Testing
+
+/// Profile seals and rollback detection through the library (issue 38): each attack a server can
+/// make on a stored profile is refused with its own reason.
+@Suite("Profile seals (Vault)")
+struct ProfileSealTests {
+    static let schemaText = """
+        {"schema": {"name": {"type": "string"},
+                    "ssn": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+                    "notes": {"type": "string", "encryption": {"state": "enabled"}},
+                    "salary": {"type": "number", "encryption": {"state": "enabled"}}},
+         "sealkit": {"seal": true}}
+        """
+    static let schema = try! ProfileSchema(json: schemaText)
+
+    static func vault(_ user: String = "alice", keystore: Keystore? = nil) throws -> Vault {
+        let vault = Vault(keystore: try keystore ?? .inMemory(), user: try KeyID(user), format: .v2)
+        try vault.ensureKey(existing: "{}")
+        return vault
+    }
+
+    static func object(_ json: String) throws -> [String: JSONValue] {
+        guard case .object(let members) = try JSONValue.parse(json) else { return [:] }
+        return Dictionary(members, uniquingKeysWith: { $1 })
+    }
+
+    /// `json` with member `name` set to `value` (nil removes it).
+    static func replacing(_ json: String, _ name: String, with value: JSONValue?) throws -> String {
+        guard case .object(var members) = try JSONValue.parse(json) else { return json }
+        if let index = members.firstIndex(where: { $0.key == name }) {
+            if let value { members[index].value = value } else { members.remove(at: index) }
+        } else if let value {
+            members.append((name, value))
+        }
+        return JSONValue.object(members).serialized()
+    }
+
+    static func refusal(_ body: () throws -> Void) -> SealKitError? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error as? SealKitError
+        }
+    }
+
+    @Test func theSchemaAsksForTheSeal() throws {
+        #expect(Self.schema.asksForSeal)
+        #expect(try !ProfileSchema(json: #"{"schema": {"a": {"encryption": {"state": "enabled"}}}}"#).asksForSeal)
+        #expect(try ProfileSchema(json: #"{"app": {"schema": {"a": {}}, "sealkit": {"seal": true}}}"#).asksForSeal)
+        #expect(throws: SealKitError.self) { try ProfileSchema(json: #"{"schema": {"a": {}}, "sealkit": {"seal": "yes"}}"#) }
+        #expect(throws: SealKitError.self) {
+            try ProfileSchema(json: #"{"schema": {"sealkit_seal": {}}, "sealkit": {"seal": true}}"#)
+        }
+    }
+
+    @Test func writesAndVerifiesVersions() throws {
+        let vault = try Self.vault()
+        let first = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, schema: Self.schema)
+        #expect(try Self.object(first)["sealkit_seal"]?.stringValue?.hasPrefix("sks1:") == true)
+        let opened = try vault.decryptProfile(first, schema: Self.schema)
+        #expect(opened.sealVersion == 1)
+        #expect(try Self.object(opened.json)["ssn"] == "078-05-1120")
+        // Re-encrypting the decrypted profile takes the next version.
+        let second = try vault.encryptProfile(try Self.replacing(opened.json, "ssn", with: "111-22-3333"), schema: Self.schema)
+        #expect(try vault.decryptProfile(second, schema: Self.schema).sealVersion == 2)
+        // A schema that does not ask behaves as before: no seal written, none needed.
+        let plainSchema = try ProfileSchema(json: Self.schemaText.replacingOccurrences(of: "\"seal\": true", with: "\"seal\": false"))
+        let plain = try vault.encryptProfile(#"{"ssn": "x"}"#, schema: plainSchema)
+        #expect(try Self.object(plain)["sealkit_seal"] == nil)
+        #expect(try vault.decryptProfile(plain, schema: plainSchema).sealVersion == nil)
+    }
+
+    @Test func eachAttackIsRefusedWithItsOwnReason() throws {
+        let vault = try Self.vault()
+        let v1 = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": null}"#, schema: Self.schema)
+        let v1Fields = try Self.object(v1)
+        let v2 = try vault.encryptProfile(
+            try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "111-22-3333"), schema: Self.schema)
+        #expect(try vault.decryptProfile(v2, schema: Self.schema).sealVersion == 2)
+
+        // A field rolled back: v1's ssn ciphertext (valid for this user and field) inside v2.
+        let rolledBack = try Self.replacing(v2, "ssn", with: v1Fields["ssn"])
+        #expect(Self.refusal { _ = try vault.decryptProfile(rolledBack, schema: Self.schema) }?.reason == .sealMismatch)
+        // A field dropped, a field added, a null field dropped.
+        #expect(Self.refusal { _ = try vault.decryptProfile(try Self.replacing(v2, "notes", with: JSONValue?.none), schema: Self.schema) }?.reason == .sealMismatch)
+        #expect(Self.refusal { _ = try vault.decryptProfile(try Self.replacing(v2, "salary", with: JSONValue?.none), schema: Self.schema) }?.reason == .sealMismatch)
+        let added = try Self.replacing(v2, "salary", with: try Self.object(vault.encryptProfile(#"{"salary": 9}"#, schema: Self.schema))["salary"])
+        #expect(Self.refusal { _ = try vault.decryptProfile(added, schema: Self.schema) }?.reason == .sealMismatch)
+        // The seal removed.
+        let unsealed = try Self.replacing(v2, "sealkit_seal", with: JSONValue?.none)
+        let missing = Self.refusal { _ = try vault.decryptProfile(unsealed, schema: Self.schema) }
+        #expect(missing?.reason == .sealMissing)
+        #expect(missing?.description.contains("missing") == true)
+        // The whole older profile served again.
+        let older = Self.refusal { _ = try vault.decryptProfile(v1, schema: Self.schema) }
+        #expect(older?.reason == .sealRolledBack)
+        #expect(older?.description.contains("older than version") == true, "\(older?.description ?? "")")
+        // Rotating a rolled-back profile is refused too.
+        #expect(Self.refusal { _ = try vault.rotateProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+    }
+
+    @Test func anotherUsersSealDoesNotMatch() throws {
+        let keystore = try Keystore.inMemory()
+        let alice = try Self.vault("alice", keystore: keystore)
+        let bob = try Self.vault("bob", keystore: keystore)
+        // Bob's whole profile, seal and all, served as Alice's.
+        let sealedForBob = try bob.encryptProfile(#"{"notes": "his"}"#, schema: Self.schema)
+        #expect(Self.refusal { _ = try alice.decryptProfile(sealedForBob, schema: Self.schema) }?.reason == .sealMismatch)
+        // Alice's own profile with Bob's seal in it.
+        let hers = try alice.encryptProfile(#"{"notes": "hers"}"#, schema: Self.schema)
+        let swapped = try Self.replacing(hers, "sealkit_seal", with: try Self.object(sealedForBob)["sealkit_seal"])
+        #expect(Self.refusal { _ = try alice.decryptProfile(swapped, schema: Self.schema) }?.reason == .sealMismatch)
+        #expect(try alice.decryptProfile(hers, schema: Self.schema).sealVersion == 1)
+    }
+
+    @Test func rotationKeepsSealsReadableAndReseals() throws {
+        let vault = try Self.vault()
+        let v1 = try vault.encryptProfile(#"{"ssn": "078-05-1120", "notes": "n"}"#, schema: Self.schema)
+        try vault.rotateKey()
+        // Sealed by the retired key: still verifies.
+        let read = try vault.decryptProfile(v1, schema: Self.schema)
+        #expect(read.sealVersion == 1 && read.fieldsUnderRetiredKeys == ["ssn", "notes"])
+        let rotated = try vault.rotateProfile(v1, schema: Self.schema)
+        #expect(rotated.sealVersion == 2 && rotated.rotatedFields == ["ssn", "notes"])
+        #expect(try vault.decryptProfile(rotated.json, schema: Self.schema).fieldsUnderRetiredKeys.isEmpty)
+        // And the profile before rotation is now older.
+        #expect(Self.refusal { _ = try vault.decryptProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+    }
+
+    /// Two devices with the same key write at once: the next read fails as a conflicting write on
+    /// the device whose write lost, and the documented resolution (re-read each, merge, write a
+    /// version higher than both) is accepted everywhere.
+    @Test func twoDevicesWritingAtOnceConflictAndTheResolutionSucceeds() throws {
+        let phone = try Self.vault()
+        let laptopStore = try Keystore.inMemory()
+        _ = try laptopStore.importKeys(try phone.keystore.exportKeys([phone.user], passphrase: nil), passphrase: nil)
+        let laptop = Vault(keystore: laptopStore, user: phone.user, format: .v2)
+
+        let base = try phone.encryptProfile(#"{"ssn": "1", "notes": "base"}"#, schema: Self.schema)
+        let baseText = try laptop.decryptProfile(base, schema: Self.schema).json
+        #expect(try phone.decryptProfile(base, schema: Self.schema).sealVersion == 1)
+        // Both edit version 1 and write version 2.
+        let fromPhone = try phone.encryptProfile(try Self.replacing(baseText, "notes", with: "phone"), schema: Self.schema)
+        let fromLaptop = try laptop.encryptProfile(try Self.replacing(baseText, "ssn", with: "2"), schema: Self.schema)
+        // The server keeps the laptop's; the phone reads it.
+        let conflict = Self.refusal { _ = try phone.decryptProfile(fromLaptop, schema: Self.schema) }
+        #expect(conflict?.reason == .sealConflict, "\(String(describing: conflict))")
+        #expect(conflict?.description.contains("conflicting write") == true)
+        // Resolution: the phone reads the server's copy on purpose, merges its own change, and
+        // encrypts the result (the server's seal in it): version 3, higher than both.
+        let theirs = try phone.decryptProfile(fromLaptop, schema: Self.schema, acceptingConflict: true)
+        #expect(theirs.sealVersion == 2)
+        let mine = try Self.object(try laptop.decryptProfile(fromLaptop, schema: Self.schema).json)
+        #expect(mine["ssn"] == "2")
+        let merged = try Self.replacing(theirs.json, "notes", with: "phone")
+        let resolved = try phone.encryptProfile(merged, schema: Self.schema)
+        #expect(try phone.decryptProfile(resolved, schema: Self.schema).sealVersion == 3)
+        let onLaptop = try laptop.decryptProfile(resolved, schema: Self.schema)
+        #expect(onLaptop.sealVersion == 3)
+        #expect(try Self.object(onLaptop.json)["ssn"] == "2" && Self.object(onLaptop.json)["notes"] == "phone")
+        // The phone's own version 2 is now the conflicting one; an older seal is refused even on purpose.
+        #expect(Self.refusal { _ = try phone.decryptProfile(fromPhone, schema: Self.schema) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try laptop.decryptProfile(base, schema: Self.schema, acceptingConflict: true) }?.reason == .sealRolledBack)
+    }
+
+    /// Two vaults (two processes of one app, say) on one keystore folder: each write takes a version above
+    /// the other's latest, read from the record, not from what the vault saw before; the record is 0600.
+    @Test func writesReadTheRecordAgainAndItIsTheKeystoresOwnFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealtest-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let first = try Self.vault(keystore: try Keystore(directory: folder))
+        let second = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)
+        let a = try first.encryptProfile(#"{"notes": "a"}"#, schema: Self.schema)
+        #expect(try first.decryptProfile(a, schema: Self.schema).sealVersion == 1)
+        let b = try second.encryptProfile(#"{"notes": "b"}"#, schema: Self.schema)
+        #expect(try second.decryptProfile(b, schema: Self.schema).sealVersion == 2)
+        let c = try first.encryptProfile(#"{"notes": "c"}"#, schema: Self.schema)
+        #expect(try first.decryptProfile(c, schema: Self.schema).sealVersion == 3)
+        #expect(Self.refusal { _ = try second.decryptProfile(b, schema: Self.schema) }?.reason == .sealRolledBack)
+        let records = try FileManager.default.contentsOfDirectory(atPath: folder + "/default").filter { $0.hasSuffix(".seal") }
+        #expect(records.count == 1)
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/default/" + records[0])
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try String(contentsOfFile: folder + "/default/" + records[0], encoding: .utf8).hasPrefix("sealkit-seal-mark 1 3 "))
+        // A damaged record is an error naming it, never read as "nothing seen".
+        try Data("sealkit-seal-mark 1 x\n".utf8).write(to: URL(fileURLWithPath: folder + "/default/" + records[0]))
+        let fresh = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)
+        let damaged = Self.refusal { _ = try fresh.decryptProfile(c, schema: Self.schema) }
+        #expect(damaged?.reason == .fileSystem)
+        #expect(damaged?.description.contains(records[0]) == true, "\(damaged?.description ?? "")")
+    }
+
+    @Test func rowndModeRefusesASchemaThatAsksForSeals() throws {
+        #expect(throws: SealKitError.self) { try ProfileProcessor(.encrypt, schema: Self.schema, asRownd: true) }
+        do {
+            _ = try ProfileProcessor(.decrypt, schema: Self.schema, asRownd: true)
+        } catch {
+            #expect(error.reason == .invalidArgument)
+        }
+    }
+
+    @Test func linesOfManyProfilesAreSealedButTrackNoVersion() throws {
+        let vault = try Self.vault()
+        let encrypting = try ProfileProcessor(.encrypt, schema: Self.schema)
+        let decrypting = try ProfileProcessor(.decrypt, schema: Self.schema)
+        var lines: [[UInt8]] = []
+        for text in [#"{"notes": "a"}"#, #"{"notes": "b"}"#] {
+            var output: [UInt8] = []
+            let outcome = try Array(text.utf8).withUnsafeBufferPointer {
+                try encrypting.process($0, with: vault, line: 1, appendingTo: &output)
+            }
+            #expect(outcome?.sealVersion == 1)
+            lines.append(output)
+        }
+        for line in lines {
+            var output: [UInt8] = []
+            _ = try line.withUnsafeBufferPointer { try decrypting.process($0, with: vault, line: 1, appendingTo: &output) }
+        }
+        // A line without its seal is still refused.
+        let unsealed = Array(try Self.replacing(String(decoding: lines[0], as: UTF8.self), "sealkit_seal", with: JSONValue?.none).utf8)
+        var output: [UInt8] = []
+        #expect(throws: SealKitError.self) {
+            _ = try unsealed.withUnsafeBufferPointer { try decrypting.process($0, with: vault, line: 3, appendingTo: &output) }
+        }
+    }
+}
