@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
+import SealKitTPM
 
 #if canImport(Glibc)
 import Glibc
@@ -53,6 +54,8 @@ struct KeystoreOptions: ParsableArguments {
     /// Where the keystore opened last lives (its folder, or the keyring), for errors that name it.
     /// The CLI opens keystores on its main thread only.
     nonisolated(unsafe) static var opened: String?
+    /// Whether file keystores opened from now on seal the ids they create to the TPM (`--tpm`).
+    nonisolated(unsafe) static var sealNewKeysToTPM = false
 
     static func openKeystore(_ backend: KeystoreBackend, namespace: String?) throws -> Keystore {
         let environment = ProcessInfo.processInfo.environment
@@ -86,7 +89,10 @@ struct KeystoreOptions: ParsableArguments {
                 }
                 lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
             }
+            // Keys sealed to the TPM open through `$SEALKIT_TPM_TCTI` (default device:/dev/tpmrm0); nothing
+            // connects to it unless such a key is used.
             let keystore = try Keystore(directory: root, namespace: name, lockTimeout: lockTimeout)
+                .using(TPM.fromEnvironment(environment), sealingNewKeys: sealNewKeysToTPM)
             opened = keystore.location
             return keystore
         }
@@ -174,8 +180,9 @@ struct KeystoreOptions: ParsableArguments {
     func passphrase(toUnlockProtected id: KeyID, in keystore: Keystore) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
         var refusal: SealKitError?
+        let isPIN = (try? keystore.entry(for: id))??.isSealedToTPM == true
         for attempt in 1...Self.tries {
-            guard let typed = try Self.ask("Passphrase for key '\(id)': ") else {
+            guard let typed = try Self.ask("\(isPIN ? "TPM PIN" : "Passphrase") for key '\(id)': ") else {
                 // No terminal: the keys' own refusal says how to give the passphrase.
                 if attempt == 1 {
                     throw Self.failure(unlocking: id, in: keystore, with: nil)
@@ -184,9 +191,9 @@ struct KeystoreOptions: ParsableArguments {
                 continue
             }
             guard let error = Self.failure(unlocking: id, in: keystore, with: typed) else { return typed }
-            guard error.reason == .wrongPassphrase else { throw error }
+            guard error.reason == .wrongPassphrase || error.reason == .wrongPIN else { throw error }
             refusal = error
-            if attempt < Self.tries { TerminalPrompt.say("Wrong passphrase, try again.") }
+            if attempt < Self.tries { TerminalPrompt.say(isPIN ? "Wrong PIN, try again." : "Wrong passphrase, try again.") }
         }
         throw refusal ?? CLIFailure("wrong passphrase for key '\(id)': nothing was changed", status: .noPermission)
     }
@@ -290,6 +297,7 @@ extension KeystoreOptions {
     /// stored without a passphrase is refused before anything is stored: --protect never leaves
     /// keys unprotected while saying otherwise.
     func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: Keystore) throws -> Passphrase? {
+        try Self.checkSealingToTPM(ids, in: keystore)
         if protect, let unprotected = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == false }) {
             throw protectExisting(unprotected)
         }
