@@ -80,6 +80,8 @@ ensure_test_deps() {
   # The TPM tests (issue 39): a software TPM per test, and tpm2-tss's TCTI for it.
   command -v swtpm >/dev/null 2>&1 || missing+=(swtpm)
   ls /usr/lib/*/libtss2-tcti-swtpm.so.0 >/dev/null 2>&1 || missing+=(libtss2-tcti-swtpm0)
+  # tpm2_flushcontext: the crash test flushes what a killed sealkit left loaded, as /dev/tpmrm0 would.
+  command -v tpm2_flushcontext >/dev/null 2>&1 || missing+=(tpm2-tools)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   ensure_screenshot_deps

@@ -49,6 +49,7 @@ static int status_for(TSS2_RC rc, uint32_t *tpm_rc) {
         return SEALKIT_TPM_FAILED;
     }
     if ((rc & 0xFFF) == TPM2_RC_LOCKOUT) return SEALKIT_TPM_LOCKOUT;
+    if ((rc & 0xFFF) == TPM2_RC_OBJECT_MEMORY || (rc & 0xFFF) == TPM2_RC_SESSION_MEMORY) return SEALKIT_TPM_FULL;
     return SEALKIT_TPM_FAILED;
 }
 

@@ -81,6 +81,11 @@ package struct TPMSealer: TPMKeySealer {
         case SEALKIT_TPM_WRONG_PIN.rawValue: return id.map { .wrongPIN($0) } ?? .tpmFailed(hex)
         case SEALKIT_TPM_LOCKOUT.rawValue: return id.map { .tpmLockout($0) } ?? .tpmFailed(hex)
         case SEALKIT_TPM_OTHER_TPM.rawValue: return id.map { .sealedToAnotherTPM($0) } ?? .tpmFailed(hex)
+        case SEALKIT_TPM_FULL.rawValue:
+            return .tpmUnavailable(
+                tcti: tcti,
+                detail: "it has no free slot: a process killed while using it left objects loaded, which only a TPM reached "
+                    + "without the kernel's resource manager keeps; flush them (tpm2_flushcontext -t -s) or restart it")
         case SEALKIT_TPM_DAMAGED.rawValue:
             return .damagedKeyFile(path: "", reason: "its TPM object does not load or does not hold a key (\(hex))")
         default: return .tpmFailed(hex)

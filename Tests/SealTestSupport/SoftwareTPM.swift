@@ -64,6 +64,16 @@ public final class SoftwareTPM: @unchecked Sendable {
         throw lastError
     }
 
+    /// Flushes every transient object and loaded session, as the kernel's resource manager (/dev/tpmrm0) does when a
+    /// process ends: swtpm has no resource manager, so a `sealkit` killed mid-command leaves its handles loaded, and
+    /// swtpm has three object slots. tpm2-tools' `tpm2_flushcontext`, an independent TSS client.
+    public func flushLeftovers() throws {
+        for kind in ["--transient-object", "--loaded-session"] {
+            let result = try ChildProcess.run("tpm2_flushcontext", ["--tcti", tcti, kind], timeout: 30)
+            guard result.status == 0 else { throw Failure("tpm2_flushcontext \(kind) failed: \(result.stderrText)") }
+        }
+    }
+
     /// Stops swtpm (SIGTERM to its PID, then SIGKILL if it lingers), waits for it, and removes a state folder it made.
     public func stop() {
         stopProcess()

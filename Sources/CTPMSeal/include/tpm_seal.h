@@ -17,6 +17,9 @@ enum sealkit_tpm_status {
     SEALKIT_TPM_OTHER_TPM = 4,
     /// The blob does not unmarshal, does not load (integrity), or does not hold a 32-byte key.
     SEALKIT_TPM_DAMAGED = 5,
+    /// The TPM has no free slot for an object or session: a process that was killed left some loaded, on a TPM
+    /// reached without a resource manager (the kernel's /dev/tpmrm0 flushes what a process leaves).
+    SEALKIT_TPM_FULL = 7,
     /// Anything else the TPM refused (for example an owner hierarchy with a password); `tpm_rc` says what.
     SEALKIT_TPM_FAILED = 6,
 };
