@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "SealKitKeyring", targets: ["SealKitKeyring"]),
         .library(name: "SealKitQR", targets: ["SealKitQR"]),
         .library(name: "SealKitAudit", targets: ["SealKitAudit"]),
+        // Keys sealed to the machine's TPM 2.0 (tpm2-tss).
+        .library(name: "SealKitTPM", targets: ["SealKitTPM"]),
         .executable(name: "sealkit", targets: ["SealKitCLI"]),
     ],
     dependencies: [
@@ -53,6 +55,14 @@ let package = Package(
         .systemLibrary(
             name: "CZXing", pkgConfig: "zxing",
             providers: [.apt(["libzxing-dev"])]),
+        .systemLibrary(
+            name: "CTSS2", pkgConfig: "tss2-esys",
+            providers: [.apt(["libtss2-dev"])]),
+        // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI.
+        // (pkg-config names one library; the TCTI loader and the marshalling library are linked here.)
+        .target(
+            name: "CTPMSeal", dependencies: ["CTSS2"],
+            linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu")]),
         // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
         .target(name: "CZXingRead", dependencies: ["CZXing"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
@@ -77,6 +87,8 @@ let package = Package(
         .target(
             name: "SealSecretService",
             dependencies: ["CSecret", "SealCore", "SealKeystore", .product(name: "SystemPackage", package: "swift-system")]),
+        // Key files' wrapping keys sealed to a TPM 2.0 through tpm2-tss's ESAPI (no marshalling of ours).
+        .target(name: "SealTPM", dependencies: ["CTPMSeal", "SealCore", "SealKeystore"]),
         // JSON that keeps key order and exact number text, with a nesting limit.
         .target(name: "SealJSON"),
         // Schema-aware profile encryption.
@@ -114,11 +126,12 @@ let package = Package(
             dependencies: ["SealKit", .target(name: "SealSecretService", condition: .when(platforms: [.linux]))]),
         .target(name: "SealKitQR", dependencies: ["SealKit", "SealQR", "SealScan"]),
         .target(name: "SealKitAudit", dependencies: ["SealKit", "SealAudit", "SealCore"]),
+        .target(name: "SealKitTPM", dependencies: ["SealKit", "SealKeystore", "SealTPM"]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "CProcessHardening",
+                "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealKitTPM", "CProcessHardening",
                 "CBuildInfo", "BuildCommit", "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -159,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "SealKitCLITests",
             dependencies: [
-                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR",
+                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitTPM", "SealTPM",
                 "SealKitAudit", "SealTestSupport", "SealBackup", "SealCore", "SealJSON", "SealKeystore", "SealMailbox", "SealProfile",
                 "SealTransfer",
             ]),

@@ -14,6 +14,9 @@ unpacks a fresh copy, so nothing an earlier run installed can hide a missing dep
 - `apt-get install ./sealkit_*.deb` pulls the runtime libraries from Debian;
 - `sealkit --version` prints `sealkit VERSION (COMMIT)`, VERSION the package's; `man sealkit` renders;
   bash completes file paths and key ids through bash-completion's loader;
+- keys sealed to a TPM: a software TPM (swtpm) runs outside the root on 127.0.0.1, the root gets Debian's
+  swtpm TCTI (libtss2-tcti-swtpm0, which the package suggests), and the packaged sealkit makes, lists and uses
+  a key `--tpm`; a second swtpm opens nothing of it;
 - keys generate, encrypt/decrypt, the Rownd fixture vector, profile encrypt/decrypt on
   Fixtures/profile, `qr --format png` and `scan` of that png;
 - a network transfer through a local mailbox server on 127.0.0.1 (magic-wormhole's, from .venv):
@@ -198,6 +201,50 @@ class Mailbox:
         return False
 
 
+class SoftwareTPM:
+    """swtpm on free ports of 127.0.0.1, its state in a temporary folder; stopped on every way out."""
+
+    def __enter__(self):
+        self.state = tempfile.mkdtemp(prefix="swtpm-")
+        for _ in range(20):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            try:
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            break
+        self.tcti = f"swtpm:host=127.0.0.1,port={port}"
+        self.process = subprocess.Popen(
+            ["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.state}",
+             "--server", f"type=tcp,port={port},bindaddr=127.0.0.1", "--ctrl", f"type=tcp,port={port + 1},bindaddr=127.0.0.1",
+             "--flags", "not-need-init,startup-clear"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return self
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.__exit__()
+                    raise Failure("swtpm did not start")
+                time.sleep(0.05)
+
+    def __exit__(self, *exc):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.state, ignore_errors=True)
+        return False
+
+
 def expect(condition, message):
     if not condition:
         raise Failure(message)
@@ -351,6 +398,26 @@ def check(deb, peer):
                        f"the peer received {received}, lists {theirs}")
         finally:
             shutil.rmtree(host_home, ignore_errors=True)
+
+        log("keys sealed to a TPM: swtpm outside the root, Debian's swtpm TCTI inside it")
+        # Installed after the package's own checks, so that it cannot stand in for a missing Depends; the
+        # removal check below compares with what is installed after it.
+        machine.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "libtss2-tcti-swtpm0"], timeout=600)
+        installed = machine.files()
+        with SoftwareTPM() as tpm, SoftwareTPM() as other:
+            env = {"SEALKIT_TPM_TCTI": tpm.tcti}
+            made = machine.run(["sealkit", "keys", "generate", "sealed", "--tpm"], env=env, check=False)
+            expect(made.returncode == 0, f"keys generate --tpm exited {made.returncode}: {made.stderr.decode(errors='replace')}")
+            listed = machine.run(["sealkit", "keys", "list"], env=env).stdout.decode()
+            expect(any(line.startswith("sealed\t") and line.endswith("\ttpm") for line in listed.splitlines()),
+                   f"keys list does not show tpm: {listed!r}")
+            sealed = machine.run(["sealkit", "encrypt", "--key", "sealed"], stdin=secret, env=env).stdout.decode().strip()
+            opened = machine.run(["sealkit", "decrypt", "--key", "sealed", "--", sealed], env=env).stdout
+            expect(opened.rstrip(b"\n") == secret, "a TPM-sealed key did not decrypt what it encrypted")
+            elsewhere = machine.run(["sealkit", "decrypt", "--key", "sealed", "--", sealed],
+                                    env={"SEALKIT_TPM_TCTI": other.tcti}, check=False)
+            expect(elsewhere.returncode == 77 and not elsewhere.stdout,
+                   f"another TPM opened the sealed key (exit {elsewhere.returncode})")
 
         log("apt-get remove sealkit")
         owned = machine.run(["dpkg", "-L", "sealkit"]).stdout.decode().splitlines()

@@ -37,7 +37,7 @@ for product, (allowed_targets, allowed_products) in allowed.items():
         failed = True
     system = sorted(t for t in seen if targets[t]["type"] == "system-target")
     print(f"{product}: targets {sorted(seen)}; system libraries {system}; packages {sorted(products)}")
-for product in ("SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit"):
+for product in ("SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealKitTPM"):
     seen, products = closure(product)
     print(f"{product}: system libraries {sorted(t for t in seen if targets[t]['type'] == 'system-target')}; packages {sorted(products)}")
 sys.exit(1 if failed else 0)

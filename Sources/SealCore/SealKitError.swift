@@ -40,6 +40,14 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         case keyringUnavailable
         /// A stored key or key file is damaged, or holds more keys than allowed.
         case damagedKey
+        /// The keys are sealed to a TPM that cannot be reached (or refused the operation).
+        case tpmUnavailable
+        /// The TPM refused the PIN the keys are sealed under.
+        case wrongPIN
+        /// The TPM is in dictionary-attack lockout after too many wrong PINs.
+        case tpmLockout
+        /// The keys are sealed to another machine's TPM: they open only there.
+        case sealedToAnotherTPM
         /// Reading or writing a file failed, or guarded memory for a key could not be had.
         case fileSystem
         // Ciphertexts and keys as text.

@@ -38,6 +38,11 @@ package struct FileKeystore: KeyStorage {
     /// How long a change waits for another process's lock before giving up.
     package let lockTimeout: Duration
 
+    /// Unseals key files sealed to a TPM; nil: such files cannot be opened (everything else works).
+    package var tpm: (any TPMKeySealer)?
+    /// Whether ids this keystore creates are sealed to `tpm`, the passphrase given with them being their PIN.
+    package var sealsNewKeysToTPM = false
+
     /// The lock timeout used when none is given.
     package static let defaultLockTimeout: Duration = .seconds(10)
 
@@ -59,7 +64,10 @@ package struct FileKeystore: KeyStorage {
 
     /// The keys in an open namespace folder, kept by the rules every item keystore shares.
     private func items(in folder: Folder) -> KeyItems<KeyFolder> {
-        KeyItems(KeyFolder(folder: folder, namespace: namespace, lockTimeout: lockTimeout))
+        var items = KeyItems(KeyFolder(folder: folder, namespace: namespace, lockTimeout: lockTimeout))
+        items.tpm = tpm
+        items.sealsNewKeysToTPM = sealsNewKeysToTPM
+        return items
     }
 
     /// For reading: nil when the namespace has no folder (yet), which reads as no keys. Creates nothing.
@@ -125,6 +133,12 @@ package struct FileKeystore: KeyStorage {
         of id: KeyID, from current: Passphrase?, to new: Passphrase?
     ) throws(KeystoreError) -> KeyEntry {
         try itemsHolding(id).changePassphrase(of: id, from: current, to: new)
+    }
+
+    /// See `KeyItems.changeProtection(of:from:to:)`: none, a passphrase, or the TPM, in one atomic write.
+    @discardableResult
+    package func changeProtection(of id: KeyID, from current: Passphrase?, to new: NewProtection) throws(KeystoreError) -> KeyEntry {
+        try itemsHolding(id).changeProtection(of: id, from: current, to: new)
     }
 
     package func delete(_ id: KeyID) throws(KeystoreError) {
@@ -197,7 +211,7 @@ package struct FileKeystore: KeyStorage {
         guard let items = try existingItems(), let legacy = try items.storage.legacyFile(named: file.fileName) else {
             throw .notFound(file.id, namespace: namespace.name)
         }
-        let history = try legacy.unlock(passphrase: passphrase, source: folder + "/" + file.fileName).record.history
+        let history = try legacy.unlock(passphrase: passphrase, source: folder + "/" + file.fileName, tpm: tpm).record.history
         let twin = try entry(for: file.id)
         // Protection never drops: protected keys merging into an unprotected twin protect it first.
         if legacy.entry.isProtected, let twin, !twin.isProtected {

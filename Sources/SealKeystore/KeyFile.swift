@@ -51,25 +51,46 @@ package struct KeyFile: Sendable {
         package static func fresh() -> Protection { Protection(kdf: .interactive, salt: PassphraseKDF.makeSalt()) }
     }
 
-    /// The key that seals a record at rest, with the parameters that made it.
+    /// The key that seals a record at rest, with the parameters that made it: a passphrase's
+    /// Argon2id parameters, or the TPM object it is sealed in.
     package struct Sealing: Sendable {
-        package let protection: Protection
+        /// Argon2id parameters when the key comes from a passphrase; nil when it is sealed to a TPM.
+        package let protection: Protection?
+        /// The TPM object holding the key, when it is sealed to a TPM.
+        package let tpm: TPMSealedKey?
         package let key: SymmetricKey
 
         /// Derives the sealing key from `passphrase`.
         /// - Parameter source: names the file or item in a damage error.
         package init(protection: Protection, passphrase: Passphrase, source: String) throws(KeystoreError) {
             self.protection = protection
+            tpm = nil
             do {
                 key = try protection.kdf.deriveKey(from: passphrase, salt: protection.salt)
             } catch {
                 throw .damagedKeyFile(path: source, reason: error.description)
             }
         }
+
+        /// A fresh random sealing key, sealed to the TPM under `pin`.
+        package init(sealingTo sealer: any TPMKeySealer, pin: Passphrase?) throws(KeystoreError) {
+            key = SymmetricKey.generate()
+            tpm = try sealer.seal(key, pin: pin)
+            protection = nil
+        }
+
+        /// The sealing key the TPM unseals.
+        package init(unsealing sealed: TPMSealedKey, with sealer: any TPMKeySealer, pin: Passphrase?, id: KeyID) throws(KeystoreError) {
+            key = try sealer.unseal(sealed, pin: pin, id: id)
+            tpm = sealed
+            protection = nil
+        }
     }
 
     package var id: KeyID
     package var protection: Protection?
+    /// Version 2 only: the TPM object the sealing key is sealed in (`protection tpm`).
+    package var tpm: TPMSealedKey?
     package var entries: [Entry]
     /// 1 or 2.
     package var version: Int
@@ -111,6 +132,7 @@ package struct KeyFile: Sendable {
 
         let protectionFields = fields(lines[2])
         var protection: Protection?
+        var tpm: TPMSealedKey?
         switch protectionFields.first {
         case "protection" where protectionFields.count == 2 && protectionFields[1] == "none" && version == 1:
             protection = nil
@@ -121,6 +143,11 @@ package struct KeyFile: Sendable {
             let kdf = PassphraseKDF(opsLimit: ops, memLimit: mem)
             guard kdf.isAcceptable else { throw .init("unsupported Argon2id limits") }
             protection = Protection(kdf: kdf, salt: salt)
+        case "protection" where protectionFields.count == 5 && protectionFields[1] == "tpm" && version == 2:
+            guard protectionFields[2] == "pin" || protectionFields[2] == "nopin", let name = Base64.decode(protectionFields[3]),
+                (1...68).contains(name.count), let blob = Base64.decode(protectionFields[4]), (1...1024).contains(blob.count)
+            else { throw .init("bad protection line") }
+            tpm = TPMSealedKey(hasPIN: protectionFields[2] == "pin", primaryName: name, blob: blob)
         default:
             throw .init("bad protection line")
         }
@@ -182,7 +209,7 @@ package struct KeyFile: Sendable {
         guard let first = entries.first, first.retired == nil, entries.dropFirst().allSatisfy({ $0.retired != nil })
         else { throw .init("it must hold exactly one current key, listed first") }
         return KeyFile(
-            id: id, protection: protection, entries: entries, version: version, check: check, sealed: sealed,
+            id: id, protection: protection, tpm: tpm, entries: entries, version: version, check: check, sealed: sealed,
             authenticated: authenticated)
     }
 
@@ -190,7 +217,7 @@ package struct KeyFile: Sendable {
     /// authenticated only when the keys are unlocked.
     package var entry: KeyEntry {
         KeyEntry(
-            id: id, isProtected: protection != nil,
+            id: id, isProtected: protection != nil || tpm?.hasPIN == true, isSealedToTPM: tpm != nil,
             versions: entries.map {
                 KeyEntry.Version(
                     fingerprint: KeyFingerprint(bytes: $0.fingerprint),
@@ -209,8 +236,7 @@ package struct KeyFile: Sendable {
         var header = (sealing == nil ? magicV1 : magicV2) + "\n"
         header += "id " + Base64.encode(Array(record.id.rawValue.utf8)) + "\n"
         if let sealing {
-            let protection = sealing.protection
-            header += "protection argon2id \(protection.kdf.opsLimit) \(protection.kdf.memLimit) \(Base64.encode(protection.salt))\n"
+            header += protectionLine(sealing.protection, sealing.tpm)
             header += "check " + Base64.encode(RecordSeal.passphraseCheck(for: sealing.key)) + "\n"
         } else {
             header += "protection none\n"
@@ -253,16 +279,25 @@ package struct KeyFile: Sendable {
         }
     }
 
+    /// The `protection` line, with its newline.
+    private static func protectionLine(_ protection: Protection?, _ tpm: TPMSealedKey?) -> String {
+        if let tpm {
+            return "protection tpm \(tpm.hasPIN ? "pin" : "nopin") \(Base64.encode(tpm.primaryName)) \(Base64.encode(tpm.blob))\n"
+        }
+        if let protection {
+            return "protection argon2id \(protection.kdf.opsLimit) \(protection.kdf.memLimit) \(Base64.encode(protection.salt))\n"
+        }
+        return "protection none\n"
+    }
+
+    private func protectionLine(_ protection: Protection?, _ tpm: TPMSealedKey?) -> String { Self.protectionLine(protection, tpm) }
+
     /// The parsed file written back in its own version: what a round-trip check compares.
     /// Guarded memory, since a version 1 file may hold keys.
     package func serialized() -> SecureBytes {
         var header = (version == 2 ? Self.magicV2 : Self.magicV1) + "\n"
         header += "id " + Base64.encode(Array(id.rawValue.utf8)) + "\n"
-        if let protection {
-            header += "protection argon2id \(protection.kdf.opsLimit) \(protection.kdf.memLimit) \(Base64.encode(protection.salt))\n"
-        } else {
-            header += "protection none\n"
-        }
+        header += protectionLine(protection, tpm)
         if let check { header += "check " + Base64.encode(check) + "\n" }
         var parts: [SecureBytes] = [SecureBytes(copying: Array(header.utf8))]
         for entry in entries {
@@ -290,26 +325,41 @@ package struct KeyFile: Sendable {
 
     // MARK: Decoding
 
-    /// Opens the keys: with the passphrase when the file is protected.
+    /// Opens the keys: with the passphrase when the file is protected, through the TPM when sealed to one.
     /// - Parameters:
-    ///   - passphrase: needed for a protected file; ignored otherwise.
+    ///   - passphrase: needed for a protected file (the PIN of one sealed to the TPM under a PIN); ignored otherwise.
     ///   - source: names the file (or item) in errors.
+    ///   - tpm: unseals a file sealed to the TPM.
     /// - Returns: the keys, all in one guarded allocation, and the sealing to write them back with.
-    /// - Throws: `.locked`, `.wrongPassphrase`, `.damagedKeyFile` (also for tampering).
-    package func unlock(passphrase: Passphrase?, source: String) throws(KeystoreError) -> (record: KeyRecord, sealing: Sealing?) {
+    /// - Throws: `.locked`, `.wrongPassphrase`, `.damagedKeyFile` (also for tampering); for a TPM, `.pinRequired`,
+    ///   `.wrongPIN`, `.tpmLockout`, `.sealedToAnotherTPM`, `.tpmUnavailable`.
+    package func unlock(
+        passphrase: Passphrase?, source: String, tpm sealer: (any TPMKeySealer)? = nil
+    ) throws(KeystoreError) -> (record: KeyRecord, sealing: Sealing?) {
         var sealing: Sealing?
-        if let protection {
+        if let tpm {
+            guard let sealer else {
+                throw .tpmUnavailable(tcti: "-", detail: "key '\(id)' is sealed to a TPM, and this program opened its keystore without one")
+            }
+            if tpm.hasPIN && passphrase == nil { throw .pinRequired(id) }
+            sealing = try Sealing(unsealing: tpm, with: sealer, pin: tpm.hasPIN ? passphrase : nil, id: id)
+        } else if let protection {
             guard let passphrase else { throw .locked(id) }
             sealing = try Sealing(protection: protection, passphrase: passphrase, source: source)
         }
         let keys: [SymmetricKey]
         if version == 2, let sealing, let sealed, let check, let authenticated {
-            guard ConstantTime.equals(RecordSeal.passphraseCheck(for: sealing.key), check) else { throw .wrongPassphrase(id) }
+            guard ConstantTime.equals(RecordSeal.passphraseCheck(for: sealing.key), check) else {
+                // What a TPM unseals is the key the file was sealed with, or the file was changed.
+                if tpm != nil { throw .damagedKeyFile(path: source, reason: "the key the TPM unsealed does not match the file") }
+                throw .wrongPassphrase(id)
+            }
             let opened: SecureBytes
             do {
                 opened = try RecordSeal.open(sealed, authenticating: authenticated, using: sealing.key)
             } catch {
-                throw .damagedKeyFile(path: source, reason: "it was changed without the passphrase (authentication failed)")
+                throw .damagedKeyFile(
+                    path: source, reason: "it was changed without the \(tpm == nil ? "passphrase" : "TPM") (authentication failed)")
             }
             guard opened.count == entries.count * SymmetricKey.byteCount else {
                 throw .damagedKeyFile(path: source, reason: "the sealed keys do not match the key lines")

@@ -41,6 +41,11 @@ package protocol KeyItemStorage: Sendable {
 /// backend: `FileKeystore` and `SecretServiceKeystore` supply the storage and forward to these.
 package struct KeyItems<Storage: KeyItemStorage>: Sendable {
     package let storage: Storage
+    /// Unseals items sealed to a TPM; nil: such items cannot be opened here.
+    package var tpm: (any TPMKeySealer)?
+    /// Whether ids this creates are sealed to `tpm` (the passphrase given with them is their PIN)
+    /// instead of being protected by the passphrase.
+    package var sealsNewKeysToTPM = false
 
     package init(_ storage: Storage) { self.storage = storage }
 
@@ -74,18 +79,34 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
     }
 
     private func unlock(_ file: KeyFile, _ passphrase: Passphrase?) throws(KeystoreError) -> (record: KeyRecord, sealing: KeyFile.Sealing?) {
-        try reportingItems(file.id) { () throws(KeystoreError) in try file.unlock(passphrase: passphrase, source: "") }
+        try reportingItems(file.id) { () throws(KeystoreError) in try file.unlock(passphrase: passphrase, source: "", tpm: tpm) }
     }
 
     private func newSealing(_ passphrase: Passphrase?, for id: KeyID) throws(KeystoreError) -> KeyFile.Sealing? {
+        if sealsNewKeysToTPM { return try newSealing(.tpm(pin: passphrase), for: id) }
         guard let passphrase else { return nil }
         return try reportingItems(id) { () throws(KeystoreError) in
             try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: "")
         }
     }
 
+    /// The sealing for `protection`: a fresh salt for a passphrase, a fresh key sealed to the TPM.
+    private func newSealing(_ protection: NewProtection, for id: KeyID) throws(KeystoreError) -> KeyFile.Sealing? {
+        switch protection {
+        case .none:
+            return nil
+        case .passphrase(let passphrase):
+            return try reportingItems(id) { () throws(KeystoreError) in
+                try KeyFile.Sealing(protection: .fresh(), passphrase: passphrase, source: "")
+            }
+        case .tpm(let pin):
+            guard let tpm else { throw .tpmUnavailable(tcti: "-", detail: "this keystore was opened without a TPM") }
+            return try KeyFile.Sealing(sealingTo: tpm, pin: pin)
+        }
+    }
+
     private func write(_ record: KeyRecord, sealing: KeyFile.Sealing?) throws(KeystoreError) {
-        try storage.writeItem(KeyFile.encode(record, sealing: sealing), describing: record.entry(isProtected: sealing != nil))
+        try storage.writeItem(KeyFile.encode(record, sealing: sealing), describing: record.entry(sealing: sealing))
     }
 
     /// See `Keystore.entry(for:)`.
@@ -145,19 +166,28 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
             let unlocked = try unlock(file, passphrase)
             let rotated = try unlocked.record.rotated(to: newKey, now: currentUnixTime())
             try write(rotated, sealing: unlocked.sealing)
-            return rotated.entry(isProtected: unlocked.sealing != nil)
+            return rotated.entry(sealing: unlocked.sealing)
         }
     }
 
     /// See `Keystore.changePassphrase(of:from:to:)`: one write of the item, with a new salt
     /// for a new passphrase.
     package func changePassphrase(of id: KeyID, from current: Passphrase?, to new: Passphrase?) throws(KeystoreError) -> KeyEntry {
+        try changeProtection(of: id, from: current, to: new.map { .passphrase($0) } ?? NewProtection.none)
+    }
+
+    /// Changes how every key of `id` is protected at rest (none, a passphrase, the TPM), in one write
+    /// of the item: a crash leaves the old protection or the new one, never neither.
+    /// - Parameters:
+    ///   - current: unlocks the keys when they are protected now (a passphrase, or the TPM PIN).
+    ///   - new: the protection afterwards; sealing to the TPM makes a new sealed object.
+    package func changeProtection(of id: KeyID, from current: Passphrase?, to new: NewProtection) throws(KeystoreError) -> KeyEntry {
         try storage.withExclusiveAccess { () throws(KeystoreError) -> KeyEntry in
             guard let file = try read(id) else { throw .notFound(id, namespace: namespace) }
             let record = try unlock(file, current).record
             let sealing = try newSealing(new, for: id)
             try write(record, sealing: sealing)
-            return record.entry(isProtected: sealing != nil)
+            return record.entry(sealing: sealing)
         }
     }
 

@@ -51,9 +51,14 @@ package struct KeyRecord: Sendable {
         return KeyRecord(id: id, versions: [Version(key: newKey, created: now, retired: nil)] + older)
     }
 
-    func entry(isProtected: Bool) -> KeyEntry {
+    /// The entry of the record as `sealing` protects it.
+    func entry(sealing: KeyFile.Sealing?) -> KeyEntry {
+        entry(isProtected: sealing.map { $0.tpm?.hasPIN ?? true } ?? false, isSealedToTPM: sealing?.tpm != nil)
+    }
+
+    func entry(isProtected: Bool, isSealedToTPM: Bool = false) -> KeyEntry {
         KeyEntry(
-            id: id, isProtected: isProtected,
+            id: id, isProtected: isProtected, isSealedToTPM: isSealedToTPM,
             versions: versions.map {
                 KeyEntry.Version(
                     fingerprint: $0.key.fingerprint, created: Date(timeIntervalSince1970: TimeInterval($0.created)),

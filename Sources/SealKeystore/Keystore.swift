@@ -143,10 +143,20 @@ public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
 
     /// The id the keys are stored under.
     public let id: KeyID
-    /// Whether the keys are wrapped under a passphrase at rest.
+    /// Whether opening the keys needs a secret: a passphrase (Argon2id), or the PIN of keys sealed to the TPM.
     public let isProtected: Bool
+    /// Whether the keys are sealed to this machine's TPM: a copy of them opens on no other machine.
+    public let isSealedToTPM: Bool
     /// The current key first, then retired keys, newest first.
     package let versions: [Version]
+
+    /// Makes an entry.
+    package init(id: KeyID, isProtected: Bool, isSealedToTPM: Bool = false, versions: [Version]) {
+        self.id = id
+        self.isProtected = isProtected
+        self.isSealedToTPM = isSealedToTPM
+        self.versions = versions
+    }
 
     /// The current key's version.
     package var current: Version { versions[0] }
@@ -160,9 +170,9 @@ public struct KeyEntry: Sendable, Equatable, CustomStringConvertible {
     /// The fingerprints of retired keys, newest first: they only decrypt.
     public var retiredFingerprints: [KeyFingerprint] { retired.map(\.fingerprint) }
 
-    /// The id, the current fingerprint, `protected` and the number of retired keys: `alice 3f9a:07c2:d41e:8b65 +1 retired`.
+    /// The id, the current fingerprint, `tpm`, `protected` and the number of retired keys: `alice 3f9a:07c2:d41e:8b65 +1 retired`.
     public var description: String {
-        "\(id) \(current.fingerprint)\(isProtected ? " protected" : "")\(retired.isEmpty ? "" : " +\(retired.count) retired")"
+        "\(id) \(current.fingerprint)\(isSealedToTPM ? " tpm" : "")\(isProtected ? " protected" : "")\(retired.isEmpty ? "" : " +\(retired.count) retired")"
     }
 }
 

@@ -32,6 +32,21 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     case fileSystem(operation: String, path: String, errno: Errno)
     /// The desktop keyring (Secret Service) could not do what was asked.
     case keyring(KeyringProblem)
+    /// The TPM cannot be reached (no device, no TCTI library, nothing answering), or this keystore was
+    /// opened without one; `detail` says which.
+    case tpmUnavailable(tcti: String, detail: String)
+    /// The keys are sealed to the TPM under a PIN and no PIN was given.
+    case pinRequired(KeyID)
+    /// The TPM refused the PIN (and counted one failure towards its lockout).
+    case wrongPIN(KeyID)
+    /// The TPM is in dictionary-attack lockout after too many wrong PINs.
+    case tpmLockout(KeyID)
+    /// The keys were sealed to another TPM (or this TPM's owner hierarchy was cleared since).
+    case sealedToAnotherTPM(KeyID)
+    /// The TPM refused something else; `detail` is the TSS's response code.
+    case tpmFailed(String)
+    /// A TPM PIN longer than a sealed object's authorization value may be.
+    case pinTooLong(limit: Int)
 
     package var description: String {
         switch self {
@@ -72,6 +87,21 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "cannot \(operation) \(path): \(errno.description.lowercasedFirst)"
         case .keyring(let problem):
             return problem.description
+        case .tpmUnavailable(let tcti, let detail):
+            return "cannot reach the TPM at '\(TextSafety.printable(tcti))' (\(detail)): check that the machine has a TPM 2.0 and that you may "
+                + "use it (the 'tss' group for /dev/tpmrm0), or set SEALKIT_TPM_TCTI to the TPM to use"
+        case .pinRequired(let id):
+            return "key '\(id)' is sealed to the TPM under a PIN: give the PIN with SEALKIT_PASSPHRASE or --passphrase-file, or run on a terminal to be asked"
+        case .wrongPIN(let id):
+            return "wrong TPM PIN for key '\(id)': nothing was changed; the TPM locks out after a few wrong PINs"
+        case .tpmLockout(let id):
+            return "the TPM refuses PINs for now (dictionary-attack lockout after too many wrong PINs), so key '\(id)' cannot be opened: wait for the lockout to end (by default 1000 s per failure) or have the TPM's owner reset it"
+        case .sealedToAnotherTPM(let id):
+            return "key '\(id)' is sealed to another machine's TPM (or this TPM was cleared since): it opens only there; bring the key here with a backup or a transfer"
+        case .tpmFailed(let detail):
+            return "the TPM refused the operation (\(detail))"
+        case .pinTooLong(let limit):
+            return "a TPM PIN is at most \(limit) bytes: choose a shorter one (nothing was changed)"
         }
     }
 }

@@ -240,7 +240,9 @@ struct StatusCommand: ParsableCommand {
             let entry = try keystore.entry(for: id)
             let retired = entry?.retiredFingerprints.count ?? 0
             print("encryption is possible for \(id.shown) in namespace '\(keystore.namespace)': key \(fingerprint)"
-                + (entry?.isProtected == true ? ", passphrase-protected" : "")
+                + (entry?.isSealedToTPM == true
+                    ? (entry?.isProtected == true ? ", sealed to the TPM with a PIN" : ", sealed to the TPM")
+                    : entry?.isProtected == true ? ", passphrase-protected" : "")
                 + (retired > 0 ? ", \(retired) retired" : "")
                 + (profile != nil ? ", and it opens every ciphertext in the profile" : ""))
         case .notPossible(let error):

@@ -127,15 +127,21 @@ extension KeysCommand {
             valueName: "image"), completion: .file())
         var qr: [String] = []
         @Flag(help: "Protect the keys with a passphrase (asked on the terminal unless given).") var protect = false
+        @OptionGroup var tpmOptions: TPMOptions
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
             if all && !ids.isEmpty { throw ValidationError("give key ids or --all, not both") }
+            try tpmOptions.validate(protect: protect)
         }
 
         func run() throws {
             let named = try ids.map(keyID)
+            tpmOptions.apply()
             let keystore = try keystoreOptions.openKeystore()
+            try KeystoreOptions.checkSealingToTPM(named, in: keystore)
+            // The PIN, like --protect's passphrase, comes from the passphrase sources.
+            let protect = tpmOptions.needsSecret(protect: protect)
             if protect {
                 for id in named {
                     if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
@@ -238,10 +244,11 @@ extension KeysCommand {
             // only with --protect, so a restore yields usable keys rather than quietly locking
             // them; an existing protected id still needs unlocking to compare.
             let ids = chosen.map(\.id)
+            try KeystoreOptions.checkSealingToTPM(ids, in: keystore)
             let storing = try protect || ids.contains(where: { try keystore.entry(for: $0)?.isProtected == true })
                 ? options.passphrase(forStoring: ids, protect: protect, in: keystore) : nil
             let outcomes = try keystore.importKeys(chosen, passphrase: storing)
-            if outcomes.contains(true) && storing == nil {
+            if outcomes.contains(true) && storing == nil && !KeystoreOptions.sealNewKeysToTPM {
                 StandardError.write("the keys are stored without passphrase protection; restore with --protect to protect them at rest\n")
             }
             for (history, outcome) in zip(chosen, outcomes) {

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
+import SealKitTPM
 
 #if canImport(Glibc)
 import Glibc
@@ -26,15 +27,20 @@ struct KeysCommand: ParsableCommand {
 
         @Argument(help: "The key id (in Rownd's model, the user id).") var id: String
         @Flag(help: "Protect the key with a passphrase (asked on the terminal unless given).") var protect = false
+        @OptionGroup var tpmOptions: TPMOptions
         @OptionGroup(title: "The user's data: refuse to make a key when it is sealed under another") var data: UserDataOptions
         @OptionGroup var keystoreOptions: KeystoreOptions
 
+        func validate() throws { try tpmOptions.validate(protect: protect) }
+
         func run() throws {
             let id = try keyID(id)
+            tpmOptions.apply()
             let keystore = try keystoreOptions.openKeystore()
             let profile = try data.readProfile()
             let schema = try data.readSchema()
-            let vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: try keystoreOptions.passphrase(toProtect: protect))
+            let secret = try keystoreOptions.passphrase(toProtect: tpmOptions.needsSecret(protect: protect))
+            let vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: secret)
             do {
                 // A second device must not fork the user's key: data sealed under a key this keystore
                 // lacks means the user has one already, elsewhere.
@@ -114,7 +120,12 @@ struct KeysCommand: ParsableCommand {
             let output = StandardOutput()
             for entry in survey.entries {
                 var flags: [String] = []
-                if entry.isProtected { flags.append("protected") }
+                if entry.isSealedToTPM {
+                    flags.append("tpm")
+                    if entry.isProtected { flags.append("pin") }
+                } else if entry.isProtected {
+                    flags.append("protected")
+                }
                 if !entry.retiredFingerprints.isEmpty { flags.append("\(entry.retiredFingerprints.count) retired") }
                 let created = entry.created.formatted(.iso8601)
                 try output.write("\(entry.id)\t\(entry.fingerprint)\t\(created)\t\(flags.isEmpty ? "-" : flags.joined(separator: ","))\n")
@@ -133,29 +144,56 @@ struct KeysCommand: ParsableCommand {
     struct Passwd: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "passwd",
-            abstract: "Add, change or remove the passphrase of all of ID's keys, in one atomic write.",
+            abstract: "Add, change or remove the passphrase of all of ID's keys, or seal them to the TPM, in one atomic write.",
             discussion: """
-                The current passphrase (for keys protected now) comes from --passphrase-file or SEALKIT_PASSPHRASE, \
+                The current passphrase (or TPM PIN, for keys protected now) comes from --passphrase-file or SEALKIT_PASSPHRASE, \
                 else it is asked on the terminal. The new one comes from --new-passphrase-file, else it is asked twice \
-                on the terminal. --remove stores the keys unprotected.
+                on the terminal. --remove stores the keys unprotected, whatever protects them now. --tpm seals them to this \
+                machine's TPM (SEALKIT_TPM_TCTI, default device:/dev/tpmrm0) instead; with --tpm-pin, the TPM asks for a PIN: \
+                from --new-passphrase-file, else (for keys not protected now) --passphrase-file or SEALKIT_PASSPHRASE, else \
+                asked twice on the terminal.
                 """)
 
         @Argument(help: "The key id whose passphrase to set.") var id: String
-        @Flag(help: "Remove the passphrase: store the keys unprotected.") var remove = false
+        @Flag(help: "Remove the protection (a passphrase, or the TPM): store the keys unprotected.") var remove = false
+        @Flag(help: "Seal the keys to this machine's TPM instead of a passphrase.") var tpm = false
+        @Flag(help: "With --tpm: the TPM asks for a PIN before it unseals the keys, and locks out guessing.") var tpmPin = false
         @Option(help: ArgumentHelp(
-            "Read the new passphrase from this file (first line); pipes, FIFOs and /dev/fd/N work.", valueName: "path"))
+            "Read the new passphrase (or TPM PIN) from this file (first line); pipes, FIFOs and /dev/fd/N work.", valueName: "path"))
         var newPassphraseFile: String?
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func validate() throws {
             if remove && newPassphraseFile != nil { throw ValidationError("give --remove or --new-passphrase-file, not both") }
+            if remove && tpm { throw ValidationError("give --remove or --tpm, not both") }
+            if tpmPin && !tpm { throw ValidationError("--tpm-pin goes with --tpm") }
+            if tpm && !tpmPin && newPassphraseFile != nil { throw ValidationError("--new-passphrase-file with --tpm reads a PIN: add --tpm-pin") }
         }
 
         func run() throws {
             let id = try keyID(id)
             let keystore = try keystoreOptions.openKeystore()
             guard let before = try keystore.entry(for: id) else { throw missingKey(id, in: keystore) }
-            if remove && !before.isProtected {
+            if tpm {
+                let current = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+                var pin: Passphrase?
+                if tpmPin {
+                    if let newPassphraseFile {
+                        pin = try KeystoreOptions.readPassphrase(from: newPassphraseFile, option: "--new-passphrase-file")
+                    } else if !before.isProtected, let given = try keystoreOptions.givenPassphrase() {
+                        pin = given
+                    } else {
+                        pin = try KeystoreOptions.askTwice(
+                            prompt: "New TPM PIN for key \(id.shown): ",
+                            missing: "keys passwd --tpm-pin needs the PIN: use --new-passphrase-file, or run on a terminal",
+                            abandoned: "nothing was changed")
+                    }
+                }
+                let entry = try keystore.sealKeys(of: id, to: TPM.fromEnvironment(ProcessInfo.processInfo.environment), pin: pin, unlockingWith: current)
+                print("\(id)\t\(entry.fingerprint)\t\(pin == nil ? "sealed to the TPM" : "sealed to the TPM with a PIN")")
+                return
+            }
+            if remove && !before.isProtected && !before.isSealedToTPM {
                 print("\(id)\t\(before.fingerprint)\tnot protected (unchanged)")
                 return
             }
@@ -172,7 +210,7 @@ struct KeysCommand: ParsableCommand {
                     abandoned: "nothing was changed")
             }
             let entry = try Vault(keystore: keystore, user: id, format: .v1, passphrase: current).changePassphrase(to: new)
-            let what = new == nil ? "unprotected" : before.isProtected ? "passphrase changed" : "protected"
+            let what = new == nil ? "unprotected" : before.isProtected && !before.isSealedToTPM ? "passphrase changed" : "protected"
             print("\(id)\t\(entry.fingerprint)\t\(what)")
         }
     }

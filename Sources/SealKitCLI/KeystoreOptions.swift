@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
+import SealKitTPM
 
 #if canImport(Glibc)
 import Glibc
@@ -55,6 +56,8 @@ struct KeystoreOptions: ParsableArguments {
     nonisolated(unsafe) static var opened: String?
     /// The keystore opened last, for the ids a "did you mean" chooses from.
     nonisolated(unsafe) static var openedKeystore: Keystore?
+    /// Whether file keystores opened from now on seal the ids they create to the TPM (`--tpm`).
+    nonisolated(unsafe) static var sealNewKeysToTPM = false
 
     static func openKeystore(_ backend: KeystoreBackend, namespace: String?) throws -> Keystore {
         let environment = ProcessInfo.processInfo.environment
@@ -89,7 +92,10 @@ struct KeystoreOptions: ParsableArguments {
                 }
                 lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
             }
+            // Keys sealed to the TPM open through `$SEALKIT_TPM_TCTI` (default device:/dev/tpmrm0); nothing
+            // connects to it unless such a key is used.
             let keystore = try Keystore(directory: root, namespace: name, lockTimeout: lockTimeout)
+                .using(TPM.fromEnvironment(environment), sealingNewKeys: sealNewKeysToTPM)
             opened = keystore.location
             openedKeystore = keystore
             return keystore
@@ -178,8 +184,9 @@ struct KeystoreOptions: ParsableArguments {
     func passphrase(toUnlockProtected id: KeyID, in keystore: Keystore) throws -> Passphrase {
         if let given = try givenPassphrase() { return given }
         var refusal: SealKitError?
+        let isPIN = (try? keystore.entry(for: id))??.isSealedToTPM == true
         for attempt in 1...Self.tries {
-            guard let typed = try Self.ask("Passphrase for key \(id.shown): ") else {
+            guard let typed = try Self.ask("\(isPIN ? "TPM PIN" : "Passphrase") for key \(id.shown): ") else {
                 // No terminal: the keys' own refusal says how to give the passphrase.
                 if attempt == 1 {
                     throw Self.failure(unlocking: id, in: keystore, with: nil)
@@ -188,9 +195,9 @@ struct KeystoreOptions: ParsableArguments {
                 continue
             }
             guard let error = Self.failure(unlocking: id, in: keystore, with: typed) else { return typed }
-            guard error.reason == .wrongPassphrase else { throw error }
+            guard error.reason == .wrongPassphrase || error.reason == .wrongPIN else { throw error }
             refusal = error
-            if attempt < Self.tries { TerminalPrompt.say("Wrong passphrase, try again.") }
+            if attempt < Self.tries { TerminalPrompt.say(isPIN ? "Wrong PIN, try again." : "Wrong passphrase, try again.") }
         }
         throw refusal ?? CLIFailure("wrong passphrase for key \(id.shown): nothing was changed", status: .noPermission)
     }
@@ -294,6 +301,7 @@ extension KeystoreOptions {
     /// stored without a passphrase is refused before anything is stored: --protect never leaves
     /// keys unprotected while saying otherwise.
     func passphrase(forStoring ids: [KeyID], protect: Bool, in keystore: Keystore) throws -> Passphrase? {
+        try Self.checkSealingToTPM(ids, in: keystore)
         if protect, let unprotected = try ids.first(where: { try keystore.entry(for: $0)?.isProtected == false }) {
             throw protectExisting(unprotected)
         }

@@ -154,7 +154,7 @@ enum ExitStatus: Int32 {
     case internalError = 70
     /// A passphrase is missing or wrong, or a file's permissions are unsafe.
     case noPermission = 77
-    /// The mailbox relay cannot be reached, refused us, or dropped the connection.
+    /// The mailbox relay cannot be reached, refused us, or dropped the connection; or the TPM cannot be reached.
     case unavailable = 69
     /// The peer is not a SealKit key transfer, or broke the protocol.
     case protocolError = 76
@@ -175,6 +175,8 @@ enum ExitStatus: Int32 {
         case .keyNotFound, .missingInput: self = .noInput
         case .keyExists, .conflictingKey, .keyElsewhere: self = .conflict
         case .passphraseRequired, .wrongPassphrase, .unsafeFile, .keyringLocked: self = .noPermission
+        case .wrongPIN, .tpmLockout, .sealedToAnotherTPM: self = .noPermission
+        case .tpmUnavailable: self = .unavailable
         case .keystoreBusy: self = .temporaryFailure
         case .keyringUnavailable, .fileSystem: self = .ioError
         case .damagedKey, .notCiphertext, .unsupportedFormat, .unknownKey, .wrongPlace, .notBound, .authenticationFailed,

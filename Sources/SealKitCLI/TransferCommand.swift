@@ -284,6 +284,7 @@ struct TransferCommand: AsyncParsableCommand {
                 """)
 
         @Flag(help: "Protect new keys with a passphrase (asked on the terminal unless given).") var protect = false
+        @OptionGroup var tpmOptions: TPMOptions
         @Option(help: "text: the code on stdout's first line (--offline: the offer, then the code); qr: QR code, text and instructions on stderr (default on a terminal).")
         var format: TransferFormat?
         @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
@@ -302,10 +303,14 @@ struct TransferCommand: AsyncParsableCommand {
             if offline && (relay != nil || timeout != nil) { throw ValidationError("--relay and --timeout are for network transfers") }
             if !qr.isEmpty && !offline { throw ValidationError("--qr reads an offline reply: it goes with --offline") }
             if let timeout, !(1...86_400).contains(timeout) { throw ValidationError("--timeout must be 1 to 86400 seconds") }
+            try tpmOptions.validate(protect: protect)
         }
 
         func run() async throws {
             let format = TransferFormat.resolve(format)
+            tpmOptions.apply()
+            // The PIN, like --protect's passphrase, comes from the passphrase sources.
+            let protect = tpmOptions.needsSecret(protect: protect)
             // --protect with no passphrase given and no terminal to ask on fails now (one line, exit 64),
             // not after a code was shown and the sender's keys arrived. A given passphrase is not read
             // here: a pipe (--passphrase-file <(...)) gives it only once.

@@ -1,0 +1,47 @@
+#ifndef SEALKIT_TPM_SEAL_H
+#define SEALKIT_TPM_SEAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// What a TPM call ended with.
+enum sealkit_tpm_status {
+    SEALKIT_TPM_OK = 0,
+    /// The TCTI could not be loaded or the TPM did not answer.
+    SEALKIT_TPM_UNAVAILABLE = 1,
+    /// The PIN (the sealed object's authorization value) is wrong; the TPM counted a failure.
+    SEALKIT_TPM_WRONG_PIN = 2,
+    /// The TPM is in dictionary-attack lockout.
+    SEALKIT_TPM_LOCKOUT = 3,
+    /// The storage primary key of this TPM is not the one the blob was sealed under.
+    SEALKIT_TPM_OTHER_TPM = 4,
+    /// The blob does not unmarshal, does not load (integrity), or does not hold a 32-byte key.
+    SEALKIT_TPM_DAMAGED = 5,
+    /// The TPM has no free slot for an object or session: a process that was killed left some loaded, on a TPM
+    /// reached without a resource manager (the kernel's /dev/tpmrm0 flushes what a process leaves).
+    SEALKIT_TPM_FULL = 7,
+    /// Anything else the TPM refused (for example an owner hierarchy with a password); `tpm_rc` says what.
+    SEALKIT_TPM_FAILED = 6,
+};
+
+/// The largest blob `sealkit_tpm_seal` writes: a marshalled TPM2B_PUBLIC then a TPM2B_PRIVATE.
+#define SEALKIT_TPM_BLOB_MAX 1024
+/// The size of a primary key's name (a TPM2B_NAME's bytes: a SHA-256 name is 34).
+#define SEALKIT_TPM_NAME_MAX 68
+
+/// Seals `data` (`data_len` bytes, at most 128) to the TPM at `tcti` (a TCTI string for
+/// Tss2_TctiLdr_Initialize) under the owner hierarchy's storage primary key, re-created from a
+/// fixed template each time, with `pin` as the sealed object's authorization value (may be empty).
+/// Writes the marshalled public and private parts to `blob`, and the primary key's name to `name`.
+/// Every handle it loads is flushed before it returns. Returns a `sealkit_tpm_status`; on
+/// SEALKIT_TPM_FAILED, `*tpm_rc` holds the TSS2 response code.
+int sealkit_tpm_seal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
+                     uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc);
+
+/// Unseals a blob `sealkit_tpm_seal` made, checking first that this TPM's primary key has `name`.
+/// Writes the data to `out` (`out_len` bytes exactly, else SEALKIT_TPM_DAMAGED) and zeroes every
+/// buffer of the TSS that held it. Every handle is flushed before it returns.
+int sealkit_tpm_unseal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
+                       const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc);
+
+#endif

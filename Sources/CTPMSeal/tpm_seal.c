@@ -1,0 +1,222 @@
+// Sealing a key-file's wrapping key to a TPM through tpm2-tss's ESAPI: the TSS marshals every
+// command; this file only fills in the templates and keeps the handles tidy. It is C because
+// the TPM's structures are deeply nested unions that Swift imports as tuples.
+#include "tpm_seal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <tss2/tss2_esys.h>
+#include <tss2/tss2_mu.h>
+#include <tss2/tss2_tctildr.h>
+
+struct tpm {
+    TSS2_TCTI_CONTEXT *tcti;
+    ESYS_CONTEXT *esys;
+    ESYS_TR primary;
+    ESYS_TR session;
+    ESYS_TR object;
+};
+
+static void close_tpm(struct tpm *tpm) {
+    // Loaded objects outlive the process in the TPM (it has few slots): flush on every path.
+    if (tpm->object != ESYS_TR_NONE) Esys_FlushContext(tpm->esys, tpm->object);
+    if (tpm->session != ESYS_TR_NONE) Esys_FlushContext(tpm->esys, tpm->session);
+    if (tpm->primary != ESYS_TR_NONE) Esys_FlushContext(tpm->esys, tpm->primary);
+    if (tpm->esys) Esys_Finalize(&tpm->esys);
+    if (tpm->tcti) Tss2_TctiLdr_Finalize(&tpm->tcti);
+}
+
+/// A status for a response code: the TPM's own format-1 and warning codes, with the
+/// parameter, handle or session number masked off.
+static int status_for(TSS2_RC rc, uint32_t *tpm_rc) {
+    *tpm_rc = rc;
+    if ((rc & TSS2_RC_LAYER_MASK) != TSS2_TPM_RC_LAYER) {
+        // The TSS's own layers: a TCTI that cannot talk to the TPM.
+        TSS2_RC base = rc & ~TSS2_RC_LAYER_MASK;
+        if ((rc & TSS2_RC_LAYER_MASK) == TSS2_TCTI_RC_LAYER || base == TSS2_BASE_RC_IO_ERROR || base == TSS2_BASE_RC_NO_CONNECTION
+            || base == TSS2_BASE_RC_TRY_AGAIN)
+            return SEALKIT_TPM_UNAVAILABLE;
+        return SEALKIT_TPM_FAILED;
+    }
+    if (rc & TPM2_RC_FMT1) {
+        TSS2_RC code = rc & (TPM2_RC_FMT1 | 0x3F);
+        if (code == TPM2_RC_AUTH_FAIL || code == TPM2_RC_BAD_AUTH) return SEALKIT_TPM_WRONG_PIN;
+        if (code == TPM2_RC_INTEGRITY || code == TPM2_RC_SIZE || code == TPM2_RC_VALUE || code == TPM2_RC_KEY_SIZE
+            || code == TPM2_RC_BINDING)
+            return SEALKIT_TPM_DAMAGED;
+        return SEALKIT_TPM_FAILED;
+    }
+    if ((rc & 0xFFF) == TPM2_RC_LOCKOUT) return SEALKIT_TPM_LOCKOUT;
+    if ((rc & 0xFFF) == TPM2_RC_OBJECT_MEMORY || (rc & 0xFFF) == TPM2_RC_SESSION_MEMORY) return SEALKIT_TPM_FULL;
+    return SEALKIT_TPM_FAILED;
+}
+
+/// Connects, re-creates the storage primary key (ECC P-256, AES-128-CFB, the TCG's storage key
+/// template: deterministic, so the same TPM always makes the same key and nothing stays loaded),
+/// and starts an HMAC session salted with that key, encrypting the first parameter each way.
+static int open_tpm(const char *tcti, struct tpm *tpm, TPM2B_NAME **name, uint32_t *tpm_rc) {
+    memset(tpm, 0, sizeof *tpm);
+    tpm->primary = tpm->session = tpm->object = ESYS_TR_NONE;
+    // The TSS logs to stderr by default; SealKit says what went wrong in one line of its own.
+    setenv("TSS2_LOG", "all+NONE", 0);
+    TSS2_RC rc = Tss2_TctiLdr_Initialize(tcti, &tpm->tcti);
+    if (rc != TSS2_RC_SUCCESS) { *tpm_rc = rc; return SEALKIT_TPM_UNAVAILABLE; }
+    rc = Esys_Initialize(&tpm->esys, tpm->tcti, NULL);
+    if (rc != TSS2_RC_SUCCESS) { *tpm_rc = rc; return SEALKIT_TPM_UNAVAILABLE; }
+
+    TPM2B_SENSITIVE_CREATE sensitive = {0};
+    TPM2B_PUBLIC template = {
+        .publicArea = {
+            .type = TPM2_ALG_ECC,
+            .nameAlg = TPM2_ALG_SHA256,
+            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM
+                | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_NODA,
+            .parameters.eccDetail = {
+                .symmetric = {.algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB},
+                .scheme = {.scheme = TPM2_ALG_NULL},
+                .curveID = TPM2_ECC_NIST_P256,
+                .kdf = {.scheme = TPM2_ALG_NULL},
+            },
+        },
+    };
+    TPM2B_DATA outside = {0};
+    TPML_PCR_SELECTION pcrs = {0};
+    rc = Esys_CreatePrimary(tpm->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
+                            &outside, &pcrs, &tpm->primary, NULL, NULL, NULL, NULL);
+    if (rc != TSS2_RC_SUCCESS) return status_for(rc, tpm_rc);
+    rc = Esys_TR_GetName(tpm->esys, tpm->primary, name);
+    if (rc != TSS2_RC_SUCCESS) return status_for(rc, tpm_rc);
+
+    TPMT_SYM_DEF symmetric = {.algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB};
+    rc = Esys_StartAuthSession(tpm->esys, tpm->primary, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL,
+                               TPM2_SE_HMAC, &symmetric, TPM2_ALG_SHA256, &tpm->session);
+    if (rc != TSS2_RC_SUCCESS) return status_for(rc, tpm_rc);
+    rc = Esys_TRSess_SetAttributes(tpm->esys, tpm->session,
+                                   TPMA_SESSION_DECRYPT | TPMA_SESSION_ENCRYPT | TPMA_SESSION_CONTINUESESSION, 0xFF);
+    if (rc != TSS2_RC_SUCCESS) return status_for(rc, tpm_rc);
+    return SEALKIT_TPM_OK;
+}
+
+static int set_pin(TPM2B_AUTH *auth, const uint8_t *pin, size_t pin_len) {
+    memset(auth, 0, sizeof *auth);
+    if (pin_len > sizeof auth->buffer) return 0;
+    auth->size = (UINT16)pin_len;
+    if (pin_len) memcpy(auth->buffer, pin, pin_len);
+    return 1;
+}
+
+int sealkit_tpm_seal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
+                     uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc) {
+    *tpm_rc = 0;
+    struct tpm tpm;
+    TPM2B_NAME *primary_name = NULL;
+    TPM2B_PUBLIC *public = NULL;
+    TPM2B_PRIVATE *private = NULL;
+    TPM2B_SENSITIVE_CREATE sensitive = {0};
+    int status = open_tpm(tcti, &tpm, &primary_name, tpm_rc);
+    if (status != SEALKIT_TPM_OK) goto done;
+    if (data_len > sizeof sensitive.sensitive.data.buffer || !set_pin(&sensitive.sensitive.userAuth, pin, pin_len)
+        || primary_name->size > *name_len) {
+        status = SEALKIT_TPM_FAILED;
+        goto done;
+    }
+    sensitive.sensitive.data.size = (UINT16)data_len;
+    memcpy(sensitive.sensitive.data.buffer, data, data_len);
+    // A sealed data object: no sign or decrypt use, opened only by TPM2_Unseal with the PIN.
+    TPM2B_PUBLIC template = {
+        .publicArea = {
+            .type = TPM2_ALG_KEYEDHASH,
+            .nameAlg = TPM2_ALG_SHA256,
+            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT,
+            .parameters.keyedHashDetail.scheme = {.scheme = TPM2_ALG_NULL},
+        },
+    };
+    TPM2B_DATA outside = {0};
+    TPML_PCR_SELECTION pcrs = {0};
+    TSS2_RC rc = Esys_Create(tpm.esys, tpm.primary, tpm.session, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
+                             &pcrs, &private, &public, NULL, NULL, NULL);
+    if (rc != TSS2_RC_SUCCESS) {
+        status = status_for(rc, tpm_rc);
+        goto done;
+    }
+    size_t offset = 0;
+    rc = Tss2_MU_TPM2B_PUBLIC_Marshal(public, blob, *blob_len, &offset);
+    if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PRIVATE_Marshal(private, blob, *blob_len, &offset);
+    if (rc != TSS2_RC_SUCCESS) {
+        status = SEALKIT_TPM_FAILED;
+        *tpm_rc = rc;
+        goto done;
+    }
+    *blob_len = offset;
+    memcpy(name, primary_name->name, primary_name->size);
+    *name_len = primary_name->size;
+done:
+    explicit_bzero(&sensitive, sizeof sensitive);
+    Esys_Free(primary_name);
+    Esys_Free(public);
+    Esys_Free(private);
+    close_tpm(&tpm);
+    return status;
+}
+
+int sealkit_tpm_unseal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
+                       const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc) {
+    *tpm_rc = 0;
+    TPM2B_PUBLIC public = {0};
+    TPM2B_PRIVATE private = {0};
+    size_t offset = 0;
+    if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(blob, blob_len, &offset, &public) != TSS2_RC_SUCCESS
+        || Tss2_MU_TPM2B_PRIVATE_Unmarshal(blob, blob_len, &offset, &private) != TSS2_RC_SUCCESS || offset != blob_len)
+        return SEALKIT_TPM_DAMAGED;
+    struct tpm tpm;
+    TPM2B_NAME *primary_name = NULL;
+    TPM2B_SENSITIVE_DATA *data = NULL;
+    TPM2B_AUTH auth;
+    int status = open_tpm(tcti, &tpm, &primary_name, tpm_rc);
+    if (status != SEALKIT_TPM_OK) goto done;
+    // A primary key of another name: this TPM's storage seed is not the one the key was sealed under.
+    if (primary_name->size != name_len || memcmp(primary_name->name, name, name_len) != 0) {
+        status = SEALKIT_TPM_OTHER_TPM;
+        goto done;
+    }
+    TSS2_RC rc = Esys_Load(tpm.esys, tpm.primary, tpm.session, ESYS_TR_NONE, ESYS_TR_NONE, &private, &public, &tpm.object);
+    if (rc != TSS2_RC_SUCCESS) {
+        status = status_for(rc, tpm_rc);
+        // A blob that does not load under the right primary key was changed.
+        if (status == SEALKIT_TPM_FAILED || status == SEALKIT_TPM_WRONG_PIN) status = SEALKIT_TPM_DAMAGED;
+        goto done;
+    }
+    if (!set_pin(&auth, pin, pin_len)) {
+        status = SEALKIT_TPM_WRONG_PIN;
+        goto done;
+    }
+    rc = Esys_TR_SetAuth(tpm.esys, tpm.object, &auth);
+    explicit_bzero(&auth, sizeof auth);
+    if (rc != TSS2_RC_SUCCESS) {
+        status = status_for(rc, tpm_rc);
+        goto done;
+    }
+    rc = Esys_Unseal(tpm.esys, tpm.object, tpm.session, ESYS_TR_NONE, ESYS_TR_NONE, &data);
+    if (rc != TSS2_RC_SUCCESS) {
+        status = status_for(rc, tpm_rc);
+        goto done;
+    }
+    if (data->size != out_len) {
+        status = SEALKIT_TPM_DAMAGED;
+        goto done;
+    }
+    memcpy(out, data->buffer, out_len);
+done:
+    if (data) explicit_bzero(data, sizeof *data);
+    Esys_Free(data);
+    Esys_Free(primary_name);
+    if (tpm.object != ESYS_TR_NONE) {
+        // The object's copy of the PIN in the ESAPI context.
+        TPM2B_AUTH empty = {0};
+        Esys_TR_SetAuth(tpm.esys, tpm.object, &empty);
+    }
+    close_tpm(&tpm);
+    return status;
+}

@@ -1,0 +1,69 @@
+// Keys sealed to the machine's TPM 2.0 (through tpm2-tss), on top of SealKit's file keystore.
+@_exported import SealKit
+import SealKeystore
+import SealTPM
+
+/// A TPM 2.0, reached through a tpm2-tss TCTI: the machine's own (`device:/dev/tpmrm0`), or any other
+/// the TCTI names, such as a software TPM (`swtpm:host=127.0.0.1,port=2321`).
+///
+/// Keys sealed to a TPM open only with that TPM: their wrapping key is a sealed object under the TPM's
+/// storage primary key, which never leaves it. A copy of the keystore (a backup of `$HOME`, a disk image)
+/// opens nowhere else. A PIN, when given, is the sealed object's authorization value, so the TPM's own
+/// dictionary-attack lockout limits guessing.
+public struct TPM: Sendable, Equatable {
+    /// The TCTI string that names the TPM.
+    public let tcti: String
+
+    /// The kernel's resource manager for the machine's TPM: `device:/dev/tpmrm0`.
+    public static let defaultTCTI = TPMSealer.defaultTCTI
+
+    /// A TPM reached through `tcti`. Nothing connects until a key is sealed or unsealed.
+    /// - Parameter tcti: a tpm2-tss TCTI string; by default the machine's TPM.
+    public init(tcti: String = TPM.defaultTCTI) { self.tcti = tcti }
+
+    /// The TPM `$SEALKIT_TPM_TCTI` names, else the machine's: what `sealkit` uses.
+    /// - Parameter environment: the environment to read, by default the process's.
+    /// - Returns: the TPM.
+    public static func fromEnvironment(_ environment: [String: String]) -> TPM {
+        guard let tcti = environment["SEALKIT_TPM_TCTI"], !tcti.isEmpty else { return TPM() }
+        return TPM(tcti: tcti)
+    }
+}
+
+extension Keystore {
+    /// This keystore, able to open keys sealed to `tpm`; with `sealingNewKeys`, the ids it creates (a
+    /// generated, imported, restored or received key) are sealed to `tpm` too, and the passphrase given
+    /// with them is their PIN (none: no PIN). Only file keystores hold TPM-sealed keys; others are returned
+    /// as they are.
+    /// - Parameters:
+    ///   - tpm: the TPM that unseals keys (and seals new ones).
+    ///   - sealingNewKeys: seal the ids this keystore creates to `tpm`.
+    /// - Returns: the keystore.
+    public func using(_ tpm: TPM, sealingNewKeys: Bool = false) -> Keystore {
+        guard var files = storage as? FileKeystore else { return self }
+        files.tpm = TPMSealer(tcti: tpm.tcti)
+        files.sealsNewKeysToTPM = sealingNewKeys
+        return Keystore(files)
+    }
+
+    /// Seals every key of `id` to `tpm`, in one atomic write: a crash leaves the keys as they were or
+    /// sealed, never neither. Keys already sealed are sealed again (a new PIN, or none).
+    /// - Parameters:
+    ///   - id: the key id.
+    ///   - tpm: the TPM to seal them to.
+    ///   - pin: the PIN the TPM asks for before it unseals them; nil for none.
+    ///   - current: unlocks the keys as they are protected now (their passphrase or TPM PIN).
+    /// - Returns: the entry afterwards.
+    /// - Throws: `SealKitError`: `.keyNotFound`, `.wrongPassphrase`, `.wrongPIN`, `.tpmUnavailable`, ...; nothing changes then.
+    @discardableResult
+    public func sealKeys(of id: KeyID, to tpm: TPM, pin: Passphrase?, unlockingWith current: Passphrase?) throws(SealKitError) -> KeyEntry {
+        guard let files = using(tpm).storage as? FileKeystore else {
+            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM: use --keystore file")
+        }
+        do {
+            return try files.changeProtection(of: id, from: current, to: .tpm(pin: pin))
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+}

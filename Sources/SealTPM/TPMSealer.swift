@@ -1,0 +1,94 @@
+import CTPMSeal
+import SealCore
+import SealKeystore
+
+/// Seals key files' wrapping keys to a TPM 2.0 through tpm2-tss's ESAPI (the `CTPMSeal` shim fills in
+/// the TPM's templates; the TSS marshals every command).
+///
+/// Each call connects to the TPM, re-creates the owner hierarchy's storage primary key from a fixed
+/// template (ECC P-256: the same TPM always makes the same key, so nothing persistent is needed), starts
+/// an HMAC session salted with that key and encrypting the sealed data and the PIN-bound command's
+/// parameters, does its one job, and flushes every handle it loaded, whatever happened.
+package struct TPMSealer: TPMKeySealer {
+    /// The TCTI string handed to `Tss2_TctiLdr_Initialize`, such as `device:/dev/tpmrm0` or
+    /// `swtpm:host=127.0.0.1,port=2321`.
+    package let tcti: String
+
+    /// The TPM when none is named: the kernel's resource manager.
+    package static let defaultTCTI = "device:/dev/tpmrm0"
+
+    /// The longest PIN: a sealed object's authorization value is at most its name algorithm's digest (SHA-256).
+    package static let maximumPINByteCount = 32
+
+    /// A sealer for the TPM at `tcti`.
+    package init(tcti: String = defaultTCTI) { self.tcti = tcti }
+
+    package func seal(_ key: SymmetricKey, pin: Passphrase?) throws(KeystoreError) -> TPMSealedKey {
+        var blob = [UInt8](repeating: 0, count: Int(SEALKIT_TPM_BLOB_MAX))
+        var blobCount = blob.count
+        var name = [UInt8](repeating: 0, count: Int(SEALKIT_TPM_NAME_MAX))
+        var nameCount = name.count
+        var code: UInt32 = 0
+        try checkPIN(pin)
+        let status = withPIN(pin) { pinBytes in
+            key.storage.withUnsafeBytes { keyBytes in
+                sealkit_tpm_seal(
+                    tcti, pinBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), pinBytes.count,
+                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count, &blob, &blobCount, &name, &nameCount,
+                    &code)
+            }
+        }
+        guard status == Int32(SEALKIT_TPM_OK.rawValue) else { throw error(status, code: code, id: nil) }
+        return TPMSealedKey(hasPIN: pin != nil, primaryName: Array(name[..<nameCount]), blob: Array(blob[..<blobCount]))
+    }
+
+    package func unseal(_ sealed: TPMSealedKey, pin: Passphrase?, id: KeyID) throws(KeystoreError) -> SymmetricKey {
+        if sealed.hasPIN, let pin, pin.storage.count > Self.maximumPINByteCount { throw .wrongPIN(id) }
+        var code: UInt32 = 0
+        var status: Int32 = 0
+        let storage: SecureBytes
+        do {
+            // The unsealed key goes straight into guarded memory; the shim zeroes the TSS's copy.
+            storage = try SecureBytes.allocate(count: SymmetricKey.byteCount) { out in
+                status = withPIN(sealed.hasPIN ? pin : nil) { pinBytes in
+                    sealkit_tpm_unseal(
+                        tcti, pinBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), pinBytes.count, sealed.blob, sealed.blob.count,
+                        sealed.primaryName, sealed.primaryName.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                        &code)
+                }
+            }
+        } catch {
+            throw .outOfMemory(String(describing: error))
+        }
+        guard status == Int32(SEALKIT_TPM_OK.rawValue) else { throw error(status, code: code, id: id) }
+        return SymmetricKey(storage: storage)
+    }
+
+    private func checkPIN(_ pin: Passphrase?) throws(KeystoreError) {
+        guard let pin, pin.storage.count > Self.maximumPINByteCount else { return }
+        throw .pinTooLong(limit: Self.maximumPINByteCount)
+    }
+
+    private func withPIN<R>(_ pin: Passphrase?, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard let pin else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return pin.storage.withUnsafeBytes(body)
+    }
+
+    private func error(_ status: Int32, code: UInt32, id: KeyID?) -> KeystoreError {
+        let hex = "TSS2 response code 0x" + String(code, radix: 16)
+        switch UInt32(status) {
+        case SEALKIT_TPM_UNAVAILABLE.rawValue: return .tpmUnavailable(tcti: tcti, detail: code == 0 ? "no answer" : hex)
+        case SEALKIT_TPM_WRONG_PIN.rawValue: return id.map { .wrongPIN($0) } ?? .tpmFailed(hex)
+        case SEALKIT_TPM_LOCKOUT.rawValue: return id.map { .tpmLockout($0) } ?? .tpmFailed(hex)
+        case SEALKIT_TPM_OTHER_TPM.rawValue: return id.map { .sealedToAnotherTPM($0) } ?? .tpmFailed(hex)
+        case SEALKIT_TPM_FULL.rawValue:
+            return .tpmUnavailable(
+                tcti: tcti,
+                detail: "it has no free slot: a process killed while using it left objects loaded, which only a TPM reached "
+                    + "without the kernel's resource manager keeps; flush them (tpm2_flushcontext -t -s) or restart it")
+        case SEALKIT_TPM_DAMAGED.rawValue:
+            return .damagedKeyFile(path: "", reason: "its TPM object does not load or does not hold a key (\(hex))")
+        default: return .tpmFailed(hex)
+        }
+    }
+}
