@@ -149,6 +149,8 @@ let package = Package(
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
         // The async transfer API in a process of its own, for tests that time it (SealKitCLITests).
         .executableTarget(name: "SealTransferProbe", dependencies: ["SealCore", "SealKeystore", "SealMailbox", "SealTransfer"], path: "Tests/SealTransferProbe"),
+        // The test support itself: the process runner's deadlines, the peers' requirements.
+        .testTarget(name: "SealTestSupportTests", dependencies: ["SealTestSupport"]),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
         .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
         // The Keystore contract as checks every backend runs unchanged.

@@ -2,8 +2,11 @@
 """The public API each library product makes visible to `import PRODUCT` (issue 32), from the symbol graphs of
 `swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members`: the product's module
 and every module it re-exports (`@_exported import` in Sources/MODULE/Exports.swift, followed transitively).
-Enum cases and synthesized members are left out; a symbol counts once per product however many modules
-re-export it. Used by Scripts/count-symbols.py (the counts) and Scripts/check-api (the API-breakage check).
+Synthesized members are left out; enum cases are kept (an app's `switch` depends on them), marked by their kind
+(count-symbols leaves them out of its counts). A symbol counts once per product however many modules re-export it.
+Used by Scripts/count-symbols.py (the counts) and Scripts/check-api (the API-breakage check), which keys each
+symbol on the name a client writes (`SealKitError.Reason.wrongPlace` through `import SealKit`), never on the
+internal module that declares it.
 """
 import glob
 import json
@@ -78,7 +81,7 @@ class Graphs:
                 graph = json.load(graph)
             relationships += graph.get("relationships", [])
             for symbol in graph["symbols"]:
-                if symbol["kind"]["identifier"] == "swift.enum.case" or "::SYNTHESIZED::" in symbol["identifier"]["precise"]:
+                if "::SYNTHESIZED::" in symbol["identifier"]["precise"]:
                     continue
                 found[symbol["identifier"]["precise"]] = dict(symbol, relationships=[])
         names = {precise: ".".join(symbol["pathComponents"]) for precise, symbol in found.items()}
@@ -98,10 +101,25 @@ def path(symbol):
     return ".".join(symbol["pathComponents"])
 
 
+def is_case(symbol):
+    """Whether the symbol is an enum case."""
+    return symbol["kind"]["identifier"] == "swift.enum.case"
+
+
+def kind(symbol):
+    """The symbol's kind without the language: `struct`, `enum`, `enum.case`, `property`, `type.property`, ..."""
+    return symbol["kind"]["identifier"].removeprefix("swift.")
+
+
 def declaration(symbol):
-    """The declaration as written (`func encrypt(plaintext: String) throws(VaultError) -> String`), then what the
-    symbol conforms to or inherits from, which the declaration fragments leave out."""
+    """The declaration as written (`func encrypt(plaintext: String) throws(VaultError) -> String`), then the
+    constraints of the extension declaring it (`where ...`), then what the symbol conforms to or inherits from,
+    which the declaration fragments leave out."""
     text = "".join(fragment["spelling"] for fragment in symbol.get("declarationFragments", []))
+    constraints = symbol.get("swiftExtension", {}).get("constraints", [])
+    if constraints:
+        text += " (in an extension where " + ", ".join(
+            f"{c['lhs']} {':' if c['kind'] == 'conformance' else '=='} {c['rhs']}" for c in constraints) + ")"
     if symbol["relationships"]:
         text += " [" + ", ".join(sorted(set(symbol["relationships"]))) + "]"
     return text

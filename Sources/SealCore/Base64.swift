@@ -34,9 +34,24 @@ package enum Base64 {
     /// Writes the base64 text of `bytes` into `output`, which must hold
     /// exactly `encodedLength(of: bytes.count)` bytes.
     package static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
-        precondition(output.count == encodedLength(of: bytes.count))
-        let count = bytes.count
-        guard count > 0, let input = bytes.baseAddress, let out = output.baseAddress else { return }
+        encode(bytes.baseAddress, count: bytes.count, into: output)
+    }
+
+    /// Encodes, in place, the `byteCount` bytes that fill the end of `output` (which holds exactly
+    /// `encodedLength(of: byteCount)` bytes), writing the text over them from the front: a bulk path seals into
+    /// its output and needs no scratch buffer (for a 1 MiB value, one fresh megabyte less per value).
+    ///
+    /// Safe because the encoder reads every byte before anything is written over it: the text of the input's
+    /// first `i` bytes takes `4i/3` bytes, and the input starts at least a third of its length into `output`,
+    /// so each write (8 bytes at `4i/3`) ends before the next read (at the input's start plus `i + 6`).
+    package static func encodeInPlace(_ output: UnsafeMutableRawBufferPointer, byteCount: Int) {
+        precondition(output.count == encodedLength(of: byteCount))
+        encode(output.baseAddress.map { UnsafeRawPointer($0 + (output.count - byteCount)) }, count: byteCount, into: output)
+    }
+
+    private static func encode(_ input: UnsafeRawPointer?, count: Int, into output: UnsafeMutableRawBufferPointer) {
+        precondition(output.count == encodedLength(of: count))
+        guard count > 0, let input, let out = output.baseAddress else { return }
         let pairs = tables.characterPairs
         var i = 0
         var o = 0

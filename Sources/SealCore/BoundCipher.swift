@@ -189,7 +189,10 @@ package enum BoundCipher {
         let bodyCount = minimumByteCount + plaintext.count
         let prefixCount = prefix.utf8.count
         precondition(output.count == prefixCount + Base64.encodedLength(of: bodyCount))
-        withUnsafeTemporaryAllocation(byteCount: bodyCount, alignment: 16) { body in
+        // The binary body is made in the output's last bytes, then turned into base64 in place (no scratch buffer).
+        let text = UnsafeMutableRawBufferPointer(rebasing: output[prefixCount...])
+        do {
+            let body = UnsafeMutableRawBufferPointer(rebasing: text[(text.count - bodyCount)...])
             let base = body.baseAddress!.assumingMemoryBound(to: UInt8.self)
             randombytes_buf(base + headerByteCount, nonceByteCount)
             withAssociatedData(sealing) { associatedData in
@@ -209,7 +212,7 @@ package enum BoundCipher {
                 }
             }
             for (i, byte) in prefix.utf8.enumerated() { output[i] = byte }
-            Base64.encode(UnsafeRawBufferPointer(body), into: UnsafeMutableRawBufferPointer(rebasing: output[prefixCount...]))
+            Base64.encodeInPlace(text, byteCount: bodyCount)
         }
     }
 

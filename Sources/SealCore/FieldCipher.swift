@@ -71,18 +71,18 @@ package enum FieldCipher {
     ) {
         let sealedCount = minimumByteCount + plaintext.count
         precondition(output.count == Base64.encodedLength(of: sealedCount))
-        // The binary box goes to scratch space (on the stack when small), then straight to base64.
-        withUnsafeTemporaryAllocation(byteCount: sealedCount, alignment: 16) { sealed in
-            let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            nonce(sealed.baseAddress!)
-            key.storage.withUnsafeBytes { keyBytes in
-                _ = crypto_secretbox_easy(
-                    base + nonceByteCount,
-                    plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(base),
-                    UInt64(plaintext.count), base, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            }
-            Base64.encode(UnsafeRawBufferPointer(sealed), into: output)
+        // The binary box is made in the output's last bytes, then turned into base64 in place: no scratch buffer,
+        // which for a large value was a fresh allocation (and its page faults) per value (issue 37).
+        let sealed = output.baseAddress! + (output.count - sealedCount)
+        let base = sealed.assumingMemoryBound(to: UInt8.self)
+        nonce(sealed)
+        key.storage.withUnsafeBytes { keyBytes in
+            _ = crypto_secretbox_easy(
+                base + nonceByteCount,
+                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(base),
+                UInt64(plaintext.count), base, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
+        Base64.encodeInPlace(output, byteCount: sealedCount)
     }
 
     /// Decrypts a ciphertext to text.

@@ -12,126 +12,147 @@
 /// }
 /// ```
 public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong, for code to act on.
-    public enum Reason: Sendable, Hashable {
+    /// What went wrong, for code to act on: compare with `==`, or switch with a `default:`.
+    ///
+    /// A struct of static values, not an enum (as swift-nio and grpc-swift do for their error codes): a later
+    /// SealKit may add a reason in a minor release without breaking an app's `switch`, which must therefore have a
+    /// `default:` case. `description` is the reason's name, such as `wrongPlace`.
+    public struct Reason: Sendable, Hashable, CustomStringConvertible {
+        /// The reason's name, as its static value is spelled.
+        public let description: String
+
+        private init(_ name: String) { description = name }
+
         // Arguments.
-        /// No key id or user was given where one is needed.
-        case noUser
         /// A key id, namespace, passphrase or other argument is not acceptable.
-        case invalidArgument
+        public static let invalidArgument = Reason("invalidArgument")
         // Keystores.
         /// No key is stored under the id.
-        case keyNotFound
+        public static let keyNotFound = Reason("keyNotFound")
         /// A key is already stored under the id.
-        case keyExists
+        public static let keyExists = Reason("keyExists")
         /// A different key is stored under the id; storing this one would orphan what the stored one sealed.
-        case conflictingKey
+        public static let conflictingKey = Reason("conflictingKey")
         /// The key is passphrase-protected and no passphrase was given.
-        case passphraseRequired
+        public static let passphraseRequired = Reason("passphraseRequired")
         /// The passphrase does not unlock the key or backup.
-        case wrongPassphrase
+        public static let wrongPassphrase = Reason("wrongPassphrase")
         /// A keystore file or folder is open to other users or not the user's own.
-        case unsafeFile
+        public static let unsafeFile = Reason("unsafeFile")
         /// Another process holds the keystore's lock; try again.
-        case keystoreBusy
+        public static let keystoreBusy = Reason("keystoreBusy")
         /// The desktop keyring is locked.
-        case keyringLocked
+        public static let keyringLocked = Reason("keyringLocked")
         /// The desktop keyring cannot be reached or failed.
-        case keyringUnavailable
+        public static let keyringUnavailable = Reason("keyringUnavailable")
         /// A stored key or key file is damaged, or holds more keys than allowed.
-        case damagedKey
+        public static let damagedKey = Reason("damagedKey")
         /// The keys are sealed to a TPM that cannot be reached (or refused the operation).
-        case tpmUnavailable
+        public static let tpmUnavailable = Reason("tpmUnavailable")
         /// The TPM refused the PIN the keys are sealed under.
-        case wrongPIN
+        public static let wrongPIN = Reason("wrongPIN")
         /// The TPM is in dictionary-attack lockout after too many wrong PINs.
-        case tpmLockout
+        public static let tpmLockout = Reason("tpmLockout")
         /// The keys are sealed to another machine's TPM: they open only there.
-        case sealedToAnotherTPM
+        public static let sealedToAnotherTPM = Reason("sealedToAnotherTPM")
         /// Reading or writing a file failed, or guarded memory for a key could not be had.
-        case fileSystem
+        public static let fileSystem = Reason("fileSystem")
         // Ciphertexts and keys as text.
         /// The text is not a ciphertext: not base64, too short, or stripped of its header.
-        case notCiphertext
+        public static let notCiphertext = Reason("notCiphertext")
         /// The ciphertext is a SealKit format this version does not read.
-        case unsupportedFormat
+        public static let unsupportedFormat = Reason("unsupportedFormat")
         /// No key of the user's opens the ciphertext (a v2 value names a key the keystore lacks).
-        case unknownKey
+        public static let unknownKey = Reason("unknownKey")
         /// A v2 ciphertext sealed for another user, field or context.
-        case wrongPlace
+        public static let wrongPlace = Reason("wrongPlace")
         /// A v1 value where only v2 is accepted: v1 binds no place, so it could have been copied from anywhere.
-        case notBound
+        public static let notBound = Reason("notBound")
         /// The ciphertext was altered, or its key is not the one that sealed it.
-        case authenticationFailed
+        public static let authenticationFailed = Reason("authenticationFailed")
         /// Key text (a key, a key file, a backup) is malformed.
-        case invalidKeyText
+        public static let invalidKeyText = Reason("invalidKeyText")
         // Profiles.
         /// The text is not JSON, or not the JSON expected.
-        case invalidJSON
+        public static let invalidJSON = Reason("invalidJSON")
         /// The app schema is malformed.
-        case invalidSchema
+        public static let invalidSchema = Reason("invalidSchema")
         /// Profile fields failed; ``SealKitError/fields`` names them.
-        case profileFields
+        public static let profileFields = Reason("profileFields")
         /// The user's data is sealed under keys this keystore lacks: receive the user's key instead of making one.
-        case keyElsewhere
+        public static let keyElsewhere = Reason("keyElsewhere")
         /// The user's keys are here, but some of their data still does not open.
-        case unreadableData
+        public static let unreadableData = Reason("unreadableData")
         /// The schema asks for profile seals and the profile has none (`sealkit_seal`): it may have been removed.
-        case sealMissing
+        public static let sealMissing = Reason("sealMissing")
         /// The profile's seal does not match its encrypted fields, user or keys: a field rolled back, dropped or added.
-        case sealMismatch
+        public static let sealMismatch = Reason("sealMismatch")
         /// The profile's seal is older than one this device has written or verified: the profile was rolled back.
-        case sealRolledBack
+        public static let sealRolledBack = Reason("sealRolledBack")
         /// The profile's seal has the version of one this device has seen but another MAC: two devices wrote at once.
-        case sealConflict
+        public static let sealConflict = Reason("sealConflict")
         // Key transfer and backups.
         /// The transfer or backup is malformed, expired, or not for these keys.
-        case invalidTransfer
+        public static let invalidTransfer = Reason("invalidTransfer")
         /// The relay cannot be reached, refused the connection, or dropped it.
-        case relayUnavailable
+        public static let relayUnavailable = Reason("relayUnavailable")
         /// The other side is not a SealKit key transfer, or broke the protocol.
-        case protocolViolation
+        public static let protocolViolation = Reason("protocolViolation")
         /// The other side declined, cancelled or timed out.
-        case declined
+        public static let declined = Reason("declined")
         /// Too much to send or store at once.
-        case tooLarge
+        public static let tooLarge = Reason("tooLarge")
         /// Input a person must supply was missing (an empty file, a code not given).
-        case missingInput
+        public static let missingInput = Reason("missingInput")
         /// An image holds no readable code, or several where one was expected.
-        case unreadableImage
+        public static let unreadableImage = Reason("unreadableImage")
         /// The transfer code is not the other side's: check it and start again.
-        case wrongCode
+        public static let wrongCode = Reason("wrongCode")
         /// Nobody joined, or the other side did not answer, in time.
-        case timedOut
+        public static let timedOut = Reason("timedOut")
         /// The operation was cancelled (Ctrl-C, or its task).
-        case cancelled
+        public static let cancelled = Reason("cancelled")
         // Paper and share backups.
         /// The text is no backup of the kind expected: not SealKit text, or SealKit text of another kind.
-        case notABackup
+        public static let notABackup = Reason("notABackup")
         /// The backup is damaged: cut short, mistyped, parts that do not fit, or Argon2id limits SealKit does not run.
-        case damagedBackup
+        public static let damagedBackup = Reason("damagedBackup")
         /// Parts of the backup are missing, or none was given.
-        case incompleteBackup
+        public static let incompleteBackup = Reason("incompleteBackup")
         /// No keys were given to back up.
-        case noKeys
+        public static let noKeys = Reason("noKeys")
         /// More keys than one backup or transfer carries, in all or for one id (``SealKitError/keyID``).
-        case tooManyKeys
+        public static let tooManyKeys = Reason("tooManyKeys")
         /// A passphrase chosen for a new backup is too short.
-        case passphraseTooShort
+        public static let passphraseTooShort = Reason("passphraseTooShort")
         /// Argon2id could not run (not enough memory).
-        case passphraseKDFFailed
+        public static let passphraseKDFFailed = Reason("passphraseKDFFailed")
         /// The backup holds no key for the id asked for (``SealKitError/keyID``).
-        case keyNotInBackup
+        public static let keyNotInBackup = Reason("keyNotInBackup")
         /// Share groups or thresholds that SLIP-39 does not allow.
-        case invalidShareLayout
+        public static let invalidShareLayout = Reason("invalidShareLayout")
         /// A share that does not read as one: a word not on the list, a length, a checksum.
-        case invalidShare
+        public static let invalidShare = Reason("invalidShare")
         /// Shares that do not belong together: of different backups, or one of them damaged.
-        case mismatchedShares
+        public static let mismatchedShares = Reason("mismatchedShares")
         /// More shares are needed.
-        case notEnoughShares
+        public static let notEnoughShares = Reason("notEnoughShares")
         /// The shares are whole but do not open this bundle: they belong to another backup.
-        case sharesOfAnotherBackup
+        public static let sharesOfAnotherBackup = Reason("sharesOfAnotherBackup")
+
+        /// Every reason, in declaration order: the CLI's tests check that each has its exit status. (A reason
+        /// added above must be added here too; a test compares this list with the declarations.)
+        package static let all: [Reason] = [
+            .invalidArgument, .keyNotFound, .keyExists, .conflictingKey, .passphraseRequired, .wrongPassphrase,
+            .unsafeFile, .keystoreBusy, .keyringLocked, .keyringUnavailable, .damagedKey, .fileSystem, .notCiphertext,
+            .unsupportedFormat, .unknownKey, .wrongPlace, .notBound, .authenticationFailed, .invalidKeyText,
+            .invalidJSON, .invalidSchema, .profileFields, .keyElsewhere, .unreadableData, .invalidTransfer,
+            .relayUnavailable, .protocolViolation, .declined, .tooLarge, .missingInput, .unreadableImage, .wrongCode,
+            .timedOut, .cancelled, .notABackup, .damagedBackup, .incompleteBackup, .noKeys, .tooManyKeys,
+            .passphraseTooShort, .passphraseKDFFailed, .keyNotInBackup, .invalidShareLayout, .invalidShare,
+            .mismatchedShares, .notEnoughShares, .sharesOfAnotherBackup,
+            .tpmUnavailable, .wrongPIN, .tpmLockout, .sealedToAnotherTPM, .sealMissing, .sealMismatch, .sealRolledBack, .sealConflict,
+        ]
     }
 
     /// What went wrong.

@@ -39,4 +39,21 @@ struct Base64Tests {
         #expect(Base64.decode("QUI=") == [0x41, 0x42])
         #expect(Base64.decode("QUJD") == [0x41, 0x42, 0x43])
     }
+
+    /// The bulk paths seal into the end of their output and encode in place (issue 37): every length, each
+    /// offset the encoder's eight-byte and three-byte steps and its padding meet, gives what encoding apart gives.
+    @Test func encodingInPlaceFromTheOutputsEndGivesTheSameText() {
+        var generator = SystemRandomNumberGenerator()
+        for count in Array(0...200) + [1_000, 4_096, 65_537, 1 << 20] {
+            let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let expected = Base64.encode(bytes)
+            let length = Base64.encodedLength(of: count)
+            var output = [UInt8](repeating: 0xEE, count: length)
+            output.withUnsafeMutableBytes { buffer in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[(length - count)...]).copyBytes(from: bytes)
+                Base64.encodeInPlace(buffer, byteCount: count)
+            }
+            #expect(String(decoding: output, as: UTF8.self) == expected, "\(count) bytes")
+        }
+    }
 }

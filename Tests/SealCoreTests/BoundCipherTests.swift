@@ -70,7 +70,7 @@ struct BoundCipherTests {
         #expect(outcome == vector.expect)
     }
 
-    @Test func pyNaClOpensSealKitAndSealKitOpensPyNaCl() throws {
+    @Test(.requires(.pyNaCl)) func pyNaClOpensSealKitAndSealKitOpensPyNaCl() throws {
         let key = SymmetricKey.generate()
         let keyText = String(decoding: key.base64EncodedBytes().withUnsafeBytes { Array($0) }, as: UTF8.self)
         let ring = KeyRing(current: key, id: "ada@example.com")
@@ -144,7 +144,7 @@ struct BoundCipherTests {
 
     /// Issue 28, finding 8: the place cache once keyed on `String` equality, which holds NFC and
     /// NFD equal, so a ring that sealed for one spelling sealed the other with the first's bytes.
-    @Test func thePlaceCacheKeysOnExactBytes() throws {
+    @Test(.requires(.pyNaCl)) func thePlaceCacheKeysOnExactBytes() throws {
         let key = SymmetricKey.generate()
         let nfd = "cafe\u{301}", nfc = "caf\u{E9}"
         #expect(nfd == nfc && Array(nfd.utf8) != Array(nfc.utf8))

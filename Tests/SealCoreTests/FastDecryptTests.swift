@@ -12,7 +12,7 @@ import Glibc
 struct FastDecryptTests {
     /// Plaintexts PyNaCl seals: sizes around the word loops and the stack/heap scratch switch,
     /// non-ASCII text, and bytes that are not UTF-8.
-    @Test func decryptsWhatPyNaClEncrypts() throws {
+    @Test(.requires(.pyNaCl)) func decryptsWhatPyNaClEncrypts() throws {
         let key = SymmetricKey.generate()
         let keyText = key.base64EncodedBytes().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         let script = """

@@ -52,7 +52,7 @@ struct FieldCipherTests {
         #expect(try ring.decrypt(ring.encrypt("fresh")).needsRotation == false)
     }
 
-    @Test func pynaclDecryptsWhatWeEncrypt() throws {
+    @Test(.requires(.pyNaCl)) func pynaclDecryptsWhatWeEncrypt() throws {
         let key = SymmetricKey.generate()
         // The key reaches Python through stdin, never argv; export via the package-only path.
         let keyText = key.base64EncodedBytes().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }

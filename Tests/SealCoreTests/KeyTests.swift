@@ -71,7 +71,7 @@ struct KeyTests {
         #expect(throws: PassphraseError.empty) { try Passphrase(bytes: [UInt8]()) }
     }
 
-    @Test func argon2idMatchesPyNaCl() throws {
+    @Test(.requires(.pyNaCl)) func argon2idMatchesPyNaCl() throws {
         let kdf = PassphraseKDF(opsLimit: 2, memLimit: 8192 * 1024)
         let salt = [UInt8](repeating: 7, count: 16)
         let ours = try kdf.deriveKey(from: Passphrase("correct horse"), salt: salt)
@@ -98,7 +98,7 @@ struct KeyTests {
         #expect(throws: CiphertextError.authenticationFailed) { try SecretWrap.open(tampered, using: wrapping) }
     }
 
-    @Test func sealedBoxOpensOnlyForItsRecipientAndPyNaClAgrees() throws {
+    @Test(.requires(.pyNaCl)) func sealedBoxOpensOnlyForItsRecipientAndPyNaClAgrees() throws {
         let recipient = BoxKeyPair.generate()
         let message = SecureBytes(copying: Array("for your eyes".utf8))
         let box = try SealedBox.seal(message, to: recipient.publicKey)

@@ -13,7 +13,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
 }
 
 /// Compares SealJSON against Python's json module, an independent implementation.
-@Suite struct PythonComparisonTests {
+@Suite(.requires(.python)) struct PythonComparisonTests {
     /// Python generates random values (every control character, astral-plane text,
     /// deep nesting, canonical numbers) and writes each three ways; SealJSON must read
     /// all three to the same value and write Python's exact compact and pretty text.

@@ -104,7 +104,7 @@ struct AcceptanceTests {
         }
         let image = folder.appendingPathComponent("screen.pbm")
         try Data(pbm.utf8).write(to: image)
-        let scanned = try ChildProcess.run("/usr/bin/zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
+        let scanned = try ChildProcess.run("zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
         guard scanned.status == 0 else { return nil }
         return scanned.stdoutText.hasSuffix("\n") ? String(scanned.stdoutText.dropLast()) : scanned.stdoutText
     }
@@ -112,7 +112,7 @@ struct AcceptanceTests {
     /// "prints (text) and shows (QR) exactly <link>#<base64 key>": on a terminal (the default
     /// there, or --format qr), with colours and without, the QR code zbarimg reads is the text
     /// `--format text` prints, byte for byte.
-    @Test func theQRCodeOnTheTerminalHoldsExactlyTheLinkAndKey() throws {
+    @Test(.requires(.zbarimg)) func theQRCodeOnTheTerminalHoldsExactlyTheLinkAndKey() throws {
         let cli = try Self.cliWithKey("u")
         let link = Self.link + "?ref=qr&x=1"
         let text = try cli.run(["transfer", "send", "u", "--rownd", "--link", link, "--format", "text"])
@@ -166,7 +166,7 @@ struct AcceptanceTests {
     /// `any` holds every JSON type, encrypted as its JSON text (PyNaCl finds exactly that text)
     /// and given back as the same value, byte for byte; `null` stays null; `image` and `document`
     /// are strings. The schema bare, under "schema" and under "app" gives the same profile.
-    @Test func everyRowndTypeThroughTheCommandLine() throws {
+    @Test(.requires(.pyNaCl)) func everyRowndTypeThroughTheCommandLine() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "import", "u"], stdin: Self.knownKey).status == 0)
         var schemas: [String] = []
@@ -207,7 +207,7 @@ struct AcceptanceTests {
 
     /// Under --rownd an `any` string is sealed as the string itself, as the SDKs seal any string,
     /// and every other JSON type stays in plaintext, noted by path and never by value.
-    @Test func anyUnderRowndSealsOnlyStrings() throws {
+    @Test(.requires(.pyNaCl)) func anyUnderRowndSealsOnlyStrings() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "import", "u"], stdin: Self.knownKey).status == 0)
         let schema = cli.home.appendingPathComponent("schema.json")

@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 @Suite("sealkit audit")
@@ -130,7 +131,7 @@ struct AuditCLITests {
         }
     }
 
-    @Test func sarifIsValidAndHoldsOneResultPerPlantedFinding() throws {
+    @Test(.requires(.sarifTools)) func sarifIsValidAndHoldsOneResultPerPlantedFinding() throws {
         let cli = try cliWithFixtureKeys()
         let runs = try Self.expected().runs
         let run = try #require(runs.first { $0.schema != nil && $0.key })

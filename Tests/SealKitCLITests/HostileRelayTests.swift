@@ -25,7 +25,7 @@ struct HostileRelayTests {
 
     /// Issue 24: 100,000 distinct-phase, empty-body messages before any `pake` grew a client to
     /// 746 MB. Now it ends at the stash's bound, names the relay, exits 69, and stays small.
-    @Test func aFloodOfPhasesBeforeThePAKEEndsTheTransferInBoundedMemory() throws {
+    @Test(.requires(.mailboxServer)) func aFloodOfPhasesBeforeThePAKEEndsTheTransferInBoundedMemory() throws {
         try Self.withRelay { relay, cli in
             for command in [["transfer", "receive", "--format", "text"], ["transfer", "send", "u", "--code", "5-adroitness-aardvark"]] {
                 let argv = command + ["--relay", relay.url("phases"), "--timeout", "60"]
@@ -44,7 +44,7 @@ struct HostileRelayTests {
         }
     }
 
-    @Test func everyLieEndsInOneLineAndNothingStored() throws {
+    @Test(.requires(.mailboxServer)) func everyLieEndsInOneLineAndNothingStored() throws {
         try Self.withRelay { relay, cli in
             let before = try cli.run(["keys", "list"]).stdout
             for mode in Self.modes {
@@ -70,7 +70,7 @@ struct HostileRelayTests {
     /// (`deaf`), held `transfer receive --timeout 5` past 75 s and `transfer send` past 40 s. Every write
     /// now has the transfer's deadline and a pong is dropped when the socket is full: both end within
     /// the timeout and a few seconds (the test's own clock), with one line and exit 69 or 75.
-    @Test func aRelayThatStopsReadingEndsBothSidesWithinTheirTimeout() throws {
+    @Test(.requires(.mailboxServer)) func aRelayThatStopsReadingEndsBothSidesWithinTheirTimeout() throws {
         try Self.withRelay { relay, cli in
             let timeout = 5
             for command in [["transfer", "receive", "--format", "text"], ["transfer", "send", "u", "--code", "5-adroitness-aardvark"]] {
@@ -91,7 +91,7 @@ struct HostileRelayTests {
     /// The same for the async API (`AsyncKeyTransfer`, run by Tests/SealTransferProbe in a process of
     /// its own, so that nothing else in the test process delays it): it ends by its timeout, and on
     /// Task cancellation within a few seconds, whatever write the relay left stuck.
-    @Test func theAsyncAPIEndsByItsTimeoutOrCancellationWhenTheRelayStopsReading() throws {
+    @Test(.requires(.mailboxServer)) func theAsyncAPIEndsByItsTimeoutOrCancellationWhenTheRelayStopsReading() throws {
         let probe = CLI.executable.deletingLastPathComponent().appendingPathComponent("SealTransferProbe").path
         try Self.withRelay { relay, cli in
             let timeout = 5
@@ -120,7 +120,7 @@ struct HostileRelayTests {
     /// so the receiver's answer never reaches the sender. Both tell the truth: the sender that the
     /// receiver may have stored the keys (not "nothing was transferred"), the receiver, which stores
     /// them, that the sender was not told. Exit codes stay (69 and 0).
-    @Test func aRelayThatDropsAfterTheKeysLeavesBothSidesTellingTheTruth() throws {
+    @Test(.requires(.mailboxServer)) func aRelayThatDropsAfterTheKeysLeavesBothSidesTellingTheTruth() throws {
         try Self.withRelay { relay, sending in
             let receiving = try CLI()
             let url = relay.url("dropafterkeys")
@@ -146,7 +146,7 @@ struct HostileRelayTests {
     /// Ctrl-C against a relay that stopped reading once the mailbox was open ends within a few
     /// seconds, and says the code was released only when the relay confirmed it: here it could not, so
     /// it says so (exit 130 still).
-    @Test func ctrlCAgainstARelayThatStopsReadingClaimsNoRelease() throws {
+    @Test(.requires(.mailboxServer)) func ctrlCAgainstARelayThatStopsReadingClaimsNoRelease() throws {
         try Self.withRelay { relay, cli in
             let running = try ChildProcess(
                 CLI.executable.path,

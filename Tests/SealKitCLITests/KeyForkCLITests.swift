@@ -111,7 +111,7 @@ struct KeyForkCLITests {
         }
     }
 
-    @Test func v2OnTheCommandLineOpensOnlyInItsContextAndPyNaClAgrees() throws {
+    @Test(.requires(.pyNaCl)) func v2OnTheCommandLineOpensOnlyInItsContextAndPyNaClAgrees() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
         let sealed = try cli.run(["encrypt", "--key", "alice", "--format", "v2", "--context", "billing"], stdin: "IBAN DE89")
@@ -404,7 +404,7 @@ struct NormalizedIDCLITests {
         #expect(try cli.run(["keys", "backup", "--all", "--passphrase-file", passphraseFile]).status == 0)
     }
 
-    @Test func aFileStoredUnderAnotherFormIsReportedNotUsed() throws {
+    @Test(.requires(.python)) func aFileStoredUnderAnotherFormIsReportedNotUsed() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
         let folder = cli.home.appendingPathComponent("keys/default")
@@ -431,7 +431,7 @@ struct NormalizedIDCLITests {
         #expect(try cli.run(["keys", "migrate", "--normalize", "--yes"]).stderr.contains("nothing to do"))
     }
 
-    @Test func aTwinWithAnotherKeyIsNotMergedAway() throws {
+    @Test(.requires(.python)) func aTwinWithAnotherKeyIsNotMergedAway() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
         let folder = cli.home.appendingPathComponent("keys/default")
@@ -447,7 +447,7 @@ struct NormalizedIDCLITests {
 
     /// Issue 28, finding 7: `--normalize --yes` said "normalized" and stranded every v2 value an
     /// earlier SealKit had bound to the old spelling. It now refuses unless told none exist.
-    @Test func normalizingRefusesWhileV2ValuesMayBindTheOldSpelling() throws {
+    @Test(.requires(.pyNaCl)) func normalizingRefusesWhileV2ValuesMayBindTheOldSpelling() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", Self.composed]).status == 0)
         let key = try #require(try TransferCLITests.keyMaterial(cli).first)

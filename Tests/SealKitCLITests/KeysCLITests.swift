@@ -218,7 +218,7 @@ struct KeysCLITests {
         #expect(try cli.run(["status", "--key", "s"], environment: secret).status == 0)
     }
 
-    @Test func eightProcessesImportingAtOnceLoseNothing() throws {
+    @Test(.requires(.python)) func eightProcessesImportingAtOnceLoseNothing() throws {
         let cli = try CLI()
         // Each process imports its own keys, and all race on one shared id too.
         let shared = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
@@ -244,7 +244,7 @@ struct KeysCLITests {
         #expect(leftovers.isEmpty)
     }
 
-    @Test func pynaclDecryptsSealKitCiphertexts() throws {
+    @Test(.requires(.pyNaCl)) func pynaclDecryptsSealKitCiphertexts() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "import", "py"], stdin: Self.rowndKey).status == 0)
         let plaintexts = ["", "a", "héllo wörld ✓", String(repeating: "x", count: 5000)]

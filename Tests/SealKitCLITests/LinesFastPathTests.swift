@@ -1,4 +1,5 @@
 import Foundation
+import SealTestSupport
 import Testing
 
 /// `encrypt --lines` writes ciphertexts straight from each line's bytes into the output
@@ -7,7 +8,7 @@ import Testing
 struct LinesFastPathTests {
     static let key = "4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ="
 
-    @Test func pynaclDecryptsEveryLineIncludingLongAndNonASCIIOnes() throws {
+    @Test(.requires(.pyNaCl)) func pynaclDecryptsEveryLineIncludingLongAndNonASCIIOnes() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "import", "l"], stdin: Self.key).status == 0)
         // Short and long lines, an empty one, non-ASCII text, a line longer than the reader's

@@ -5,7 +5,7 @@ import Testing
 
 /// `sealkit transfer send/receive` over the network, through magic-wormhole's own mailbox
 /// server, against each other and against magic-wormhole's Python client.
-@Suite("Network transfer: sealkit and magic-wormhole's Python client through a local mailbox server")
+@Suite("Network transfer: sealkit and magic-wormhole's Python client through a local mailbox server", .requires(.mailboxServer))
 struct NetworkTransferCLITests {
     static let peer = Repository.root.appendingPathComponent("Scripts/lib/wormhole_peer.py").path
 

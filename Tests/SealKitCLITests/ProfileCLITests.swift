@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 @Suite("sealkit profile")
@@ -46,7 +47,7 @@ struct ProfileCLITests {
         #expect(pretty.output == (try Self.fixtureProfile().serialized(pretty: true)))
     }
 
-    @Test func pyNaClOpensWhatTheCommandEncrypts() throws {
+    @Test(.requires(.pyNaCl)) func pyNaClOpensWhatTheCommandEncrypts() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "import", "rownd"], stdin: Self.rowndKey).status == 0)
         let encrypted = try cli.run(["profile", "encrypt", "--schema", Self.schema, "--key", "rownd", Self.profilePath])

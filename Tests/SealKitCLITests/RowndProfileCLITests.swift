@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 /// `sealkit profile ... --rownd` against profiles that Rownd's SDKs wrote (Fixtures/rownd, made by
@@ -79,7 +80,7 @@ struct RowndProfileCLITests {
         }
     }
 
-    @Test func theFixturesAreWhatTheIndependentImplementationWrites() throws {
+    @Test(.requires(.pyNaCl)) func theFixturesAreWhatTheIndependentImplementationWrites() throws {
         let result = try python(
             "import runpy, sys; sys.argv = ['make_fixtures.py', '--check']; runpy.run_path(sys.stdin.read(), run_name='__main__')",
             stdin: Self.fixtures.appendingPathComponent("make_fixtures.py").path)
@@ -160,7 +161,7 @@ struct RowndProfileCLITests {
 
     /// The issue's third point: numbers SealKit encrypted came back in a Rownd app as strings.
     /// With --rownd they are never encrypted, so a Rownd app reads them as numbers.
-    @Test func aRowndAppReadsWhatEncryptRowndWroteWithEveryTypeIntact() throws {
+    @Test(.requires(.pyNaCl)) func aRowndAppReadsWhatEncryptRowndWroteWithEveryTypeIntact() throws {
         let cli = try Self.cliWithFixtureKey()
         let original = """
             {"data":{"user_id":"user_fixture_1","email":"ada@example.com","ssn":"078-05-1120","nickname":"Ada ✨",\

@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 /// `transfer send --rownd` read the way Rownd's apps read it.
@@ -19,7 +20,7 @@ struct RowndTransferTests {
         return (signIn, Array(key))
     }
 
-    @Test func theIOSScannerReadsTheTextAndItsKeyOpensWhatSealKitEncrypted() throws {
+    @Test(.requires(.pyNaCl)) func theIOSScannerReadsTheTextAndItsKeyOpensWhatSealKitEncrypted() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "user-9"]).status == 0)
         let ciphertext = try cli.run(["encrypt", "--key", "user-9"], stdin: "for the app").output

@@ -64,7 +64,7 @@ struct EndlessInputTests {
     static let memoryLimitKiB = (sanitized ? 400 : 100) * 1024
     static let timeLimit: Double = sanitized ? 40 : 10
 
-    @Test(arguments: cases)
+    @Test(.requires(.python), arguments: cases)
     func endsWithOneLine(_ entry: Case) throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "k"]).status == 0)

@@ -3,7 +3,7 @@ import SealTestSupport
 import Testing
 
 /// Issue 21: QR codes in as well as out.
-@Suite("sealkit scan and --qr")
+@Suite("sealkit scan and --qr", .requires(.qrencode))
 struct ScanCLITests {
     /// Writes `payload` as a PNG QR code with the `qrencode` CLI (an independent encoder).
     static func qrencode(_ payload: String, to path: String) throws {

@@ -27,7 +27,7 @@ struct ScanEveryCodeTests {
         try Data(Array("P5 \(width) \(height) 255\n".utf8) + pixels).write(to: URL(fileURLWithPath: output))
     }
 
-    @Test func anUprightAndAnInvertedCodeBothPrintInReadingOrder() throws {
+    @Test(.requires(.zbarimg), .requires(.qrencode)) func anUprightAndAnInvertedCodeBothPrintInReadingOrder() throws {
         let cli = try CLI()
         let folder = cli.home.path
         try ScanCLITests.qrencode("left, dark on light", to: folder + "/a.png")
@@ -56,7 +56,7 @@ struct ScanEveryCodeTests {
         #expect(try cli.run(["scan", "--expect", "0", folder + "/a.png"]).status == 64)
     }
 
-    @Test func toQRTakesTheOfferFromAScreenshotOfOfferAndCode() throws {
+    @Test(.requires(.qrencode)) func toQRTakesTheOfferFromAScreenshotOfOfferAndCode() throws {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "u"]).status == 0)
         let folder = sender.home.path
@@ -117,7 +117,7 @@ struct ScanEveryCodeTests {
 /// under Xvfb, SealKit's own codes, light and dark, with and without colours, two windows, and
 /// photo-like variants): `sealkit scan` reads every code of every image. Scripts/bench runs the whole
 /// corpus against zbarimg and zxing-cpp.
-@Suite("sealkit scan: real screenshots")
+@Suite("sealkit scan: real screenshots", .requires(.screenshots))
 struct RealScreenshotTests {
     @Test func everyCodeOfEveryScreenshotReads() throws {
         let folder = try TemporaryFolder.make()

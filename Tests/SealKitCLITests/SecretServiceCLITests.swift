@@ -4,7 +4,7 @@ import Testing
 
 /// `sealkit` with `--keystore secret-service`, each test against a keyring of its own
 /// (a private bus and GNOME Keyring in a temporary HOME), driven as scripts drive it.
-@Suite("sealkit with the Secret Service keystore", .disabled(if: KeyringSession.skipReason != nil, "the keyring daemon cannot start here"))
+@Suite("sealkit with the Secret Service keystore", .requiresKeyring)
 struct SecretServiceCLITests {
     static let rowndKey = "4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ="
 

@@ -91,7 +91,7 @@ struct ShareBackupCLITests {
         #expect(try restore([first.bundle] + Array(first.shares.suffix(3))).status == 0)
     }
 
-    @Test func groupsFollowGroupByGroupAndPythonSharesOfTheSameSecretOpenTheBundle() throws {
+    @Test(.requires(.shamirMnemonic)) func groupsFollowGroupByGroupAndPythonSharesOfTheSameSecretOpenTheBundle() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try Self.backup(sender, ["alice", "--group", "2/3", "--group", "3/5", "--group", "1/1", "--group-threshold", "2"])
@@ -121,7 +121,7 @@ struct ShareBackupCLITests {
         #expect(viaPython.stdout.hasPrefix("alice\t"))
     }
 
-    @Test func sharesDirHoldsPrivateFilesAndQRCodesZbarReads() throws {
+    @Test(.requires(.zbarimg)) func sharesDirHoldsPrivateFilesAndQRCodesZbarReads() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let folder = sender.home.appendingPathComponent("keepers").path

@@ -73,7 +73,7 @@ struct NetworkTransferTests {
         #expect(throws: TransferError.self) { try NetworkTransfer.readKeysMessage(SecureBytes(copying: badKey)) }
     }
 
-    @Test func manyIDsWithRetiredKeysTravelInSeveralMessages() async throws {
+    @Test(.requires(.mailboxServer)) func manyIDsWithRetiredKeysTravelInSeveralMessages() async throws {
         try await MailboxServer.sharedAsync { relay in
             var keys = try (0..<1500).map { try history("user-\($0)@example.com") }
             keys.append(try history("rotated", retired: 200))
@@ -109,7 +109,7 @@ struct NetworkTransferTests {
 
 /// Issue 23: the async surface. Events in order, the store decision answered to the sender, and Task
 /// cancellation ending a receive as Ctrl-C does: at once, with the nameplate released.
-@Suite("AsyncKeyTransfer through magic-wormhole's mailbox server")
+@Suite("AsyncKeyTransfer through magic-wormhole's mailbox server", .requires(.mailboxServer))
 struct AsyncKeyTransferTests {
     /// Collects a stream's events until it finishes.
     final class Events: @unchecked Sendable {  // `@unchecked Sendable`: `items` only under `lock`.
@@ -285,7 +285,7 @@ struct AsyncKeyTransferTests {
 }
 
 /// The public API an app uses: keystores and key ids in, `SealKitError` reasons out.
-@Suite("KeyTransfer (public) through magic-wormhole's mailbox server")
+@Suite("KeyTransfer (public) through magic-wormhole's mailbox server", .requires(.mailboxServer))
 struct PublicKeyTransferTests {
     @Test func keysMoveBetweenKeystoresAndARefusalIsTypedOnBothSides() async throws {
         try await MailboxServer.sharedAsync { relay in

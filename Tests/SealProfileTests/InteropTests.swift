@@ -7,7 +7,7 @@ import Testing
 @testable import SealProfile
 
 /// PyNaCl, an independent libsodium binding, opens the fields SealKit encrypts.
-@Suite struct InteropTests {
+@Suite(.requires(.pyNaCl)) struct InteropTests {
     @Test func pyNaClDecryptsEveryEncryptedField() throws {
         let schema = try ProfileSchema(parsing: try Fixture.json("schema.json"))
         let profile = try Fixture.json("profile.json")

@@ -1,9 +1,10 @@
+import SealTestSupport
 import Testing
 
 @testable import SealQR
 
 /// Every scannable rendering, decoded by zbarimg, gives back exactly the payload.
-@Suite("Scanning with zbarimg")
+@Suite("Scanning with zbarimg", .requires(.zbarimg))
 struct ScanTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var correction: QRErrorCorrection

@@ -80,7 +80,7 @@ extension QRScannerTests {
         return repeated + [0xFF, 0xD9]
     }
 
-    @Test func aProgressiveJPEGScanBombStopsAtTheScanLimit() throws {
+    @Test(.requires(.cjpeg)) func aProgressiveJPEGScanBombStopsAtTheScanLimit() throws {
         // 2048 × 2048, 10,002 scans in 168 KB: seconds of work before there was a limit.
         let bomb = try Self.repeatingLastScan(side: 2048, repeats: 10_000)
         let (error, elapsed) = Self.timedDecode(bomb)
@@ -89,7 +89,7 @@ extension QRScannerTests {
         #expect(elapsed < .seconds(1))
     }
 
-    @Test func progressiveJPEGsReadUpToTheScanLimitAndNoFurther() throws {
+    @Test(.requires(.cjpeg), .requires(.qrencode)) func progressiveJPEGsReadUpToTheScanLimitAndNoFurther() throws {
         let limit = QRScanner.maximumProgressiveScans
         #expect(Self.timedDecode(try Self.repeatingLastScan(side: 256, repeats: limit - 2)).error == nil)
         #expect(Self.timedDecode(try Self.repeatingLastScan(side: 256, repeats: limit - 1)).error == .damaged(reason: "more than \(limit) progressive scans"))
@@ -99,7 +99,7 @@ extension QRScannerTests {
         #expect(try QRScanner.scan(imageFile: progressive) == [Array("sealkit-offer-v2:progressive".utf8)])
     }
 
-    @Test func corruptJPEGDataIsAnErrorNotAWarning() throws {
+    @Test(.requires(.cjpeg), .requires(.qrencode)) func corruptJPEGDataIsAnErrorNotAWarning() throws {
         let code = try QRScanner.decode(try Self.qrencode(Array("sealkit-reply-v2:abc".utf8)))
         let jpeg = try ChildProcess.run("cjpeg", ["-quality", "90", "-grayscale"], stdin: Self.pgm(code)).stdout
         #expect(Self.timedDecode(jpeg).error == nil)

@@ -28,14 +28,14 @@ struct QRScannerTests {
         }
     }
 
-    @Test func anIndependentEncodersBinaryPayloadOfTwoKilobytes() throws {
+    @Test(.requires(.qrencode)) func anIndependentEncodersBinaryPayloadOfTwoKilobytes() throws {
         var random = SplitMix64(seed: 20261125)
         let payload = (0..<2048).map { _ in UInt8.random(in: 0...255, using: &random) }
         let image = try Self.qrencode(payload, ["-l", "L"])
         #expect(try QRScanner.scan(imageFile: image) == [payload])
     }
 
-    @Test func jpegPhotosAtLowQuality() throws {
+    @Test(.requires(.cjpeg), .requires(.qrencode)) func jpegPhotosAtLowQuality() throws {
         let image = try QRScanner.decode(try Self.qrencode(Array("https://app.rownd.link/x#4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=".utf8)))
         for quality in [20, 50, 90] {
             let jpeg = try ChildProcess.run("cjpeg", ["-quality", String(quality), "-grayscale"], stdin: Self.pgm(image))
@@ -64,7 +64,7 @@ struct QRScannerTests {
     }
 
     /// The fallback decoder, zxing-cpp through CZXingRead, reads what zbar reads, with the same order.
-    @Test func zxingFallbackReadsByteForByte() throws {
+    @Test(.requires(.qrencode)) func zxingFallbackReadsByteForByte() throws {
         let image = try QRScanner.decode(try Self.qrencode(Array("sealkit-offer-v2:abc".utf8)))
         #expect(QRScanner.zxingScan(image) == [Array("sealkit-offer-v2:abc".utf8)])
         #expect(QRScanner.zbarScan(image) == QRScanner.zxingScan(image))
@@ -77,7 +77,7 @@ struct QRScannerTests {
         #expect(QRScanner.scan(inverted) == [Array("light on dark".utf8)])
     }
 
-    @Test func hostileFilesFailCleanly() throws {
+    @Test(.requires(.python)) func hostileFilesFailCleanly() throws {
         let png = try QRCode("x").rendered(as: .png)
         // A PNG header claiming 100,000 × 100,000 pixels: refused from the header, nothing allocated.
         let huge = try Python.output(of: """
@@ -105,7 +105,7 @@ struct QRScannerTests {
     }
 
     /// zbarimg's binary mode, which the camera pipe (`zbarcam --raw -Sbinary`) uses, gives the same bytes.
-    @Test func zbarimgBinaryModeAgrees() throws {
+    @Test(.requires(.zbarimg), .requires(.qrencode)) func zbarimgBinaryModeAgrees() throws {
         let payload = Array("sealkit-reply-v2:abc\u{E9}".utf8)
         let image = try Self.qrencode(payload)
         let folder = try TemporaryFolder.make()

@@ -38,7 +38,7 @@ enum SharedKeyring {
     }
 }
 
-@Suite("Secret Service keystore", .disabled(if: KeyringSession.skipReason != nil, "the keyring daemon cannot start here"))
+@Suite("Secret Service keystore", .requiresKeyring)
 struct SecretServiceKeystoreTests {
     @Test(arguments: KeystoreConformance.Check.allCases)
     func followsTheKeystoreContract(_ check: KeystoreConformance.Check) throws {

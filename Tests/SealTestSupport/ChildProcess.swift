@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -15,6 +16,9 @@ public struct ProcessResult: Sendable {
     public let stderr: [UInt8]
     /// The deadline passed and the process was killed (SIGKILL).
     public let timedOut: Bool
+    /// The process exited, but something it started still held its stdout or stderr open `ChildProcess.afterExit`
+    /// seconds later: its process group was killed and the reading stopped (the test fails, saying so).
+    public let outputsHeldOpen: Bool
     /// An output went past the size bound; the rest of it was read and dropped.
     public let truncated: Bool
 
@@ -40,10 +44,20 @@ public struct ProcessResult: Sendable {
 ///   daemon holding another test's pipe would keep that test waiting for end of file);
 /// - stdout and stderr are drained by a thread of its own, so a child writing a lot before it
 ///   reads cannot deadlock against a full pipe; each is kept up to `outputLimit` bytes;
-/// - every wait has a deadline, after which the child is killed and the result says `timedOut`.
+/// - every wait has a deadline, after which the child is killed and the result says `timedOut` (`run` records a
+///   test failure naming the program); and once the child has exited, reading its outputs waits at most
+///   `afterExit` seconds more: a process it left behind holding a pipe (a background job of a shell, a writer
+///   blocked on a FIFO) fails the test in seconds instead of keeping it waiting for end of file.
 public final class ChildProcess: @unchecked Sendable {
-    /// The process id.
+    /// The process id (also its process group's: the child leads a session of its own).
     public let pid: pid_t
+    /// The program, as it was given, for messages.
+    public let executable: String
+    /// The deadline of `run` when none is given: long enough for the slowest command a test runs on a loaded machine
+    /// (Argon2id, a QR image decoded by zbarimg), short enough that a hang fails the test in two minutes.
+    public static let defaultTimeout: Double = 120
+    /// Seconds that reading a child's outputs goes on after it exited, waiting for end of file.
+    public static let afterExit: Double = 5
     /// The write end of stdin (or the terminal), -1 once closed.
     private var input: Int32
     private let isTerminal: Bool
@@ -55,6 +69,8 @@ public final class ChildProcess: @unchecked Sendable {
     private var truncated = false
     private var outputsOpen = true
     private var waitStatus: Int32?
+    /// When `waitStatus` was set.
+    private var exitedAt: Date?
     private var abandoned = false
     private var hungUp = false
 
@@ -133,6 +149,7 @@ public final class ChildProcess: @unchecked Sendable {
             throw Failure("cannot start \(executable): \(String(cString: strerror(result)))")
         }
         self.pid = pid
+        self.executable = executable
         self.input = stdinWriter
         self.isTerminal = columns != nil
         // Writes to stdin must never block past a deadline.
@@ -147,16 +164,26 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs `executable ARGS` to the end, feeding `stdin`, and returns what it left behind.
     /// - Parameters:
-    ///   - timeout: seconds after which it is killed (SIGKILL) and the result says `timedOut`.
+    ///   - timeout: seconds after which it is killed (SIGKILL), the result says `timedOut`, and the running test
+    ///     records a failure naming the program and the deadline.
     public static func run(
         _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil,
         workingDirectory: String? = nil, terminal columns: Int? = nil, outputLimit: Int = 256 << 20,
-        timeout: Double = 600
+        timeout: Double = defaultTimeout,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) throws -> ProcessResult {
+        // (Not a `#_sourceLocation` default: the macro would need every caller's file to import Testing.)
+        let sourceLocation = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         let child = try ChildProcess(
             executable, arguments, environment: environment, workingDirectory: workingDirectory, terminal: columns,
             outputLimit: outputLimit, killAfter: nil)
-        return child.finish(stdin: stdin, timeout: timeout)
+        let result = child.finish(stdin: stdin, timeout: timeout, at: sourceLocation)
+        if result.timedOut {
+            Issue.record(
+                "\(executable) did not finish within its deadline of \(Int(timeout)) s: killed (a hang; or pass a longer `timeout:`)",
+                sourceLocation: sourceLocation)
+        }
+        return result
     }
 
     /// `run`, with the child's peak resident memory in KiB, measured from a small parent (python3):
@@ -164,7 +191,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// the child shared until it called exec. A signal that ends the child ends the parent alike.
     public static func runMeasuringPeakMemory(
         _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil,
-        timeout: Double = 600
+        timeout: Double = defaultTimeout
     ) throws -> (result: ProcessResult, peakKiB: Int) {
         let parent = """
             import os, resource, signal, subprocess, sys
@@ -187,6 +214,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The next stdout line without its newline, waiting up to `timeout` seconds; nil at the end
     /// of output or the deadline. The line is taken: `finish` returns what follows it.
+    /// Once the child has exited, it waits at most `afterExit` seconds more.
     public func readLine(timeout: Double = 60) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
@@ -197,12 +225,13 @@ public final class ChildProcess: @unchecked Sendable {
                 stdoutTaken = newline + 1
                 return line
             }
-            if !outputsOpen || !condition.wait(until: deadline) { return nil }
+            if !outputsOpen || !condition.wait(until: boundedByExit(deadline)) && Date() >= boundedByExit(deadline) { return nil }
         }
     }
 
     /// Waits up to `timeout` seconds until `shown` holds for the child's output from byte `start`
     /// (stdout, or on a terminal everything it showed), testing it as each piece arrives; says whether it held.
+    /// Once the child has exited, it waits at most `afterExit` seconds more.
     @discardableResult
     public func wait(from start: Int = 0, timeout: Double = 30, until shown: (ArraySlice<UInt8>) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
@@ -210,8 +239,16 @@ public final class ChildProcess: @unchecked Sendable {
         defer { condition.unlock() }
         while true {
             if start <= stdoutBytes.count, shown(stdoutBytes[start...]) { return true }
-            if !outputsOpen || !condition.wait(until: deadline) { return false }
+            if !outputsOpen || !condition.wait(until: boundedByExit(deadline)) && Date() >= boundedByExit(deadline) {
+                return start <= stdoutBytes.count && shown(stdoutBytes[start...])
+            }
         }
+    }
+
+    /// `deadline`, or `afterExit` seconds after the child exited if that is sooner. Called under the lock.
+    private func boundedByExit(_ deadline: Date) -> Date {
+        guard let exitedAt else { return deadline }
+        return min(deadline, exitedAt.addingTimeInterval(Self.afterExit))
     }
 
     /// Waits up to `timeout` seconds until the output from byte `start` contains `marker`; says whether it does.
@@ -269,32 +306,54 @@ public final class ChildProcess: @unchecked Sendable {
     public func kill() { send(signal: SIGKILL) }
 
     /// Feeds `stdin` and closes it, collects both outputs to their end, and reaps the child,
-    /// killing it (SIGKILL) if that takes more than `timeout` seconds.
-    public func finish(stdin: [UInt8] = [], timeout: Double = 60) -> ProcessResult {
+    /// killing it (SIGKILL) if that takes more than `timeout` seconds. Once the child has exited, its outputs
+    /// get `afterExit` seconds to reach their end; if something it started still holds them open then, that
+    /// process group is killed, the reading stops, the result says `outputsHeldOpen`, and the running test
+    /// records a failure saying so.
+    public func finish(
+        stdin: [UInt8] = [], timeout: Double = 60,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) -> ProcessResult {
+        finish(stdin: stdin, timeout: timeout, at: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+
+    private func finish(stdin: [UInt8], timeout: Double, at sourceLocation: SourceLocation) -> ProcessResult {
         let deadline = Date().addingTimeInterval(timeout)
         if !stdin.isEmpty { writeAll(stdin, deadline: deadline) }
         closeInput()
         condition.lock()
         defer { condition.unlock() }
-        var timedOut = false
+        var timedOut = false, heldOpen = false
         while outputsOpen || waitStatus == nil {
-            if !condition.wait(until: deadline) && Date() >= deadline && (outputsOpen || waitStatus == nil) {
-                timedOut = true
+            let limit = boundedByExit(deadline)
+            if !condition.wait(until: limit) && Date() >= limit && (outputsOpen || waitStatus == nil) {
+                if waitStatus == nil { timedOut = true } else { heldOpen = true }
+                // The child and whatever it started in its session's process group (a grandchild holding the
+                // outputs open); then stop reading, and wait (boundedly) for the reaping.
+                _ = Glibc.kill(-pid, SIGKILL)
                 if waitStatus == nil { _ = Glibc.kill(pid, SIGKILL) }
-                // A grandchild may hold the outputs open: stop reading them, and wait for the reaping.
                 abandoned = true
-                while waitStatus == nil || outputsOpen { condition.wait() }
+                let last = Date().addingTimeInterval(30)
+                while (waitStatus == nil || outputsOpen) && (condition.wait(until: last) || Date() < last) {}
+                break
             }
         }
         if input >= 0 {
             close(input)
             input = -1
         }
-        let raw = waitStatus ?? 0
+        // Not reaped within the bound (a process stuck in the kernel): reported as killed.
+        let raw = waitStatus ?? SIGKILL
         let exited = raw & 0x7f == 0
+        let status = exited ? (raw >> 8) & 0xff : -(raw & 0x7f)
+        if heldOpen {
+            let message = "\(executable) exited (status \(status)), but a process it started still held its stdout or "
+                + "stderr open \(Int(Self.afterExit)) s later: killed its process group and stopped reading"
+            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+        }
         return ProcessResult(
-            status: exited ? (raw >> 8) & 0xff : -(raw & 0x7f), stdout: Array(stdoutBytes[stdoutTaken...]),
-            stderr: stderrBytes, timedOut: timedOut, truncated: truncated)
+            status: status, stdout: Array(stdoutBytes[stdoutTaken...]),
+            stderr: stderrBytes, timedOut: timedOut, outputsHeldOpen: heldOpen, truncated: truncated)
     }
 
     /// Waits up to `timeout` seconds for the child to exit, whatever its outputs do; says whether it did.
@@ -364,6 +423,7 @@ public final class ChildProcess: @unchecked Sendable {
         guard result == pid else { return }
         condition.withLock {
             waitStatus = status
+            exitedAt = Date()
             condition.broadcast()
         }
     }
