@@ -11,8 +11,10 @@ import Foundation
 /// tracked files differ from it, as Scripts/lib/release.sh names it for an installed binary. Without
 /// git, or outside a git checkout (a source archive), the commit is `unknown`.
 ///
-/// A prebuild command, run before every build: `/bin/sh` asks git, and rewrites the generated file
-/// only when the commit changed, so an unchanged commit rebuilds nothing.
+/// A prebuild command: `/bin/sh` asks git (about 30 ms) and rewrites the generated file only when the
+/// commit changed, so an unchanged commit rebuilds nothing. SwiftPM runs it when it (re)plans the
+/// build (a changed manifest, files added or removed, a `swift package` command), not on every
+/// incremental build: until then a binary names the commit of the last plan, `-dirty` if the tree was.
 @main
 struct GitCommit: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
