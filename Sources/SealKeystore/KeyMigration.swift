@@ -11,6 +11,8 @@ extension KeyStorage {
     /// - Throws: what `move` would throw for these reasons.
     package func checkMove(_ id: KeyID, to destination: some KeyStorage, passphrase: Passphrase?) throws(KeystoreError) {
         guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
+        // Sealed to this machine's TPM: another keystore would hold them sealed to nothing (and a PIN is no passphrase).
+        if entry.isSealedToTPM { throw .sealedToTPMStaysHere(id) }
         let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
         guard let existing = try destination.entry(for: id) else { return }
         let current = try destination.keyRing(for: id, passphrase: existing.isProtected ? passphrase : nil).current
@@ -35,6 +37,7 @@ extension KeyStorage {
     @discardableResult
     package func move(_ id: KeyID, to destination: some KeyStorage, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         guard let entry = try entry(for: id) else { throw .notFound(id, namespace: namespace.name) }
+        if entry.isSealedToTPM { throw .sealedToTPMStaysHere(id) }
         let history = try self.history(for: id, passphrase: entry.isProtected ? passphrase : nil)
         let existing = try destination.entry(for: id)
         // Protected keys stay protected: a new destination entry is sealed under the same passphrase,

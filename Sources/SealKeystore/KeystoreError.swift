@@ -45,6 +45,8 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     case sealedToAnotherTPM(KeyID)
     /// The TPM refused something else; `detail` is the TSS's response code.
     case tpmFailed(String)
+    /// A migration met keys sealed to the TPM, which only the file keystore holds.
+    case sealedToTPMStaysHere(KeyID)
     /// A TPM PIN longer than a sealed object's authorization value may be.
     case pinTooLong(limit: Int)
 
@@ -100,6 +102,9 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "key '\(id)' is sealed to another machine's TPM (or this TPM was cleared since): it opens only there; bring the key here with a backup or a transfer"
         case .tpmFailed(let detail):
             return "the TPM refused the operation (\(detail))"
+        case .sealedToTPMStaysHere(let id):
+            return "key '\(id)' is sealed to this machine's TPM, which only the file keystore does: nothing was moved; run "
+                + "'sealkit keys passwd \(id) --remove' (or 'keys passwd \(id)' for a passphrase) first"
         case .pinTooLong(let limit):
             return "a TPM PIN is at most \(limit) bytes: choose a shorter one (nothing was changed)"
         }

@@ -202,6 +202,7 @@ extension SealKitError {
             }
         case .tpmUnavailable, .tpmFailed: reason = .tpmUnavailable
         case .pinTooLong: reason = .invalidArgument
+        case .sealedToTPMStaysHere(let id): reason = .invalidArgument; keyID = id
         case .pinRequired(let id): reason = .passphraseRequired; keyID = id
         case .wrongPIN(let id): reason = .wrongPIN; keyID = id
         case .tpmLockout(let id): reason = .tpmLockout; keyID = id

@@ -51,6 +51,12 @@ extension KeysCommand {
             var passphrase: Passphrase?
             for id in ids {
                 guard let entry = try source.entry(for: id) else { throw missingKey(id, in: source) }
+                // Before the other keystore is asked anything: the library refuses these too.
+                if entry.isSealedToTPM {
+                    throw CLIFailure(
+                        "key '\(id)' is sealed to this machine's TPM, which only the file keystore does: nothing was moved; run "
+                            + "'sealkit keys passwd \(id) --remove' (or 'keys passwd \(id)' for a passphrase) first", status: .usage)
+                }
                 if try entry.isProtected || destination.entry(for: id)?.isProtected == true {
                     let protectedSide = entry.isProtected ? source : destination
                     passphrase = try keystoreOptions.passphrase(toUnlockProtected: id, in: protectedSide)

@@ -64,6 +64,11 @@ struct TPMCLITests {
                 ["keys", "generate", "carol", "--tpm", "--tpm-pin"], environment: ["SEALKIT_PASSPHRASE": String(repeating: "7", count: 33)])
             expectCleanFailure(long, containing: "at most 32 bytes")
             #expect(long.status == 64)
+            // Only the file keystore holds keys sealed to the TPM: a migration refuses them and moves nothing.
+            let migrate = try cli.run(["keys", "migrate", "--to", "secret-service", "alice"])
+            expectCleanFailure(migrate, containing: "sealed to this machine's TPM")
+            #expect(migrate.status == 64)
+            #expect(try Self.flags(cli, "alice") == "tpm")
             // Argument rules.
             expectCleanFailure(try cli.run(["keys", "generate", "carol", "--tpm-pin"]), containing: "--tpm-pin goes with --tpm")
             expectCleanFailure(try cli.run(["keys", "generate", "carol", "--tpm", "--protect"]), containing: "not both")
