@@ -78,8 +78,10 @@ public struct GrayImage: Sendable {
 /// stopped and some images cost it time growing with the cube of their finder patterns, so it runs
 /// in a helper process with a time budget: the host's own executable, started afresh with
 /// `posix_spawn` (an exec, not a fork of the host's threads and locks) and stopped, before the host's
-/// `main` runs, by a constructor in SealKit's C++ part that serves the one image and exits. To take
-/// only the code an option needs out of what an image holds, see `choose(_:from:)`.
+/// `main` runs, by a constructor in SealKit's C++ part that serves the one image and exits. So the
+/// library must be part of the executable, as SwiftPM links it (statically, or as a library the
+/// executable is linked against), not a plugin loaded later with `dlopen`. To take only the code an
+/// option needs out of what an image holds, see `choose(_:from:in:)`.
 public enum QRScanner {
     /// The most pixels an image may have: 40 megapixels (a 7,680 × 5,120 photo), checked from the
     /// header before anything is allocated for the pixels, so a decompression bomb costs nothing.
