@@ -167,6 +167,8 @@ let package = Package(
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealBackup"]),
         .testTarget(name: "SealBackupTests", dependencies: ["SealBackup", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
+        // The scanner as an app hosts it: SealKitQR's public API only, from many threads and tasks (issue 36).
+        .testTarget(name: "SealKitQRHostTests", dependencies: ["SealKitQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
         .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile"]),

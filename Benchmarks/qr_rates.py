@@ -5,7 +5,10 @@ when the payload comes back byte for byte; an image holding several codes (expec
 one does. Also times one 1920x1080 screenshot holding a code (the corpus' first light-theme screenshot, else one made
 from a clean image), sealkit against zbarimg.
 
-  qr_rates.py SEALKIT CORPUS [--json PATH]
+  qr_rates.py SEALKIT CORPUS [--json PATH] [--before OLD_SEALKIT]
+
+--before adds a column for another sealkit build (the code before a change) and times it too, in the same run, on
+the same images, the runs of the two builds interleaved (issue 36: before and after the whole-image rule).
 """
 import json
 import os
@@ -23,11 +26,12 @@ from PIL import Image
 
 sealkit, corpus = sys.argv[1], sys.argv[2]
 json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
 expected = json.load(open(os.path.join(corpus, "expected.json")))
 
 
-def run_sealkit(path):
-    done = subprocess.run([sealkit, "scan", "--null", path], capture_output=True)
+def run_sealkit(path, binary=sealkit):
+    done = subprocess.run([binary, "scan", "--null", path], capture_output=True)
     return [p.decode("utf-8", "replace") for p in done.stdout.split(b"\0")[:-1]] if done.returncode == 0 else []
 
 
@@ -44,6 +48,8 @@ def run_zxing(path):
 
 
 decoders = {"sealkit": run_sealkit, "zbarimg": run_zbar, "zxing-cpp": run_zxing}
+if before:
+    decoders = {"sealkit before": lambda path: run_sealkit(path, before), **decoders}
 counts = {}
 for name, payload in sorted(expected.items()):
     klass = name.split("/")[0]
@@ -58,11 +64,11 @@ for name, payload in sorted(expected.items()):
         entry[1] += 1
 
 rows = []
-print("| class | images | sealkit | zbarimg | zxing-cpp | sealkit ≥ best peer |")
-print("|---|---|---|---|---|---|")
+print("| class | images | %s | sealkit ≥ best peer |" % " | ".join(decoders))
+print("|---|---|%s---|" % ("---|" * len(decoders)))
 for klass in sorted(counts):
     rates = {d: (c[0] / c[1] if c[1] else None) for d, c in counts[klass].items()}
-    best = max((r for d, r in rates.items() if d != "sealkit" and r is not None), default=0)
+    best = max((r for d, r in rates.items() if not d.startswith("sealkit") and r is not None), default=0)
     met = rates["sealkit"] >= best
     rows.append({"class": klass, "images": counts[klass]["sealkit"][1], "rates": rates, "met": met})
     cells = ["%.0f%%" % (100 * rates[d]) if rates.get(d) is not None else "n/a" for d in decoders]
@@ -78,15 +84,50 @@ else:
     screen.paste(code, (1500, 600))
     shot = os.path.join(corpus, "screenshot-1080p.png")
     screen.save(shot)
-timings = {}
-for decoder, command in (("sealkit", [sealkit, "scan", shot]), ("zbarimg", ["zbarimg", "--raw", "-q", "-Sbinary", shot])):
-    samples = []
-    for _ in range(7):
+commands = {"sealkit": [sealkit, "scan", shot], "zbarimg": ["zbarimg", "--raw", "-q", "-Sbinary", shot]}
+if before:
+    commands["sealkit before"] = [before, "scan", shot]
+samples = {decoder: [] for decoder in commands}
+rounds = 15 if before else 7
+for _ in range(rounds):
+    # Interleaved, so that a change in the machine's load falls on every command alike.
+    for decoder, command in commands.items():
         start = time.perf_counter()
         subprocess.run(command, capture_output=True)
-        samples.append(time.perf_counter() - start)
-    timings[decoder] = statistics.median(samples)
-print("\n1920x1080 screenshot, whole process, median of 7: sealkit %.0f ms, zbarimg %.0f ms (zbarimg ÷ sealkit %.2f)"
-      % (1000 * timings["sealkit"], 1000 * timings["zbarimg"], timings["zbarimg"] / timings["sealkit"]))
+        samples[decoder].append(time.perf_counter() - start)
+timings = {decoder: statistics.median(times) for decoder, times in samples.items()}
+print("\n1920x1080 screenshot, whole process, median of %d: sealkit %.0f ms, zbarimg %.0f ms (zbarimg ÷ sealkit %.2f)"
+      % (rounds, 1000 * timings["sealkit"], 1000 * timings["zbarimg"], timings["zbarimg"] / timings["sealkit"]))
+if before:
+    print("sealkit before %.0f ms (after ÷ before %.2f)" % (1000 * timings["sealkit before"], timings["sealkit"] / timings["sealkit before"]))
+# A --qr option on a 1920x1080 screen holding one offer's code that zbar reads (issue 36): before, reading stopped at
+# zbar's first code with the option's prefix; now the whole image is read, zxing-cpp too. The offer is not a real one,
+# so each run ends, 65, after the scan, before anything else.
+option_timings = {}
+if before:
+    import random
+    offer = "sealkit-offer-v2:" + "".join(random.Random(36).choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") for _ in range(100))
+    code_png = os.path.join(corpus, "offer-code.png")
+    subprocess.run(["qrencode", "-o", code_png, "-s", "4", offer], check=True)
+    screen = Image.new("L", (1920, 1080), 235)
+    screen.paste(Image.open(code_png).convert("L"), (1500, 600))
+    offer_shot = os.path.join(corpus, "offer-1080p.png")
+    screen.save(offer_shot)
+    option = {name: [binary, "transfer", "send", "u", "--to-qr", offer_shot, "--code", "7-guitarist-revenge", "--format", "text"]
+              for name, binary in (("sealkit", sealkit), ("sealkit before", before))}
+    import tempfile
+    home = tempfile.mkdtemp(prefix="qr-rates-")
+    env = dict(os.environ, SEALKIT_HOME=home)
+    subprocess.run([sealkit, "keys", "generate", "u"], env=env, capture_output=True, check=True)
+    option_samples = {name: [] for name in option}
+    for _ in range(rounds):
+        for name, command in option.items():
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, env=env)
+            assert b"offer" in done.stderr, done.stderr  # scanned, then refused as no real offer
+            option_samples[name].append(time.perf_counter() - start)
+    option_timings = {name: statistics.median(times) for name, times in option_samples.items()}
+    print("transfer send --to-qr on a 1920x1080 screen with one code, whole process, median of %d: before %.0f ms, after %.0f ms"
+          % (rounds, 1000 * option_timings["sealkit before"], 1000 * option_timings["sealkit"]))
 if json_path:
-    json.dump({"classes": rows, "screenshot_seconds": timings}, open(json_path, "w"), indent=2)
+    json.dump({"classes": rows, "screenshot_seconds": timings, "to_qr_seconds": option_timings}, open(json_path, "w"), indent=2)

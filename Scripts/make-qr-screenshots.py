@@ -4,6 +4,9 @@
 (not committed: Scripts/bench and the tests make it again).
 
   make-qr-screenshots.py SEALKIT OUT [--small]    writes OUT/<class>/<n>.png and OUT/expected.json
+  make-qr-screenshots.py SEALKIT OUT.png --pair LEFT RIGHT [--dark]
+                                                  one shot of two windows side by side, LEFT's code and RIGHT's
+                                                  (the tests' screenshot of an offer and its reply, issue 36)
 
 Each code is drawn by `sealkit qr` in xterm under Xvfb (1920 x 1080) and the whole screen is taken with xwd:
 five payloads shaped like the real ones (network code URI, offer, reply, paper backup, share bundle), two font sizes
@@ -117,6 +120,16 @@ def jpeg30(image):
     image.save(buffer, "JPEG", quality=30)
     return Image.open(io.BytesIO(buffer.getvalue()))
 
+
+if "--pair" in sys.argv:
+    left, right = sys.argv[sys.argv.index("--pair") + 1:sys.argv.index("--pair") + 3]
+    try:
+        theme = THEMES[1][1] if "--dark" in sys.argv else THEMES[0][1]
+        shot([left, right], FONTS[0][1], theme, False).save(out, "PNG")
+    finally:
+        display.kill()
+        display.wait()
+    sys.exit(0)
 
 try:
     payloads = PAYLOADS[1:2] if small else PAYLOADS

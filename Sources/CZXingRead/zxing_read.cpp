@@ -10,9 +10,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include <ZXing/ReadBarcode.h>
 
@@ -68,40 +72,69 @@ bool writeCodes(int fd, const ZXing::ImageView &image, size_t capacity, size_t &
     return true;
 }
 
-// The child: decode the image, then its negative (zxing-cpp 1.4 reads dark-on-light only), write
-// every code to the pipe, end the list, and leave without running any of the parent's exit handlers.
-[[noreturn]] void decodeInChild(int fd, const uint8_t *pixels, int width, int height, size_t capacity, int budgetMilliseconds,
-                                bool inverted) {
-    // Only the pipe stays open (as descriptor 3) besides the standard three: a copy of some other
-    // pipe's writing end here would keep its reader waiting for this child to exit.
-    if (fd != 3 && dup2(fd, 3) != 3) _exit(1);
-    fd = 3;
-    if (close_range(4, ~0U, 0) != 0) {
-        for (int other = 4; other < 1024; other++) close(other);
+// The helper's request on its stdin (a memfd): this header, then width × height pixels.
+struct Request {
+    uint32_t magic;
+    int32_t width;
+    int32_t height;
+    uint32_t capacity;
+    int32_t budgetMilliseconds;
+    int32_t inverted;
+};
+constexpr uint32_t kRequestMagic = 0x53515A31;  // "SQZ1"
+// How the helper is told apart from an ordinary start of the same executable.
+constexpr const char *kHelperName = "sealkit-zxing-reader";
+constexpr const char *kHelperArgument = "--sealkit-zxing-reader-v1";
+
+bool readAll(int fd, void *data, size_t size) {
+    auto bytes = static_cast<uint8_t *>(data);
+    while (size > 0) {
+        ssize_t got = read(fd, bytes, size);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        bytes += got;
+        size -= static_cast<size_t>(got);
     }
+    return true;
+}
+
+// The helper: a fresh image of the host's executable (posix_spawn of /proc/self/exe), stopped here
+// before the host's own main runs. It reads the request on stdin, decodes the image, then its negative
+// (zxing-cpp 1.4 reads dark-on-light only), writes every code to stdout, ends the list, and leaves.
+[[noreturn]] void serveHelper() {
     // Gone with the parent, and gone anyway a second after its budget: nothing outlives the scan.
-    // (The forking thread may block signals, as dispatch's threads do: the child unblocks its alarm.)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    signal(SIGALRM, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t alarmOnly;
-    sigemptyset(&alarmOnly);
-    sigaddset(&alarmOnly, SIGALRM);
-    sigprocmask(SIG_UNBLOCK, &alarmOnly, nullptr);
-    alarm(static_cast<unsigned>(budgetMilliseconds / 1000 + 2));
+    Request request{};
+    if (!readAll(0, &request, sizeof request) || request.magic != kRequestMagic) _exit(1);
+    if (request.width <= 0 || request.height <= 0 || request.capacity == 0 || request.capacity > 1024
+        || request.budgetMilliseconds < 0 || request.budgetMilliseconds > 600000
+        || static_cast<long long>(request.width) * request.height > SEALKIT_ZXING_MAXIMUM_PIXELS)
+        _exit(1);
+    alarm(static_cast<unsigned>(request.budgetMilliseconds / 1000 + 2));
+    size_t capacity = request.capacity, found = 0;
     try {
-        size_t found = 0;
-        if (!writeCodes(fd, ZXing::ImageView(pixels, width, height, ZXing::ImageFormat::Lum), capacity, found)) _exit(1);
-        if (inverted) {
-            std::vector<uint8_t> negative(pixels, pixels + static_cast<size_t>(width) * static_cast<size_t>(height));
-            for (auto &pixel : negative) pixel = static_cast<uint8_t>(255 - pixel);
-            if (!writeCodes(fd, ZXing::ImageView(negative.data(), width, height, ZXing::ImageFormat::Lum), capacity, found)) _exit(1);
+        std::vector<uint8_t> pixels(static_cast<size_t>(request.width) * static_cast<size_t>(request.height));
+        if (!readAll(0, pixels.data(), pixels.size())) _exit(1);
+        if (!writeCodes(1, ZXing::ImageView(pixels.data(), request.width, request.height, ZXing::ImageFormat::Lum), capacity, found))
+            _exit(1);
+        if (request.inverted != 0) {
+            for (auto &pixel : pixels) pixel = static_cast<uint8_t>(255 - pixel);
+            if (!writeCodes(1, ZXing::ImageView(pixels.data(), request.width, request.height, ZXing::ImageFormat::Lum), capacity, found))
+                _exit(1);
         }
     } catch (...) {
         _exit(1);
     }
     Header end{kEnd, 0, 0, 0, 0};
-    _exit(writeAll(fd, &end, sizeof end) ? 0 : 1);
+    _exit(writeAll(1, &end, sizeof end) ? 0 : 1);
+}
+
+// Runs when the executable is loaded, before its main (glibc gives constructors argc and argv): the
+// helper's start serves the request and exits, any other start goes on as if this were not here.
+__attribute__((constructor, used)) void startHelperIfAsked(int argc, char **argv, char **) {
+    if (argc == 2 && argv != nullptr && argv[0] != nullptr && argv[1] != nullptr && std::strcmp(argv[0], kHelperName) == 0
+        && std::strcmp(argv[1], kHelperArgument) == 0)
+        serveHelper();
 }
 
 long long nowMilliseconds() {
@@ -124,25 +157,27 @@ bool isWhole(const std::vector<uint8_t> &answer) {
     return false;
 }
 
-// The parent: read the child's answer until the list ends, the pipe closes or the budget runs out
-// (another thread's fork may hold the pipe open, so the end mark, not the end of file, says done).
-// Returns false when the budget ran out.
-bool readAnswer(int fd, std::vector<uint8_t> &answer, size_t limit, long long deadline) {
+// Reads what the helper has written so far, waiting up to `wait` milliseconds (0: not at all) and never
+// past the deadline: 1 once the answer is whole (or cannot grow: end of file, or longer than any list),
+// 0 while more may come, SEALKIT_ZXING_OUT_OF_TIME once the budget has run out. (Another thread's
+// spawn may hold the pipe open for a moment, so the end mark, not the end of file, says done.)
+int readSome(sealkit_zxing_job *job, int wait) {
+    auto &answer = *static_cast<std::vector<uint8_t> *>(job->answer);
     uint8_t chunk[16384];
     for (;;) {
-        long long left = deadline - nowMilliseconds();
-        if (left <= 0) return false;
-        pollfd poller{fd, POLLIN, 0};
-        int ready = poll(&poller, 1, static_cast<int>(left));
+        long long left = job->deadline - nowMilliseconds();
+        if (left <= 0) return static_cast<int>(SEALKIT_ZXING_OUT_OF_TIME);
+        pollfd poller{job->fd, POLLIN, 0};
+        int ready = poll(&poller, 1, static_cast<int>(std::min<long long>(left, wait)));
         if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) return false;
-        ssize_t got = read(fd, chunk, sizeof chunk);
+        if (ready < 0) return 1;
+        if (ready == 0) return wait > 0 && nowMilliseconds() >= job->deadline ? static_cast<int>(SEALKIT_ZXING_OUT_OF_TIME) : 0;
+        ssize_t got = read(job->fd, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0) return false;
-        if (got == 0) return true;  // end of file: the child has finished (or died; the parser tells)
-        if (answer.size() + static_cast<size_t>(got) > limit) return true;  // not a list: the parser refuses it
+        if (got <= 0) return 1;  // end of file: the helper has finished (or died; the parser tells)
+        if (answer.size() + static_cast<size_t>(got) > job->limit) return 1;  // not a list: the parser refuses it
         answer.insert(answer.end(), chunk, chunk + got);
-        if (isWhole(answer)) return true;
+        if (isWhole(answer)) return 1;
     }
 }
 
@@ -150,53 +185,93 @@ bool readAnswer(int fd, std::vector<uint8_t> &answer, size_t limit, long long de
 
 extern "C" int sealkit_zxing_start(const uint8_t *pixels, int width, int height, size_t capacity, int budget_milliseconds,
                                    int inverted_too, sealkit_zxing_job *job) {
-    job->pid = -1;
-    job->fd = -1;
-    job->deadline = 0;
+    *job = sealkit_zxing_job{-1, -1, 0, nullptr, 0, 0};
     if (pixels == nullptr || width <= 0 || height <= 0 || capacity == 0) return 0;
-    int pipes[2];
-    if (pipe2(pipes, O_CLOEXEC) != 0) return -1;
-    job->deadline = nowMilliseconds() + budget_milliseconds;
-    pid_t child = fork();
-    if (child < 0) {
-        close(pipes[0]);
-        close(pipes[1]);
+    if (static_cast<long long>(width) * height > SEALKIT_ZXING_MAXIMUM_PIXELS) return -1;
+    // The request: a memory file the helper reads as its stdin, so nothing here waits on the helper
+    // to take the pixels, and no write can raise SIGPIPE in the host.
+    int image = memfd_create("sealkit-zxing-request", MFD_CLOEXEC);
+    if (image < 0) return -1;
+    Request request{kRequestMagic, width, height, static_cast<uint32_t>(capacity), budget_milliseconds, inverted_too != 0};
+    bool written = writeAll(image, &request, sizeof request)
+        && writeAll(image, pixels, static_cast<size_t>(width) * static_cast<size_t>(height)) && lseek(image, 0, SEEK_SET) == 0;
+    int pipes[2] = {-1, -1};
+    if (!written || pipe2(pipes, O_CLOEXEC) != 0) {
+        close(image);
         return -1;
     }
-    if (child == 0) {
-        close(pipes[0]);
-        decodeInChild(pipes[1], pixels, width, height, capacity, budget_milliseconds, inverted_too != 0);
-    }
+    // The helper gets the request as stdin, the pipe's writing end as stdout, /dev/null as stderr, and
+    // nothing else of the host's; every signal at its default and none blocked.
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, image, 0);
+    posix_spawn_file_actions_adddup2(&actions, pipes[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawnattr_init(&attributes);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    char name[] = "sealkit-zxing-reader", argument[] = "--sealkit-zxing-reader-v1";
+    char *arguments[] = {name, argument, nullptr};
+    pid_t child = -1;
+    job->deadline = nowMilliseconds() + budget_milliseconds;
+    int spawned = posix_spawn(&child, "/proc/self/exe", &actions, &attributes, arguments, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(image);
     close(pipes[1]);
+    if (spawned != 0) {
+        close(pipes[0]);
+        return -1;
+    }
     job->pid = child;
     job->fd = pipes[0];
+    job->limit = capacity * (sizeof(Header) + kMaxCodeBytes) + sizeof(Header);
+    try {
+        job->answer = new std::vector<uint8_t>();
+    } catch (...) {
+        sealkit_zxing_cancel(job);
+        return -1;
+    }
     return 0;
+}
+
+extern "C" int sealkit_zxing_poll(sealkit_zxing_job *job) {
+    if (job->pid <= 0 || job->answer == nullptr || job->state != 0) return job->state != 0 ? job->state : 1;
+    job->state = readSome(job, 0);
+    return job->state;
 }
 
 extern "C" void sealkit_zxing_cancel(sealkit_zxing_job *job) {
     if (job->fd >= 0) close(job->fd);
-    // The child is a zombie until it is waited for, so the pid cannot have been reused: killing it
-    // is safe whether it finished or not.
+    // The helper is a zombie until it is waited for, so the pid cannot have been reused: killing it
+    // is safe whether it finished or not, and reaping a killed process does not wait on its work.
     if (job->pid > 0) {
         kill(job->pid, SIGKILL);
         int status = 0;
         while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR) {}
     }
-    job->fd = -1;
-    job->pid = -1;
+    delete static_cast<std::vector<uint8_t> *>(job->answer);
+    *job = sealkit_zxing_job{-1, -1, 0, nullptr, 0, 0};
 }
 
 extern "C" long sealkit_zxing_finish(sealkit_zxing_job *job, sealkit_zxing_code *codes, size_t capacity) {
-    if (job->pid <= 0) {  // nothing to do, or no child: nothing found
+    if (job->pid <= 0 || job->answer == nullptr) {  // nothing to do, or no helper: nothing found
         sealkit_zxing_cancel(job);
         return 0;
     }
-    std::vector<uint8_t> answer;
-    bool finished = readAnswer(job->fd, answer, capacity * (sizeof(Header) + kMaxCodeBytes) + sizeof(Header), job->deadline);
+    while (job->state == 0) job->state = readSome(job, 1000);
+    bool finished = job->state == 1;
+    std::vector<uint8_t> answer = std::move(*static_cast<std::vector<uint8_t> *>(job->answer));
     sealkit_zxing_cancel(job);
     if (!finished) return SEALKIT_ZXING_OUT_OF_TIME;
 
-    // The child read hostile pixels: its answer is parsed as carefully as any input.
+    // The helper read hostile pixels: its answer is parsed as carefully as any input.
     size_t found = 0, offset = 0;
     bool ended = false;
     while (offset + sizeof(Header) <= answer.size()) {

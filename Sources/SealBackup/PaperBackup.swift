@@ -327,3 +327,10 @@ extension ShareBackup {
     /// The text every sealed bundle of a share backup starts with: the bundle comes first, before the shares.
     public static let bundlePrefix = CodeKind.shares.prefix
 }
+
+extension PaperBackup {
+    /// The text a paper backup given whole starts with.
+    public static let prefix = CodeKind.backup.prefix
+    /// The text each numbered part of a paper backup too long for one QR code starts with.
+    public static let partPrefix = CodeKind.part.prefix
+}

@@ -147,7 +147,7 @@ extension KeysCommand {
                     if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
                 }
             }
-            let scanned = qr.isEmpty ? nil : try ImageInput.lines(in: qr)
+            let scanned = qr.isEmpty ? nil : try ImageInput.codes(of: shares ? .shareBackup : .paperBackup, in: qr)
             if shares {
                 let contents = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
                 return try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)

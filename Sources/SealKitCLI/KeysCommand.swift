@@ -78,7 +78,7 @@ struct KeysCommand: ParsableCommand {
             if StandardInput.isTerminal && qr == nil {
                 StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
-            var text = try qr.map { Array(try ImageInput.single(in: $0, what: "key").utf8) }
+            var text = try qr.map { Array(try ImageInput.single(.key, in: $0).utf8) }
                 ?? StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
             defer { wipe(&text) }
             let key = try PastedKey(parsing: text)

@@ -63,16 +63,15 @@ enum ImageInput {
     /// "1 QR code", "2 QR codes".
     static func count(_ number: Int) -> String { number == 1 ? "1 QR code" : "\(number) QR codes" }
 
-    /// Every code's payload in the image at `path` (`-` is stdin); at least `atLeast`. With `prefix`,
-    /// reading may stop once a code starting with it is found.
-    static func payloads(in path: String, atLeast: Int = 1, lookingFor prefix: String? = nil) throws -> [[UInt8]] {
+    /// Every code's payload in the image at `path` (`-` is stdin), the whole image read; at least `atLeast`.
+    static func payloads(in path: String, atLeast: Int = 1) throws -> [[UInt8]] {
         let fd = try StandardInput.fileDescriptor(path, what: "image")
         defer { if fd != 0 { close(fd) } }
         let bytes = try StandardInput.readAll(
             fd: fd, limit: QRScanner.maximumFileBytes, what: name(path), advice: "give an image of at most \(QRScanner.maximumFileBytes >> 20) MiB")
         let payloads: [[UInt8]]
         do {
-            payloads = try QRScanner.scan(imageFile: bytes, lookingFor: prefix.map { Array($0.utf8) })
+            payloads = try QRScanner.scan(imageFile: bytes)
         } catch {
             throw CLIFailure("\(name(path)): \(error)", status: .dataError)
         }
@@ -83,44 +82,49 @@ enum ImageInput {
         return payloads
     }
 
-    /// The payloads of every image, as text lines, in order.
-    static func lines(in paths: [String]) throws -> [String] {
-        try paths.flatMap { path in try text(of: payloads(in: path), in: path) }
+    /// The codes an option takes from its images, by the library's one rule (`QRScanner.choose`):
+    /// every image read whole, then the one code of `kind` (or every part of its one whole) taken,
+    /// two of the kind refused, the others named on stderr by kind only.
+    static func codes(of kind: QRCodeKind, in paths: [String]) throws -> [String] {
+        var payloads: [[UInt8]] = []
+        for path in paths { payloads += try self.payloads(in: path) }
+        let names = paths.map(name)
+        let place = names.count > 1 ? names.dropLast().joined(separator: ", ") + " and " + names.last! : names[0]
+        let choice: QRChoice
+        do {
+            choice = try QRScanner.choose(kind, from: payloads, in: place)
+        } catch {
+            throw CLIFailure("\(error)", status: .dataError)
+        }
+        if !choice.ignored.isEmpty {
+            StandardError.write("sealkit: \(place): took the \(kind.name); ignored \(choice.ignored.joined(separator: ", "))\n")
+        }
+        return choice.codes
     }
 
-    private static func text(of payloads: [[UInt8]], in path: String) throws -> [String] {
-        try payloads.map { payload in
-            guard let text = String(validating: payload, as: UTF8.self) else {
-                throw CLIFailure("a code in \(name(path)) is not text, so it is no SealKit code", status: .dataError)
-            }
-            return text
+    /// The one code of `kind` in the image at `path` (see `codes(of:in:)`).
+    static func single(_ kind: QRCodeKind, in path: String) throws -> String {
+        let codes = try codes(of: kind, in: [path])
+        guard codes.count == 1 else {
+            throw CLIFailure("\(name(path)) holds \(codes.count) parts of a \(kind.name); give an image of the \(kind.name) whole", status: .dataError)
         }
+        return codes[0]
     }
+}
 
-    /// The one code of one image that an option takes: the one starting with `prefix` when the
-    /// image holds several (the others are named, by kind only, on stderr as ignored), else the
-    /// image's only code, for the caller to check.
-    static func single(in path: String, what: String, prefix: String? = nil) throws -> String {
-        let lines = try text(of: payloads(in: path, lookingFor: prefix), in: path)
-        if lines.count == 1 { return lines[0] }
-        let wanted = prefix.map { prefix in lines.filter { $0.lowercased().hasPrefix(prefix) } } ?? []
-        guard wanted.count == 1 else {
-            let which = wanted.isEmpty ? "" : ", \(wanted.count) of them \(what)s"
-            throw CLIFailure("\(name(path)) holds \(count(lines.count))\(which); give an image of the \(what) alone", status: .dataError)
-        }
-        let others = lines.filter { !$0.lowercased().hasPrefix(prefix!) }.map(kind)
-        StandardError.write("sealkit: \(name(path)): took the \(what); ignored \(others.joined(separator: ", "))\n")
-        return wanted[0]
+extension QRCodeKind {
+    /// A network transfer's code (`--code-qr`): `sealkit-transfer:...`; a bare code alone is taken too.
+    static let transferCode = QRCodeKind(name: "transfer code", prefixes: [TransferLink.scheme])
+    /// An offline receiver's offer (`--to-qr`).
+    static let offer = QRCodeKind(name: "offer", prefixes: [OfflineOffer.prefix])
+    /// An offline sender's reply, whole or in parts (`receive --offline --qr`).
+    static let reply = QRCodeKind(name: "reply", plural: "replies", prefixes: [ReplyAssembler.replyPrefix], partPrefix: ReplyAssembler.partPrefix)
+    /// A paper backup, whole or in parts (`keys restore --qr`).
+    static let paperBackup = QRCodeKind(name: "paper backup", prefixes: [PaperBackup.prefix], partPrefix: PaperBackup.partPrefix)
+    /// A share backup's sealed bundle, with its SLIP-39 shares (words of small letters) along (`keys restore --shares --qr`).
+    static let shareBackup = QRCodeKind(name: "share backup", prefixes: [ShareBackup.bundlePrefix]) { text in
+        !text.isEmpty && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || $0 == " " }
     }
-
-    /// What a code is, without its contents (a key's code is the key): its `sealkit-...:` or URI
-    /// scheme prefix, else its length.
-    static func kind(_ payload: String) -> String {
-        if let colon = payload.firstIndex(of: ":"), payload.distance(from: payload.startIndex, to: colon) <= 24,
-            payload[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
-        {
-            return "a \(payload[...colon]) code"
-        }
-        return "a code of \(payload.utf8.count) bytes"
-    }
+    /// A key (`keys import --qr`): any one code, read afterwards as a key.
+    static let key = QRCodeKind(name: "key", prefixes: [])
 }

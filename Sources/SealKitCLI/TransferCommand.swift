@@ -175,8 +175,8 @@ struct TransferCommand: AsyncParsableCommand {
             let format = TransferFormat.resolve(format)
             let keystore = try keystoreOptions.openKeystore()
             if rownd { return try sendRownd(format: format, keystore: keystore) }
-            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(in: $0, what: "code", prefix: TransferLink.scheme) } ?? self.code
-            let to = try toQr.map { try ImageInput.single(in: $0, what: "offer", prefix: OfflineOffer.prefix) } ?? self.to
+            let code = try codeFile.map(Self.readCode) ?? codeQr.map { try ImageInput.single(.transferCode, in: $0) } ?? self.code
+            let to = try toQr.map { try ImageInput.single(.offer, in: $0) } ?? self.to
             if to == nil {
                 var relay = try TransferNetwork.relay(relay)
                 var code = code

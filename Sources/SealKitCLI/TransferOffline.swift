@@ -70,7 +70,7 @@ enum TransferOffline {
         let reply: [KeyHistory]
         if !replyImages.isEmpty {
             try awaitReplyImages(replyImages, reading: reader)
-            reply = try receiver.accept(try assembleReply(from: try ImageInput.lines(in: replyImages)))
+            reply = try receiver.accept(try assembleReply(from: try ImageInput.codes(of: .reply, in: replyImages)))
         } else {
             reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
         }

@@ -118,6 +118,8 @@ public struct ReplyAssembler: Sendable {
     public static let maximumLineLength = TransferParts.maximumLineLength
     /// The text every part starts with; a whole reply starts with `sealkit-reply-v2:`.
     public static let partPrefix = TransferTextKind.part.prefix
+    /// The text a whole reply starts with.
+    public static let replyPrefix = TransferTextKind.reply.prefix
     private var assembler = PartAssembler()
 
     /// Makes an empty assembler.

@@ -2,14 +2,16 @@ import CJPEGDecode
 import CPNG
 import CZXingRead
 import CZbar
-import Dispatch
 import SealCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// An 8-bit grayscale image, one byte per pixel, row by row.
+/// An 8-bit grayscale image, one byte per pixel, row by row: what `QRScanner/scan(_:lookingFor:)` reads.
+///
+/// Make one from an image file's bytes with `init(imageFile:)` (PNG, JPEG, PBM, PGM or PPM), or from
+/// pixels a camera or a renderer gave with `init(width:height:luminance:)`.
 public struct GrayImage: Sendable {
     /// Columns.
     public let width: Int
@@ -17,6 +19,48 @@ public struct GrayImage: Sendable {
     public let height: Int
     /// One byte of luminance per pixel, row by row.
     public let pixels: [UInt8]
+
+    init(width: Int, height: Int, pixels: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// Decodes an image file: PNG (libpng), JPEG (libjpeg-turbo, read strictly, at most
+    /// `QRScanner/maximumProgressiveScans` scans) or netpbm's PBM, PGM and PPM, to gray.
+    /// - Parameter bytes: the file's contents, at most `QRScanner/maximumFileBytes`.
+    /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads, an
+    ///   image of more than `QRScanner/maximumPixelCount` pixels (checked from its header, before its
+    ///   pixels are allocated), or a damaged one.
+    public init(imageFile bytes: [UInt8]) throws(SealKitError) {
+        guard bytes.count <= QRScanner.maximumFileBytes else {
+            throw SealKitError(.unreadableImage, "the image file is larger than \(QRScanner.maximumFileBytes >> 20) MiB")
+        }
+        do {
+            self = try QRScanner.decode(bytes)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// An image from its pixels.
+    /// - Parameters:
+    ///   - width: columns, at least 1.
+    ///   - height: rows, at least 1.
+    ///   - luminance: one byte per pixel (0 black, 255 white), row by row: `width` × `height` bytes.
+    /// - Throws: `SealKitError/Reason/invalidArgument` when the size and the pixels disagree, and
+    ///   `SealKitError/Reason/unreadableImage` for more than `QRScanner/maximumPixelCount` pixels.
+    public init(width: Int, height: Int, luminance: [UInt8]) throws(SealKitError) {
+        guard width > 0, height > 0 else { throw SealKitError(.invalidArgument, "an image needs at least one row and one column") }
+        let (count, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, count <= QRScanner.maximumPixelCount else {
+            throw SealKitError(ScanError.tooLarge(width: width, height: height))
+        }
+        guard luminance.count == count else {
+            throw SealKitError(.invalidArgument, "a \(width) × \(height) image has \(count) pixels, not \(luminance.count)")
+        }
+        self.init(width: width, height: height, pixels: luminance)
+    }
 
     /// The negative: light-on-dark codes become dark-on-light.
     func inverted() -> GrayImage { GrayImage(width: width, height: height, pixels: pixels.map { 255 - $0 }) }
@@ -28,7 +72,16 @@ public struct GrayImage: Sendable {
 /// Two maintained decoders, each strong where the other is weak (docs/transfer.md, "Reading QR
 /// codes", has the measurements), both reading every image, upright and inverted: zbar for its speed,
 /// its binary mode, low contrast and noise; zxing-cpp for codes seen at an angle (perspective) and
-/// terminal screenshots that zbar misses. zxing-cpp runs in a child process with a time budget.
+/// terminal screenshots that zbar misses. Every reading reads the whole image: no code is left out.
+///
+/// An app can host it: nothing here waits on a semaphore or forks the host. zxing-cpp cannot be
+/// stopped and some images cost it time growing with the cube of their finder patterns, so it runs
+/// in a helper process with a time budget: the host's own executable, started afresh with
+/// `posix_spawn` (an exec, not a fork of the host's threads and locks) and stopped, before the host's
+/// `main` runs, by a constructor in SealKit's C++ part that serves the one image and exits. So the
+/// library must be part of the executable, as SwiftPM links it (statically, or as a library the
+/// executable is linked against), not a plugin loaded later with `dlopen`. To take only the code an
+/// option needs out of what an image holds, see `choose(_:from:in:)`.
 public enum QRScanner {
     /// The most pixels an image may have: 40 megapixels (a 7,680 × 5,120 photo), checked from the
     /// header before anything is allocated for the pixels, so a decompression bomb costs nothing.
@@ -41,69 +94,60 @@ public enum QRScanner {
 
     /// Every QR code in `bytes` (an image file's contents), in reading order: top to bottom, then
     /// left to right.
+    ///
+    /// Synchronous: it reads on the calling thread and waits for zxing-cpp's helper process, at most
+    /// its time budget (1.5 s and 0.1 s a megapixel). From async code, `codes(inImageFile:)` reads the
+    /// same without blocking a thread.
     /// - Parameters:
     ///   - bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
-    ///   - prefix: when given, the reading may stop as soon as a code starting with these bytes is
-    ///     found, so other codes in the image may be missing from the answer.
+    ///   - prefix: not used any more: every code is read, whatever it starts with (an early stop at
+    ///     the first code with a prefix could hide a second one). Kept so that callers still build.
     /// - Returns: each code's payload, byte for byte.
     /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads,
     ///   an image too large, or a damaged one.
     public static func scan(imageFile bytes: [UInt8], lookingFor prefix: [UInt8]? = nil) throws(SealKitError) -> [[UInt8]] {
-        do {
-            return scan(try decode(bytes), lookingFor: prefix)
-        } catch {
-            throw SealKitError(error)
-        }
+        scan(try GrayImage(imageFile: bytes))
     }
 
     /// Every QR code in `image`, in reading order: top to bottom, then left to right.
     ///
-    /// Both decoders read every image, upright and inverted (light-on-dark), at once: zxing-cpp in a
-    /// child process, zbar on the negative on a thread of its own and on the image in the caller's.
-    /// A code both find, or found upright and inverted, is one code: the same payload where the two
-    /// bounding boxes overlap.
+    /// Both decoders read every image, upright and inverted (light-on-dark): zxing-cpp in its helper
+    /// process while zbar reads the image and its negative on the calling thread. A code both find, or
+    /// found upright and inverted, is one code: the same payload where the two bounding boxes overlap.
+    /// Synchronous, as `scan(imageFile:lookingFor:)`.
     /// - Parameters:
     ///   - image: the pixels.
-    ///   - prefix: when given, the reading stops as soon as zbar finds a code starting with these
-    ///     bytes (zxing-cpp is stopped), so other codes in the image may be missing from the answer.
+    ///   - prefix: not used any more: the whole image is read (see `scan(imageFile:lookingFor:)`).
     /// - Returns: each code's payload, byte for byte.
     public static func scan(_ image: GrayImage, lookingFor prefix: [UInt8]? = nil) -> [[UInt8]] {
-        // Three readings at once on two cores: zxing-cpp (upright, then inverted) in its child, zbar
-        // on the negative on a thread of its own, zbar on the image here.
         let zxing = ZXingJob(image)
-        let inverted = ZbarReading(of: image.inverted())
-        var found = zbarCodes(image)
-        if let prefix, found.contains(where: { $0.payload.starts(with: prefix) }) {
-            zxing.cancel()
-            _ = inverted.codes()
-            return ordered(found, height: image.height)
-        }
-        found = merged(found, inverted.codes())
-        if let prefix, found.contains(where: { $0.payload.starts(with: prefix) }) {
-            zxing.cancel()
-            return ordered(found, height: image.height)
-        }
+        let found = merged(zbarCodes(image), zbarCodes(image.inverted()))
         return ordered(merged(found, zxing.finish()), height: image.height)
     }
 
-    /// zbar reading an image on a thread of its own (zbar's scanners are independent objects).
-    final class ZbarReading: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        // Written once on the reading's thread before `done` is signalled; read after the wait.
-        private var found: [Code] = []
+    /// Every QR code in `bytes` (an image file's contents), in reading order, as
+    /// `scan(imageFile:lookingFor:)` reads them, without blocking a thread: zbar reads the image and its
+    /// negative in two child tasks, and the task sleeps between looks at zxing-cpp's helper process.
+    /// Cancelling the task stops the helper; what was read so far is returned.
+    /// - Parameter bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
+    /// - Returns: each code's payload, byte for byte.
+    /// - Throws: `SealKitError/Reason/unreadableImage`, as `scan(imageFile:lookingFor:)`.
+    public static func codes(inImageFile bytes: [UInt8]) async throws(SealKitError) -> [[UInt8]] {
+        await codes(in: try GrayImage(imageFile: bytes))
+    }
 
-        init(of image: GrayImage) {
-            DispatchQueue.global().async { [self] in
-                found = QRScanner.zbarCodes(image)
-                done.signal()
-            }
+    /// Every QR code in `image`, in reading order, without blocking a thread (see `codes(inImageFile:)`).
+    /// - Parameter image: the pixels.
+    /// - Returns: each code's payload, byte for byte.
+    public static func codes(in image: GrayImage) async -> [[UInt8]] {
+        let zxing = ZXingJob(image)
+        async let upright = zbarCodes(image)
+        async let inverted = zbarCodes(image.inverted())
+        let found = merged(await upright, await inverted)
+        while !Task.isCancelled, zxing.poll() == 0 {
+            try? await Task.sleep(for: .milliseconds(5))
         }
-
-        /// Waits for the reading's codes; call once.
-        func codes() -> [Code] {
-            done.wait()
-            return found
-        }
+        return ordered(merged(found, Task.isCancelled ? [] : zxing.finish()), height: image.height)
     }
 
     /// How long zxing-cpp may look at an image (upright and inverted) before it is stopped: a second
@@ -145,16 +189,14 @@ public enum QRScanner {
         }.map(\.payload)
     }
 
-    /// zxing-cpp reading an image, upright and inverted, in a child process (CZXingRead) that is
-    /// killed when its budget runs out (zxing-cpp itself cannot be stopped).
+    /// zxing-cpp reading an image, upright and inverted, in a helper process (CZXingRead) that is
+    /// killed when its budget runs out (zxing-cpp itself cannot be stopped). The pixels are copied to
+    /// the helper when the job starts.
     final class ZXingJob {
-        private var job = sealkit_zxing_job(pid: -1, fd: -1, deadline: 0)
+        private var job = sealkit_zxing_job(pid: -1, fd: -1, deadline: 0, answer: nil, limit: 0, state: 0)
         private static let capacity = 64
-        // The child reads these pixels: they stay alive and unchanged until the job is over.
-        private let image: GrayImage
 
         init(_ image: GrayImage, budget: Duration? = nil) {
-            self.image = image
             let budget = budget ?? QRScanner.zxingBudget(width: image.width, height: image.height)
             let milliseconds = Int32(clamping: budget.components.seconds * 1_000 + budget.components.attoseconds / 1_000_000_000_000_000)
             _ = image.pixels.withUnsafeBufferPointer { pixels in
@@ -175,7 +217,10 @@ public enum QRScanner {
             }
         }
 
-        /// Stops the child without its answer.
+        /// Looks at the helper's answer without waiting: 0 while it is still working.
+        func poll() -> Int32 { sealkit_zxing_poll(&job) }
+
+        /// Stops the helper without its answer.
         func cancel() { sealkit_zxing_cancel(&job) }
 
         deinit { sealkit_zxing_cancel(&job) }

@@ -85,7 +85,9 @@ struct ScanEveryCodeTests {
         // Two codes and neither the one asked for: refused, saying so.
         let none = try sender.run(["transfer", "send", "u", "--to", offer, "--code-qr", folder + "/screen.pgm", "--format", "text"])
         #expect(none.status == 65)
-        expectCleanFailure(none, containing: "holds 2 QR codes; give an image of the code alone")
+        expectCleanFailure(
+            none, containing: "holds 2 QR codes, none of them a transfer code (a code of \(code.utf8.count) bytes, a sealkit-offer-v2: code); "
+                + "give an image of the transfer code alone")
     }
 
     @Test func invertSwapsTheGlyphsForDarkTerminals() throws {

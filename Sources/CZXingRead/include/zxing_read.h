@@ -17,38 +17,53 @@ typedef struct {
     int bottom;
 } sealkit_zxing_code;
 
-/// A decode running in a child process (sealkit_zxing_start), until sealkit_zxing_finish or
-/// sealkit_zxing_cancel.
+/// A decode running in a helper process (sealkit_zxing_start), until sealkit_zxing_finish or
+/// sealkit_zxing_cancel. Its fields are the functions' own.
 typedef struct {
     int pid;
     int fd;
     long long deadline;
+    void *answer;
+    size_t limit;
+    int state;
 } sealkit_zxing_job;
 
-/// sealkit_zxing_finish's answer when zxing-cpp ran out of its time budget and was stopped.
+/// sealkit_zxing_finish's and sealkit_zxing_poll's answer when zxing-cpp ran out of its time budget and
+/// was stopped.
 #define SEALKIT_ZXING_OUT_OF_TIME (-1L)
+
+/// The most pixels an image sent to the helper may have (QRScanner's limit: 40 megapixels).
+#define SEALKIT_ZXING_MAXIMUM_PIXELS 40000000LL
 
 /// Starts reading every QR code in an 8-bit grayscale image with zxing-cpp (trying harder, rotations
 /// and downscaling), and in its negative too when `inverted_too` is non-zero, within a time budget.
 ///
 /// zxing-cpp has no way to stop a decode, and some images (a screen tiled with finder patterns) cost
 /// it time that grows with the cube of the number of candidate patterns. So the decode runs in a
-/// forked child (on another core, while the caller does other work) that writes its codes to a pipe;
-/// sealkit_zxing_finish waits until `budget_milliseconds` after the start at most and then kills it.
-/// The child also dies with its parent, and by alarm shortly after the budget. The pixels must stay
-/// unchanged until the job is finished or cancelled.
+/// helper process, which can be killed: the executable the caller runs in (`/proc/self/exe`), started
+/// with posix_spawn under a name and argument that a constructor in this file recognises before the
+/// executable's own main runs. The host is never forked: the helper is a fresh process image, so no
+/// lock another thread of the host held (zbar's, the allocator's, the Swift runtime's) is copied into it.
+/// The pixels are copied into a memory file the helper reads as stdin, and its codes come back on a
+/// pipe; sealkit_zxing_finish waits until `budget_milliseconds` after the start at most and then kills
+/// it. The helper also dies with the thread that started it, and by alarm shortly after the budget.
 ///
-/// Returns 0 (the job is set; a job with nothing to do finishes with 0 codes), or -1 when no child
-/// could be started (no pipe, no fork).
+/// Returns 0 (the job is set; a job with nothing to do finishes with 0 codes), or -1 when no helper
+/// could be started (no memory file, pipe or process).
 int sealkit_zxing_start(const uint8_t *pixels, int width, int height, size_t capacity, int budget_milliseconds,
                         int inverted_too, sealkit_zxing_job *job);
 
-/// Waits for a job's codes: how many were found (at most `capacity`, written to `codes`; the caller
-/// frees each code's bytes), or SEALKIT_ZXING_OUT_OF_TIME. A child that crashes or throws, or a job
-/// that never started, answers 0. The job is over afterwards.
+/// Reads what the helper has answered so far without waiting: 1 when the answer is complete (call
+/// sealkit_zxing_finish, which then does not wait), 0 while it is still working, SEALKIT_ZXING_OUT_OF_TIME
+/// once its budget has run out. For callers that wait in their own way (an async task sleeping between polls).
+int sealkit_zxing_poll(sealkit_zxing_job *job);
+
+/// Waits for a job's codes, until its deadline at most: how many were found (at most `capacity`,
+/// written to `codes`; the caller frees each code's bytes), or SEALKIT_ZXING_OUT_OF_TIME. A helper that
+/// crashes or throws, or a job that never started, answers 0. The job is over afterwards.
 long sealkit_zxing_finish(sealkit_zxing_job *job, sealkit_zxing_code *codes, size_t capacity);
 
-/// Ends a job without its answer: the child is killed and reaped.
+/// Ends a job without its answer: the helper is killed and reaped.
 void sealkit_zxing_cancel(sealkit_zxing_job *job);
 
 #ifdef __cplusplus
