@@ -8,7 +8,7 @@ import Testing
 /// Scripts/install and the .deb install); for each hostile id, alone in its keystore, the test types
 /// `sealkit status --key ` and Tab, then runs the line. Nothing may run (no PWNED file), and the
 /// inserted word must be one word naming the id: `status` finds the id's key and prints its fingerprint.
-@Suite("shell completion of hostile key ids")
+@Suite("shell completion of hostile key ids", .requires(.shells))
 struct CompletionQuotingTests {
     /// Ids with every kind of text a shell treats specially.
     static let hostileIDs = [

@@ -43,6 +43,16 @@ struct ExitStatusTests {
         "keyNotInBackup": 66,
         "missingInput": 66,
         "relayUnavailable": 69,
+        // Issue 39: the TPM cannot be reached (69); a wrong PIN, lockout or another TPM, as a wrong passphrase (77).
+        "tpmUnavailable": 69,
+        "wrongPIN": 77,
+        "tpmLockout": 77,
+        "sealedToAnotherTPM": 77,
+        // Issue 38: a profile seal missing, not matching, rolled back or from a conflicting write (65).
+        "sealMissing": 65,
+        "sealMismatch": 65,
+        "sealRolledBack": 65,
+        "sealConflict": 65,
         "conflictingKey": 73,
         "keyElsewhere": 73,
         "keyExists": 73,

@@ -111,7 +111,7 @@ struct FifthRoundCLITests {
 
     // MARK: the man page from a checkout
 
-    @Test func scriptsManWritesAPageManFinds() throws {
+    @Test(.requires(.man)) func scriptsManWritesAPageManFinds() throws {
         let cli = try CLI()
         let binaries = CLI.executable.deletingLastPathComponent().path
         try #require(

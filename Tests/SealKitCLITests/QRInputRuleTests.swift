@@ -7,7 +7,7 @@ import Testing
 /// upright and inverted) before anything is decided; the one code of the wanted kind is taken; a second
 /// one (a hostile code laid beside the real one, light-on-dark or one only zxing-cpp reads) is refused,
 /// saying how many; other kinds are named by kind only.
-@Suite("--qr options: one rule, the whole image read")
+@Suite("--qr options: one rule, the whole image read", .requires(.zbarimg), .requires(.screenshots))
 struct QRInputRuleTests {
     /// How a code is drawn in a photo.
     enum Style: String {

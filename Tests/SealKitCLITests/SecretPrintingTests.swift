@@ -81,6 +81,12 @@ struct SecretPrintingTests {
             Sample(type: "PaperBackup.Contents", value: contents, texts: keyTexts, bytes: [keyBytes]),
             Sample(type: "Passphrase", value: passphrase, texts: [Self.passphrase], bytes: [Array(Self.passphrase.utf8)]),
             Sample(type: "PastedKey", value: try PastedKey(parsing: Array(key.utf8)), texts: keyTexts, bytes: [keyBytes]),
+            Sample(
+                type: "QRChoice",
+                value: try QRScanner.choose(
+                    QRCodeKind(name: "transfer code", prefixes: [TransferLink.scheme]),
+                    from: [Array(("sealkit-transfer:" + code).utf8), Array("another code".utf8)]),
+                texts: codeWords + ["another code"]),
             // Its modules spell the payload: no module may show (`true`/`false` in a default dump).
             Sample(type: "QRCode", value: try QRCode("sealkit-transfer:" + code), texts: codeWords + ["true", "false"]),
             Sample(

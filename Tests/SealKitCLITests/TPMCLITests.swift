@@ -8,7 +8,7 @@ import Glibc
 
 /// Keys sealed to a TPM (issue 39), against software TPMs (swtpm) each test starts and stops itself:
 /// `SEALKIT_TPM_TCTI` points `sealkit` at them.
-@Suite("Keys sealed to the TPM (swtpm)")
+@Suite("Keys sealed to the TPM (swtpm)", .requires(.swtpm))
 struct TPMCLITests {
     /// A keystore of its own whose `sealkit` uses `tpm`.
     static func cli(_ tpm: SoftwareTPM) throws -> CLI { try CLI(environment: ["SEALKIT_TPM_TCTI": tpm.tcti]) }

@@ -6,7 +6,7 @@ import Testing
 /// The TPM key-file vectors (docs/format.md, "Sealed to the TPM"): key files sealed to the fixed swtpm state in
 /// Fixtures/tpm/state, each with its expected outcome, checked by `sealkit` against swtpm running on a copy of that
 /// state (the state itself is never changed: a wrong PIN counts in the copy).
-@Suite("TPM key-file vectors (swtpm on Fixtures/tpm/state)")
+@Suite("TPM key-file vectors (swtpm on Fixtures/tpm/state)", .requires(.swtpm))
 struct TPMVectorTests {
     struct Vector: Decodable {
         let name: String

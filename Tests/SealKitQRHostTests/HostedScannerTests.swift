@@ -23,7 +23,7 @@ struct HostedScannerTests {
         return made.stdout
     }
 
-    @Test func pngAndJPEGBytesScanThroughThePublicAPI() async throws {
+    @Test(.requires(.qrencode), .requires(.cjpeg)) func pngAndJPEGBytesScanThroughThePublicAPI() async throws {
         let png = try Self.qrencode("sealkit-offer-v2:hosted")
         let jpeg = try Self.jpeg(ofPNG: png)
         for bytes in [png, jpeg] {
@@ -42,7 +42,7 @@ struct HostedScannerTests {
 
     /// Twelve scans at once from the cooperative pool and from threads of the app's own, each with its
     /// helper: every one reads its code.
-    @Test func manyScansAtOnceInAMultithreadedHost() async throws {
+    @Test(.requires(.qrencode)) func manyScansAtOnceInAMultithreadedHost() async throws {
         let payloads = (0..<6).map { "sealkit-transfer:\($0)-hosted-scan" }
         let images = try payloads.map { try Self.qrencode($0) }
         let fromTasks = try await withThrowingTaskGroup(of: (Int, [[UInt8]]).self) { group in

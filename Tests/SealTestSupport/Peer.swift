@@ -137,6 +137,16 @@ extension Peer {
         enable: "`apt-get install dbus-daemon dbus-bin gnome-keyring libsecret-tools`, or \(scriptsTest)"
     ) { ["dbus-run-session", "dbus-send", "gnome-keyring-daemon", "secret-tool"].allSatisfy(onPath) }
 
+    /// A software TPM (swtpm) and tpm2-tools' `tpm2_flushcontext`, which the TPM tests start and clean up (`SoftwareTPM`).
+    public static let swtpm = Peer("swtpm and tpm2-tools", enable: "`apt-get install swtpm libtss2-tcti-swtpm0 tpm2-tools`, or \(scriptsTest)") {
+        onPath("swtpm") && onPath("tpm2_flushcontext")
+    }
+
+    /// zsh and fish (and bash), whose real completion the hostile-id tests drive on a terminal.
+    public static let shells = Peer("bash, zsh and fish", enable: "`apt-get install bash zsh fish`, or \(scriptsTest)") {
+        ["bash", "zsh", "fish"].allSatisfy(onPath)
+    }
+
     /// man and groff, which render the installed manual page.
     public static let man = Peer("man and groff", enable: "`apt-get install man-db groff-base`, or \(scriptsTest)") {
         onPath("man") && (onPath("groff") || onPath("nroff"))
