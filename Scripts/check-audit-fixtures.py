@@ -58,8 +58,9 @@ for args in (["--schema", BASE + "schema.json", BASE + "clean"], [BASE + "clean"
 
 # Every folder of ciphertext fixtures, but not the protocol vectors (pake/, transfer/, slip39/) or the fuzz seeds
 # (fuzz/): those hold SPAKE2 messages, fixed entropy and keys in base64, reused across cases on purpose,
-# which are not profile ciphertexts and would read as copies.
-PROTOCOL_VECTORS = {"pake", "transfer", "fuzz", "slip39"}
+# which are not profile ciphertexts and would read as copies. The profile-seal vectors (seal/, issue 38) likewise
+# remember one seal's MAC (hex, which reads as base64) in several cases on purpose.
+PROTOCOL_VECTORS = {"pake", "transfer", "fuzz", "slip39", "seal"}
 folders = sorted("Fixtures/" + name for name in os.listdir("Fixtures")
                  if os.path.isdir("Fixtures/" + name) and name not in PROTOCOL_VECTORS)
 status, out, err = audit("--format", "json", *folders)

@@ -24,15 +24,20 @@ def entry(name, kind, declaration):
 
 
 class CheckAPITests(unittest.TestCase):
-    def run_check(self, baseline, current):
+    def run_check(self, baseline, current, classified=()):
+        """Runs the check; `classified` adds lines to a scratch copy of api/secrets.txt (issue 36's list of
+        every public type)."""
         with tempfile.TemporaryDirectory() as folder:
             paths = []
             for name, api in (("baseline.json", baseline), ("current.json", current)):
                 paths.append(os.path.join(folder, name))
                 with open(paths[-1], "w") as file:
                     json.dump(api, file)
-            result = subprocess.run([sys.executable, CHECK, "--baseline", paths[0], "--current", paths[1]],
-                                    capture_output=True, text=True, timeout=60)
+            secrets = os.path.join(folder, "secrets.txt")
+            with open(os.path.join(ROOT, "api", "secrets.txt")) as original, open(secrets, "w") as file:
+                file.write(original.read() + "".join(line + "\n" for line in classified))
+            result = subprocess.run([sys.executable, CHECK, "--baseline", paths[0], "--current", paths[1],
+                                     "--secrets", secrets], capture_output=True, text=True, timeout=60)
         return result.returncode, result.stderr
 
     @staticmethod
@@ -90,16 +95,22 @@ class CheckAPITests(unittest.TestCase):
         self.assertIn("check-api: SealKit.SealKitError.Reason.wrongPlace is gone", output)
 
     def test_an_added_reason_is_an_addition(self):
-        reason = entry("SealKitError.Reason.tpmUnavailable", "type.property",
-                       "static let tpmUnavailable: SealKitError.Reason")
+        reason = entry("SealKitError.Reason.quotaExceeded", "type.property",
+                       "static let quotaExceeded: SealKitError.Reason")
         status, output = self.run_check(BASELINE, self.adding(BASELINE, reason))
         self.assertEqual(status, 0, output)
-        self.assertIn("check-api: note: SealKit.SealKitError.Reason.tpmUnavailable added", output)
+        self.assertIn("check-api: note: SealKit.SealKitError.Reason.quotaExceeded added", output)
 
     def test_a_new_enum_with_its_cases_is_an_addition(self):
         status, output = self.run_check(BASELINE, self.adding(
-            BASELINE, entry("Weather", "enum", "enum Weather"), entry("Weather.rain", "enum.case", "case rain")))
+            BASELINE, entry("Weather", "enum", "enum Weather"), entry("Weather.rain", "enum.case", "case rain")),
+            classified=["free    Weather    a test type"])
         self.assertEqual(status, 0, output)
+
+    def test_a_new_public_type_must_say_whether_it_holds_a_secret(self):
+        status, output = self.run_check(BASELINE, self.adding(BASELINE, entry("Weather", "enum", "enum Weather")))
+        self.assertEqual(status, 1, output)
+        self.assertIn("Weather is a public type missing from api/secrets.txt", output)
 
     def test_a_changed_declaration_fails_once_as_a_change(self):
         changed = copy.deepcopy(BASELINE)

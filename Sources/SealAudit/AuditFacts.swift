@@ -92,6 +92,10 @@ public enum AuditFacts {
         private var files: [String]?
         private var sawSummary = false
         private var inputLine = 0
+        /// Per file, the undeclared field names warned about so far: the one machine's rule (a warning
+        /// once per name and file, `AuditRun.warnedUndeclaredCap` names at most) applied here, to facts in
+        /// place order, since each part of a split audit saw only its own lines.
+        private var warnedUndeclared: [String: Set<String>] = [:]
 
         init(auditor: Auditor, onFinding: @escaping (Finding) -> Void) {
             self.auditor = auditor
@@ -129,7 +133,17 @@ public enum AuditFacts {
                 else { throw .badFacts(line: inputLine, reason: "a finding without a known kind and a message") }
                 // A finding's own severity (undeclared-field's depends on the field); facts without one take the kind's.
                 let severity = body["severity"]?.stringValue.flatMap(Severity.init(rawValue:)) ?? kind.severity
-                emit(Finding(kind: kind, places: [try place(body)], message: message, severity: severity))
+                let at = try place(body)
+                if kind == .undeclaredField, severity == .warning, let field = at.field {
+                    var warned = warnedUndeclared[at.file, default: []]
+                    if warned.count < AuditRun.warnedUndeclaredCap {
+                        guard warned.insert(field).inserted else { break }
+                        warnedUndeclared[at.file] = warned
+                    } else if warned.contains(field) {
+                        break
+                    }
+                }
+                emit(Finding(kind: kind, places: [at], message: message, severity: severity))
             case "repeat":
                 guard let copy = body["copy"]?.boolValue, let first = body["first"] else {
                     throw .badFacts(line: inputLine, reason: "a repeat without copy and first")

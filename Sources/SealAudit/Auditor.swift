@@ -299,7 +299,8 @@ final class AuditRun {
                 } else if let undeclared = schema.undeclaredField(named: key) {
                     // A warning once per name and file (every profile of an export may carry `user_id`);
                     // an error wherever it stands, as each is a value in plaintext.
-                    if undeclared.isError || warnedUndeclared.count >= Self.warnedUndeclaredCap
+                    // Facts carry every warning: the merge applies the once-per-file rule over all parts.
+                    if undeclared.isError || facts != nil || warnedUndeclared.count >= Self.warnedUndeclaredCap
                         || warnedUndeclared.insert(key).inserted
                     {
                         reportUndeclared(field: key, undeclared.nearEncryptedField, isError: undeclared.isError)
@@ -542,7 +543,7 @@ final class AuditRun {
     /// The undeclared field names warned about in this file; at most `warnedUndeclaredCap` of them are
     /// remembered, past which each is reported where it stands.
     private var warnedUndeclared: Set<String> = []
-    private static let warnedUndeclaredCap = 4096
+    static let warnedUndeclaredCap = 4096
 
     private func reportUndeclared(field: String, _ nearEncryptedField: String?, isError: Bool) {
         guard !ignoring.contains(.undeclaredField) else { return }

@@ -144,14 +144,14 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         /// added above must be added here too; a test compares this list with the declarations.)
         package static let all: [Reason] = [
             .invalidArgument, .keyNotFound, .keyExists, .conflictingKey, .passphraseRequired, .wrongPassphrase,
-            .unsafeFile, .keystoreBusy, .keyringLocked, .keyringUnavailable, .damagedKey, .fileSystem, .notCiphertext,
-            .unsupportedFormat, .unknownKey, .wrongPlace, .notBound, .authenticationFailed, .invalidKeyText,
-            .invalidJSON, .invalidSchema, .profileFields, .keyElsewhere, .unreadableData, .invalidTransfer,
-            .relayUnavailable, .protocolViolation, .declined, .tooLarge, .missingInput, .unreadableImage, .wrongCode,
-            .timedOut, .cancelled, .notABackup, .damagedBackup, .incompleteBackup, .noKeys, .tooManyKeys,
-            .passphraseTooShort, .passphraseKDFFailed, .keyNotInBackup, .invalidShareLayout, .invalidShare,
+            .unsafeFile, .keystoreBusy, .keyringLocked, .keyringUnavailable, .damagedKey, .tpmUnavailable, .wrongPIN,
+            .tpmLockout, .sealedToAnotherTPM, .fileSystem, .notCiphertext, .unsupportedFormat, .unknownKey, .wrongPlace,
+            .notBound, .authenticationFailed, .invalidKeyText, .invalidJSON, .invalidSchema, .profileFields,
+            .keyElsewhere, .unreadableData, .sealMissing, .sealMismatch, .sealRolledBack, .sealConflict,
+            .invalidTransfer, .relayUnavailable, .protocolViolation, .declined, .tooLarge, .missingInput,
+            .unreadableImage, .wrongCode, .timedOut, .cancelled, .notABackup, .damagedBackup, .incompleteBackup, .noKeys,
+            .tooManyKeys, .passphraseTooShort, .passphraseKDFFailed, .keyNotInBackup, .invalidShareLayout, .invalidShare,
             .mismatchedShares, .notEnoughShares, .sharesOfAnotherBackup,
-            .tpmUnavailable, .wrongPIN, .tpmLockout, .sealedToAnotherTPM, .sealMissing, .sealMismatch, .sealRolledBack, .sealConflict,
         ]
     }
 

@@ -118,8 +118,11 @@ struct AuditCommand: ParsableCommand {
         }
         if let writeError { throw writeError }
         let failing = summary.findingCountsBySeverity.contains { $0.value > 0 && $0.key >= failOn.severity }
-        // Reading no value proves nothing: in CI that would be a false green.
-        if !failing, let reason = summary.nothingAuditedReason(flaggedBySchema: schema != nil) {
+        // Reading no value proves nothing: in CI that would be a false green. Warnings alone do not hide it (profiles
+        // holding only fields the schema does not declare: the schema or the files are most likely the wrong ones);
+        // an error, such as a field near an encrypted one's name, is reported as a finding.
+        let errors = summary.findingCountsBySeverity[.error] ?? 0
+        if errors == 0, let reason = summary.nothingAuditedReason(flaggedBySchema: schema != nil) {
             throw CLIFailure("nothing was audited: \(reason)", status: .noInput)
         }
         stream.finish(summary)

@@ -95,7 +95,8 @@ struct AuditScaleCLITests {
             """
         let report = try cli.run(["audit", "--from-facts", "-"], stdin: merged)
         #expect(report.status == 1)
-        #expect(report.stdout.contains("warning   duplicate-ciphertext  e.ndjson:9  ssn  the same ciphertext stands at e.ndjson:2"), "\(report.stdout)")
+        // The text report pads its columns to line up under the header (issue 36).
+        #expect(report.stdout.contains("warning   duplicate-ciphertext  e.ndjson:9  ssn    the same ciphertext stands at e.ndjson:2"), "\(report.stdout)")
         let clean = try cli.run(
             ["audit", "--from-facts", "--format", "json", "-"],
             stdin: "{\"files\": [\"e.ndjson\"]}\n{\"summary\": {\"values\": 5, \"profiles\": 5, \"blank_lines\": 0, "
