@@ -289,6 +289,32 @@ final class Folder: Sendable {
         guard info.st_mode & forbidden == 0 else { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode)) }
     }
 
+    /// Opens a file of this folder for reading under the key files' rules: not through a link, a regular
+    /// file, the user's own, and no one else's to read or write. Key files and profile seal records
+    /// (`SealMarks`) both go through it.
+    /// - Returns: the open file (the caller closes it) and what `fstat` says of it; nil when it does not exist.
+    func openOwnFile(_ name: String) throws(KeystoreError) -> (fd: FileDescriptor, info: stat)? {
+        let path = self.path + "/" + name
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(name, in: self.fd, .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
+            throw .fileSystem(operation: "read", path: path, errno: error)
+        }
+        var info = stat()
+        do throws(KeystoreError) {
+            guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
+            guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
+            try Self.checkOwnership(info, path: path, forbidden: 0o077)
+        } catch {
+            try? fd.close()
+            throw error
+        }
+        return (fd, info)
+    }
+
     /// Whether `name` exists in the folder (as anything, links included).
     func contains(_ name: String) -> Bool {
         var info = stat()
@@ -343,19 +369,8 @@ struct KeyFolder: KeyItemStorage {
     /// - Returns: nil when it does not exist.
     func readItem(_ name: String) throws(KeystoreError) -> SecureBytes? {
         let path = folder.path + "/" + name
-        let fd: FileDescriptor
-        do {
-            fd = try FileDescriptor.open(name, in: folder.fd, .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
-        } catch {
-            if error == .noSuchFileOrDirectory { return nil }
-            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
-            throw .fileSystem(operation: "read", path: path, errno: error)
-        }
+        guard let (fd, info) = try folder.openOwnFile(name) else { return nil }
         defer { try? fd.close() }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
-        try Folder.checkOwnership(info, path: path, forbidden: 0o077)
         guard info.st_size <= Self.maximumKeyFileSize else { throw .damagedKeyFile(path: path, reason: "too large") }
 
         var filled = 0

@@ -61,19 +61,8 @@ extension FileKeystore {
     private static func readMark(_ id: KeyID, in folder: Folder) throws(KeystoreError) -> SealMark? {
         let name = id.sealMarkFileName
         let path = folder.path + "/" + name
-        let fd: FileDescriptor
-        do {
-            fd = try FileDescriptor.open(name, in: folder.fd, .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
-        } catch {
-            if error == .noSuchFileOrDirectory { return nil }
-            if error == .tooManySymbolicLinkLevels { throw .notOwnFile(path: path, reason: "is a symbolic link") }
-            throw .fileSystem(operation: "read", path: path, errno: error)
-        }
+        guard let (fd, _) = try folder.openOwnFile(name) else { return nil }
         defer { try? fd.close() }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0 else { throw .fileSystem(operation: "read", path: path, errno: .current) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .damagedKeyFile(path: path, reason: "not a regular file") }
-        try Folder.checkOwnership(info, path: path, forbidden: 0o077)
         var buffer = [UInt8](repeating: 0, count: 256)
         var filled = 0
         while filled < buffer.count {
