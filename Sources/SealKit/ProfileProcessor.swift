@@ -196,8 +196,10 @@ public struct ProfileProcessor: Sendable {
         let seal: ProfileSeal
         switch operation {
         case .encrypt:
+            let encrypted = try encryptor.encrypt(profile, with: keys)
+            try encryptor.checkSealBeforeWriting(profile, encrypted: encrypted, with: keys, against: mark)
             let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
-            (result, seal) = try encryptor.sealing(try encryptor.encrypt(profile, with: keys), with: keys, version: version)
+            (result, seal) = try encryptor.sealing(encrypted, with: keys, version: version)
         case .decrypt:
             seal = try encryptor.verifySeal(of: profile, with: keys, against: mark, acceptingConflict: acceptsConflictingWrite)
             let decrypted = try encryptor.decrypt(profile, with: keys)

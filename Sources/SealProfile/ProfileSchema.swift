@@ -325,13 +325,27 @@ public struct ProfileSchema: Sendable, Equatable {
             }
             return .refusedNearEncrypted
         }
+        // A misspelt "sealkit" beside "schema" would leave its settings (a seal the schema asks for) unread.
+        let holder = route.count == 2 ? json["app"] : json
+        if case .object(let siblings)? = holder {
+            for (key, _) in siblings where key != "sealkit" && SchemaLint.isNear(key, "sealkit") {
+                throw .malformed(
+                    path: SchemaPath.join(route.dropLast().joined(separator: "."), key),
+                    expected: #"the key "sealkit" (a misspelling?)"#, found: JSONValue.string(key).briefDescription)
+            }
+        }
         guard let (settings, path) = settings(in: json, route: route) else { return .refusedNearEncrypted }
         guard case .object(let members) = settings else {
             throw .malformed(path: path, expected: #"an object such as {"undeclared": "error"}"#, found: settings.kindName)
         }
-        for (key, _) in members where key != "undeclared" && SchemaLint.isNear(key, "undeclared") {
+        // Every setting is one SealKit acts on (a seal turned off by a typo would go unnoticed): an unknown
+        // key is refused, not skipped.
+        let known = ["undeclared", "seal"]
+        for (key, _) in members where !known.contains(key) {
+            let near = known.first { SchemaLint.isNear(key, $0) }
             throw .malformed(
-                path: SchemaPath.join(path, key), expected: #"the key "undeclared" (a misspelling?)"#,
+                path: SchemaPath.join(path, key),
+                expected: near.map { "the key \"\($0)\" (a misspelling?)" } ?? #"the keys "undeclared" and "seal" only"#,
                 found: JSONValue.string(key).briefDescription)
         }
         switch settings["undeclared"] {

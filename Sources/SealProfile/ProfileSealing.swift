@@ -108,6 +108,37 @@ extension ProfileEncryptor {
         return seal
     }
 
+    /// What a write checks of the seal its input already carries (issue 38): the input may be a sealed
+    /// profile as the server holds it, and sealing it again unchecked would launder a field rolled back,
+    /// a seal of another user, or a whole older profile into a fresh, valid seal.
+    /// - When encryption changed no flagged field (each was a ciphertext of the user's keys, or null),
+    ///   the input is a sealed profile: its seal must verify in full, as on reading.
+    /// - When it changed some (plaintext in a flagged field: a profile edited after `decrypt`, whose
+    ///   output keeps the seal), the seal cannot cover the new values; it must still be of the user's
+    ///   keys and not older than what this device remembers.
+    /// A profile without a seal is a new one: nothing to check.
+    /// - Parameters:
+    ///   - input: the profile as given.
+    ///   - encrypted: the same profile after `encrypt`.
+    ///   - mark: the highest seal this device remembers for the user; nil for none (or lines of many profiles).
+    package func checkSealBeforeWriting(
+        _ input: JSONValue, encrypted: JSONValue, with keys: KeyRing, against mark: SealMark?
+    ) throws(ProfileError) {
+        guard let seal = try Self.seal(of: input) else { return }
+        let before = sealedFields(of: input)
+        let after = sealedFields(of: encrypted)
+        if let before, let after, before.count == after.count,
+            zip(before, after).allSatisfy({ $0.name == $1.name && $0.value == $1.value })
+        {
+            _ = try verifySeal(of: input, with: keys, against: mark)
+            return
+        }
+        guard keys.all.contains(where: { $0.fingerprint == seal.keyTag }) else {
+            throw .seal(.mismatch("it was made with key \(seal.keyTag), which is none of the user's keys here"))
+        }
+        if let mark, seal.version < mark.version { throw .seal(.older(found: seal.version, seen: mark.version)) }
+    }
+
     /// The next version a write takes: one more than the highest of what this device remembers
     /// and the version of the profile being written over (its seal, if it has one that reads).
     package static func nextSealVersion(after mark: SealMark?, over profile: JSONValue) throws(ProfileError) -> UInt64 {

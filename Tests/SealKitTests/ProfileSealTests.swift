@@ -75,6 +75,49 @@ struct ProfileSealTests {
         #expect(try vault.decryptProfile(plain, schema: plainSchema).sealVersion == nil)
     }
 
+    /// Encrypting a sealed profile as the server holds it checks its seal first (found by the review of this
+    /// wave): before, a field rolled back, another user's seal or a whole older profile came out with a fresh,
+    /// valid seal, which `decrypt` then accepted.
+    @Test func encryptingASealedProfileChecksItsSealFirst() throws {
+        let keystore = try Keystore.inMemory()
+        let vault = try Self.vault(keystore: keystore)
+        let v1 = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, schema: Self.schema)
+        let edited = try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "111-22-3333")
+        let v2 = try vault.encryptProfile(edited, schema: Self.schema)
+        // A field rolled back to its v1 ciphertext, then "re-encrypted": refused, not laundered.
+        let rolled = try Self.replacing(v2, "ssn", with: try Self.object(v1)["ssn"])
+        #expect(Self.refusal { _ = try vault.encryptProfile(rolled, schema: Self.schema) }?.reason == .sealMismatch)
+        // The whole older profile: refused as older than what this device wrote.
+        #expect(Self.refusal { _ = try vault.encryptProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+        // Another user's seal on this user's fields.
+        let bob = try Self.vault("bob", keystore: keystore)
+        let bobs = try bob.encryptProfile(#"{"ssn": "999-99-9999"}"#, schema: Self.schema)
+        let swapped = try Self.replacing(v2, "sealkit_seal", with: try Self.object(bobs)["sealkit_seal"])
+        #expect(Self.refusal { _ = try vault.encryptProfile(swapped, schema: Self.schema) }?.reason == .sealMismatch)
+        // What apps do stays open: the intact profile encrypts again (a newer version), and so does an edit of
+        // the decrypted latest one, whose output keeps the seal.
+        let again = try vault.encryptProfile(v2, schema: Self.schema)
+        #expect(try vault.decryptProfile(again, schema: Self.schema).sealVersion == 3)
+        let latest = try vault.decryptProfile(again, schema: Self.schema).json
+        let next = try vault.encryptProfile(try Self.replacing(latest, "notes", with: "n2"), schema: Self.schema)
+        #expect(try vault.decryptProfile(next, schema: Self.schema).sealVersion == 4)
+        // An edit of a decrypted older profile (its seal older than this device wrote) is refused too.
+        let stale = try Self.replacing(try Self.replacing(v1, "ssn", with: "123-45-6789"), "notes", with: "n9")
+        #expect(Self.refusal { _ = try vault.encryptProfile(stale, schema: Self.schema) }?.reason == .sealRolledBack)
+    }
+
+    /// A misspelt seal setting would turn seals off without a word: refused (found by the review of this wave).
+    @Test func aMisspeltSealSettingIsRefused() throws {
+        for text in [
+            #"{"schema": {"a": {}}, "sealkit": {"Seal": true}}"#, #"{"schema": {"a": {}}, "sealkit": {"seals": true}}"#,
+            #"{"schema": {"a": {}}, "sealkit": {"SEAL": true}}"#, #"{"schema": {"a": {}}, "sealKit": {"seal": true}}"#,
+            #"{"schema": {"a": {}}, "Sealkit": {"seal": true}}"#, #"{"app": {"schema": {"a": {}}, "sealkt": {"seal": true}}}"#,
+        ] {
+            #expect(throws: SealKitError.self, "\(text)") { try ProfileSchema(json: text) }
+        }
+        #expect(try ProfileSchema(json: #"{"schema": {"a": {}}, "sealkit": {"seal": true, "undeclared": "error"}}"#).asksForSeal)
+    }
+
     @Test func eachAttackIsRefusedWithItsOwnReason() throws {
         let vault = try Self.vault()
         let v1 = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": null}"#, schema: Self.schema)
