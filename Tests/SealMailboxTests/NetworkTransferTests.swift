@@ -197,6 +197,14 @@ struct AsyncKeyTransferTests {
         }
     }
 
+    /// Runs a blocking wait on a thread of its own, off Swift concurrency's cooperative pool, which has as many
+    /// threads as cores: an async test that blocks one of them while the task it tests needs one can starve it.
+    static func offThePool<T: Sendable>(_ wait: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: wait()) }
+        }
+    }
+
     /// The sending side as well: cancelling its Task while it waits for the receiver ends it with
     /// `.interrupted` and frees the nameplate it claimed.
     @Test func cancellingASendReleasesTheNameplateItClaimed() async throws {
@@ -209,11 +217,14 @@ struct AsyncKeyTransferTests {
             let holder = try ChildProcess(
                 MailboxServer.python,
                 [Repository.root.appendingPathComponent("Scripts/lib/hold_nameplate.py").path, relayText, TransferOffer.appID, "9877"])
-            #expect(holder.readLine() == "held")
+            #expect(await Self.offThePool { holder.readLine() } == "held")
             let sending = Task { try await AsyncKeyTransfer.send([try history("dave")], code: code, relay: relay, timeout: 600) }
             func listed() throws -> Bool { try MailboxServer.nameplatesInUse(relay: relayText, appID: TransferOffer.appID).contains("9877") }
-            #expect(holder.readLine() == "released")
-            #expect(holder.finish().status == 0)
+            // The holder says "released" only once the send above has run: waiting for it on a cooperative thread
+            // starved the send whenever other suites held the pool's other threads (2 cores: it failed in every
+            // full run, never alone).
+            #expect(await Self.offThePool { holder.readLine() } == "released")
+            #expect(await Self.offThePool { holder.finish().status } == 0)
             #expect(try listed(), "the sender never claimed its nameplate")
             sending.cancel()
             await #expect(throws: MailboxError.interrupted) { try await sending.value }
