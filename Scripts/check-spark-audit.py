@@ -236,8 +236,11 @@ def main():
         (work / "clean").mkdir()
         (work / "clean/a.ndjson").write_text("".join(json.dumps(profile(i)) + "\n" for i in range(5)))
         clean_schema = json.loads((work / "schema.json").read_text())
-        # email stays declared, unflagged: flagged it is identifier-encrypted, and left out an undeclared-field warning.
+        # Every member declared, email unflagged: flagged it is identifier-encrypted, and a member the schema leaves
+        # out is an undeclared-field warning (issue 36).
         clean_schema["schema"]["email"] = {"type": "string"}
+        for member in profile(0):
+            clean_schema["schema"].setdefault(member, {"type": "string"})
         (work / "clean-schema.json").write_text(json.dumps(clean_schema))
         status, out = spark_audit(job, spark, work / "clean.json", "--schema", "clean-schema.json", "clean")
         cases += 1
