@@ -220,10 +220,10 @@ struct AsyncKeyTransferTests {
             #expect(await Self.offThePool { holder.readLine() } == "held")
             let sending = Task { try await AsyncKeyTransfer.send([try history("dave")], code: code, relay: relay, timeout: 600) }
             func listed() throws -> Bool { try MailboxServer.nameplatesInUse(relay: relayText, appID: TransferOffer.appID).contains("9877") }
-            // The holder says "released" only once the send above has run: waiting for it on a cooperative thread
-            // starved the send whenever other suites held the pool's other threads (2 cores: it failed in every
-            // full run, never alone).
-            #expect(await Self.offThePool { holder.readLine() } == "released")
+            // The holder says "released" only once the send above has run, which needs a thread of Swift's cooperative
+            // pool: in a full run the concurrent tests (as many as cores) keep it busy for minutes, so this waits off
+            // the pool and long (it failed at 60 s in every full run, never alone).
+            #expect(await Self.offThePool { holder.readLine(timeout: 300) } == "released")
             #expect(await Self.offThePool { holder.finish().status } == 0)
             #expect(try listed(), "the sender never claimed its nameplate")
             sending.cancel()
