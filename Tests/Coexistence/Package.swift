@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "SealKitKeyring", package: "SealKit"),
                 .product(name: "SealKitQR", package: "SealKit"),
                 .product(name: "SealKitAudit", package: "SealKit"),
+                .product(name: "SealKitTPM", package: "SealKit"),
             ]),
     ]
 )
