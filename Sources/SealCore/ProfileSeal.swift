@@ -171,32 +171,60 @@ package struct SealMark: Sendable, Equatable {
     package let version: UInt64
     /// The MAC of the seal with that version.
     package let mac: [UInt8]
+    /// When this device wrote `version` and has not read it back since: the version of the profile that
+    /// write was made over (0 for a profile without a seal). A kill between recording and handing the
+    /// profile out leaves such a mark with nothing handed out, and the app's retry, an edit of that same
+    /// earlier version, must still be accepted (docs/format.md, "Record, then hand out"). Nil once a read
+    /// verified `version`.
+    package let writtenOver: UInt64?
 
-    package init(version: UInt64, mac: [UInt8]) {
+    package init(version: UInt64, mac: [UInt8], writtenOver: UInt64? = nil) {
         self.version = version
         self.mac = mac
+        self.writtenOver = writtenOver
     }
 
-    /// The mark as its file holds it: `sealkit-seal-mark 1 VERSION MAC-HEX` and a newline.
-    package var fileText: [UInt8] { Array("sealkit-seal-mark 1 \(version) \(Hex.encode(mac))\n".utf8) }
+    /// The same mark, as recorded by a write made over the profile of version `base`.
+    package func written(over base: UInt64) -> SealMark { SealMark(version: version, mac: mac, writtenOver: base) }
+
+    /// The lowest version an edited profile may carry into a write: the version recorded, or for a write
+    /// not yet read back, the version it was made over.
+    package var lowestVersionToEdit: UInt64 { writtenOver ?? version }
+
+    /// The mark as its file holds it: `sealkit-seal-mark 1 VERSION MAC-HEX`, then ` WRITTEN-OVER` for a
+    /// write not yet read back, and a newline.
+    package var fileText: [UInt8] {
+        Array("sealkit-seal-mark 1 \(version) \(Hex.encode(mac))\(writtenOver.map { " \($0)" } ?? "")\n".utf8)
+    }
 
     /// Reads a mark file's text; nil when it is not exactly one.
     package init?(fileText: some Collection<UInt8>) {
         guard fileText.count < 256, let text = String(validating: Array(fileText), as: UTF8.self), text.hasSuffix("\n") else { return nil }
         let parts = text.dropLast().split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "sealkit-seal-mark", parts[1] == "1",
-            parts[2].first != "0", parts[2].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let version = UInt64(parts[2]), version > 0,
+        guard parts.count == 4 || parts.count == 5, parts[0] == "sealkit-seal-mark", parts[1] == "1",
+            let version = Self.decimal(parts[2]), version > 0,
             let mac = Hex.decode(String(parts[3])), mac.count == ProfileSeal.macByteCount,
             Hex.encode(mac) == parts[3]
         else { return nil }
-        self.init(version: version, mac: mac)
+        var base: UInt64?
+        if parts.count == 5 {
+            guard let written = Self.decimal(parts[4]), written < version else { return nil }
+            base = written
+        }
+        self.init(version: version, mac: mac, writtenOver: base)
+    }
+
+    /// A decimal without leading zeros (0 itself is "0").
+    private static func decimal(_ text: Substring) -> UInt64? {
+        guard !text.isEmpty, text == "0" || text.first != "0", text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return UInt64(text)
     }
 
     /// What recording `new` over this mark means.
     package enum Comparison: Sendable, Equatable {
         /// `new` is higher: record it.
         case newer
-        /// The same seal: nothing to record.
+        /// The same seal.
         case same
         /// Lower than this mark: a rollback.
         case older
@@ -209,5 +237,26 @@ package struct SealMark: Sendable, Equatable {
         if new.version > version { return .newer }
         if new.version < version { return .older }
         return ConstantTime.equals(new.mac, mac) ? .same : .conflicting
+    }
+
+    /// What a record holding this mark does with `new`.
+    package enum Recording: Sendable, Equatable {
+        /// Write `new`: a higher version, a read confirming this device's own write, or (only when
+        /// accepting one) a conflicting write.
+        case record
+        /// Nothing to write: the same seal.
+        case unchanged
+        /// Keep this mark and refuse `new`: lower, or of the same version with another MAC.
+        case refuse
+    }
+
+    /// What recording `new` over this mark does.
+    package func recording(_ new: SealMark, acceptingConflict: Bool) -> Recording {
+        switch compare(new) {
+        case .newer: return .record
+        case .same: return writtenOver != nil && new.writtenOver == nil ? .record : .unchanged
+        case .conflicting where acceptingConflict: return .record
+        case .older, .conflicting: return .refuse
+        }
     }
 }

@@ -43,11 +43,10 @@ extension FileKeystore {
         let keys = KeyFolder(folder: namespaceFolder, namespace: namespace, lockTimeout: lockTimeout)
         return try keys.withExclusiveAccess { () throws(KeystoreError) -> SealMark? in
             if let kept = try Self.readMark(id, in: namespaceFolder) {
-                switch kept.compare(mark) {
-                case .newer: break
-                case .same: return nil
-                case .conflicting where acceptingConflict: break
-                case .older, .conflicting: return kept
+                switch kept.recording(mark, acceptingConflict: acceptingConflict) {
+                case .record: break
+                case .unchanged: return nil
+                case .refuse: return kept
                 }
             }
             try DurableFile.write(
@@ -92,11 +91,10 @@ extension InMemoryKeystore {
     package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
         marks.withLock { marks in
             if let kept = marks[id] {
-                switch kept.compare(mark) {
-                case .newer: break
-                case .same: return nil
-                case .conflicting where acceptingConflict: break
-                case .older, .conflicting: return kept
+                switch kept.recording(mark, acceptingConflict: acceptingConflict) {
+                case .record: break
+                case .unchanged: return nil
+                case .refuse: return kept
                 }
             }
             marks[id] = mark

@@ -212,7 +212,11 @@ public struct ProfileProcessor: Sendable {
             let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
             (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
         }
-        if tracking { try vault.rememberSeal(seal, acceptingConflict: acceptsConflictingWrite && operation == .decrypt) }
+        if tracking {
+            var mark = seal.mark
+            if operation != .decrypt { mark = mark.written(over: (try? ProfileEncryptor.seal(of: profile))??.version ?? 0) }
+            try vault.rememberSeal(mark, acceptingConflict: acceptsConflictingWrite && operation == .decrypt)
+        }
         output.append(contentsOf: result.serialized(pretty: pretty).utf8)
         var outcome = ProfileOutcome(fieldsUnderRetiredKeys: retired, notes: [])
         outcome.rotatedFields = rotatedFields

@@ -511,20 +511,20 @@ public final class Vault: Sendable {
         }
     }
 
-    /// Records `seal` as the highest this device has written or verified for the user, durably,
-    /// before the profile it seals is handed on.
+    /// Records `mark` as the highest this device has written or verified for the user, durably,
+    /// before the profile it marks is handed on.
     /// - Throws: `ProfileError.seal` when, meanwhile, a higher seal or another of the same version was recorded.
-    func rememberSeal(_ seal: ProfileSeal, acceptingConflict: Bool = false) throws(ProfileError) {
+    func rememberSeal(_ mark: SealMark, acceptingConflict: Bool = false) throws(ProfileError) {
         let kept: SealMark?
         do {
-            kept = try keystore.storage.recordSealMark(seal.mark, for: user, acceptingConflict: acceptingConflict)
+            kept = try keystore.storage.recordSealMark(mark, for: user, acceptingConflict: acceptingConflict)
         } catch {
             throw .seal(.unrecorded("cannot record the profile version of '\(user)' on this device: \(error)"))
         }
-        state.withLock { $0.mark = .some(kept ?? seal.mark) }
+        state.withLock { $0.mark = .some(kept ?? mark) }
         guard let kept else { return }
-        if kept.version > seal.version { throw .seal(.older(found: seal.version, seen: kept.version)) }
-        throw .seal(.conflicting(version: seal.version))
+        if kept.version > mark.version { throw .seal(.older(found: mark.version, seen: kept.version)) }
+        throw .seal(.conflicting(version: mark.version))
     }
 
     private func forgetRing() {

@@ -136,7 +136,7 @@ extension ProfileEncryptor {
         guard keys.all.contains(where: { $0.fingerprint == seal.keyTag }) else {
             throw .seal(.mismatch("it was made with key \(seal.keyTag), which is none of the user's keys here"))
         }
-        if let mark, seal.version < mark.version { throw .seal(.older(found: seal.version, seen: mark.version)) }
+        if let mark, seal.version < mark.lowestVersionToEdit { throw .seal(.older(found: seal.version, seen: mark.version)) }
     }
 
     /// The next version a write takes: one more than the highest of what this device remembers

@@ -211,6 +211,33 @@ struct ProfileSealTests {
         #expect(Self.refusal { _ = try laptop.decryptProfile(base, schema: Self.schema, acceptingConflict: true) }?.reason == .sealRolledBack)
     }
 
+    /// A write whose profile never left (a kill after the version was recorded and before the profile was
+    /// handed out, or an upload that failed) is retried from the same edit, and the retry is accepted (the
+    /// CI run of the last wave found the CLI refusing it when the kill landed in that window). The edit of the
+    /// version before stays acceptable only until a read confirms a newer one; the profile before stays refused.
+    @Test func aWriteThatNeverLeftIsRetriedFromTheSameEdit() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealtest-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for keystore in [try Keystore.inMemory(), try Keystore(directory: folder)] {
+            let vault = try Self.vault(keystore: keystore)
+            let v1 = try vault.encryptProfile(#"{"ssn": "1", "notes": "base"}"#, schema: Self.schema)
+            let edit = try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "2")
+            _ = try vault.encryptProfile(edit, schema: Self.schema)  // version 2, recorded, never handed out
+            let retried = try vault.encryptProfile(edit, schema: Self.schema)
+            #expect(try vault.decryptProfile(retried, schema: Self.schema).sealVersion == 3)
+            #expect(Self.refusal { _ = try vault.decryptProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+            // Version 3 was read back: an edit of version 1 is now stale, and refused.
+            #expect(Self.refusal { _ = try vault.encryptProfile(edit, schema: Self.schema) }?.reason == .sealRolledBack)
+            // Until version 4, written over 3, is read back, another edit of 3 is taken as a retry of that write;
+            // an edit of anything older than 3 is not.
+            let three = try vault.decryptProfile(retried, schema: Self.schema).json
+            _ = try vault.encryptProfile(try Self.replacing(three, "notes", with: "4"), schema: Self.schema)
+            #expect(Self.refusal { _ = try vault.encryptProfile(edit, schema: Self.schema) }?.reason == .sealRolledBack)
+            let again = try vault.encryptProfile(try Self.replacing(three, "notes", with: "4 again"), schema: Self.schema)
+            #expect(try vault.decryptProfile(again, schema: Self.schema).sealVersion == 5)
+        }
+    }
+
     /// Two vaults (two processes of one app, say) on one keystore folder: each write takes a version above
     /// the other's latest, read from the record, not from what the vault saw before; the record is 0600.
     @Test func writesReadTheRecordAgainAndItIsTheKeystoresOwnFile() throws {

@@ -103,5 +103,19 @@ struct ProfileSealVectorTests {
         #expect(SealMark(fileText: Array("sealkit-seal-mark 1 7 \(Hex.encode(seal.mac))".utf8)) == nil)
         #expect(SealMark(fileText: Array("sealkit-seal-mark 1 +7 \(Hex.encode(seal.mac))\n".utf8)) == nil)
         #expect(SealMark(fileText: Array("sealkit-seal-mark 1 0 \(Hex.encode(seal.mac))\n".utf8)) == nil)
+        // A write not yet read back names the version it was made over: 0 (a new profile) up to one below its own.
+        for base: UInt64 in [0, 3, 6] {
+            let written = mark.written(over: base)
+            #expect(SealMark(fileText: written.fileText) == written)
+            #expect(written.lowestVersionToEdit == base)
+        }
+        #expect(String(decoding: mark.written(over: 6).fileText, as: UTF8.self) == "sealkit-seal-mark 1 7 \(Hex.encode(seal.mac)) 6\n")
+        for bad in ["7", "8", "06", "-1", "", "6 6"] {
+            #expect(SealMark(fileText: Array("sealkit-seal-mark 1 7 \(Hex.encode(seal.mac)) \(bad)\n".utf8)) == nil, "\(bad)")
+        }
+        // A read of the same seal confirms the write; a write never replaces the same seal.
+        #expect(mark.written(over: 6).recording(mark, acceptingConflict: false) == .record)
+        #expect(mark.recording(mark.written(over: 6), acceptingConflict: false) == .unchanged)
+        #expect(mark.recording(mark, acceptingConflict: false) == .unchanged)
     }
 }
