@@ -1,0 +1,29 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SealKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs and carriage returns.
+    func trimmingBlanks() -> String {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
+
+/// Overwrites secret bytes the command line read (a passphrase, pasted key text, a plaintext) before their
+/// memory is given back. The library wipes its own buffers through libsodium, which is the crypto core's
+/// alone; the command line, a client of the library, uses libc's `explicit_bzero`, which the compiler may
+/// not drop as a dead store either.
+func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { buffer in
+        if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
+    }
+}
