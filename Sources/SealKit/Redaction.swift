@@ -23,3 +23,21 @@ extension Vault: CustomStringConvertible, CustomDebugStringConvertible, CustomRe
         Mirror(self, children: ["keystore": keystore, "user": user, "format": format], displayStyle: .class)
     }
 }
+
+// Rownd key texts (issue 37 moved them here from SealKitTransfer: they need libsodium alone).
+
+extension RowndKeyText: CustomDebugStringConvertible, CustomReflectable {
+    /// The same as `description`: the key's fingerprint only.
+    public var debugDescription: String { description }
+    /// The fingerprint and the count of retired keys left out, so `dump` shows no key.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["fingerprint": fingerprint, "retiredKeyCount": retiredKeyCount], displayStyle: .struct)
+    }
+}
+
+extension PastedKey: CustomDebugStringConvertible, CustomReflectable {
+    /// The same as `description`: the key's fingerprint only.
+    public var debugDescription: String { description }
+    /// The fingerprint only, so `dump` shows no key.
+    public var customMirror: Mirror { Mirror(self, children: ["fingerprint": fingerprint], displayStyle: .struct) }
+}

@@ -20,22 +20,6 @@ extension TransferLink: CustomStringConvertible, CustomDebugStringConvertible, C
     public var customMirror: Mirror { Mirror(self, children: ["relay": relay as Any], displayStyle: .struct) }
 }
 
-extension RowndKeyText: CustomDebugStringConvertible, CustomReflectable {
-    /// The same as `description`: the key's fingerprint only.
-    public var debugDescription: String { description }
-    /// The fingerprint and the count of retired keys left out, so `dump` shows no key.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["fingerprint": fingerprint, "retiredKeyCount": retiredKeyCount], displayStyle: .struct)
-    }
-}
-
-extension PastedKey: CustomDebugStringConvertible, CustomReflectable {
-    /// The same as `description`: the key's fingerprint only.
-    public var debugDescription: String { description }
-    /// The fingerprint only, so `dump` shows no key.
-    public var customMirror: Mirror { Mirror(self, children: ["fingerprint": fingerprint], displayStyle: .struct) }
-}
-
 extension OfflineKeyReceiver: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Its code's number only: never the code or the private key.
     public var description: String { "OfflineKeyReceiver(code \(code.description), private key redacted)" }

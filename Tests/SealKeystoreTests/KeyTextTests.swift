@@ -1,8 +1,7 @@
-import SealMailbox
 import SealCore
 import Testing
 
-@testable import SealTransfer
+@testable import SealKeystore
 
 /// The escapes `keys import` resolves in pasted key text: percent escapes in a link's fragment
 /// and `\u` escapes in the older `{"data": ...}` form. Both go through SealCore's `Hex`.
@@ -50,21 +49,5 @@ struct KeyTextTests {
     @Test(arguments: ["\\u0080", "\\u00e9", "\\u0100", "\\u1023", "\\u002", "\\u00G3", "\\u 023", "\\u+023", "\\u-023"])
     func aUnicodeEscapeBeyondASCIIOrBrokenIsNotRowndText(_ escape: String) {
         #expect(throws: KeyTextError.notRowndText) { try parse("{\"data\":\"https://x/s/a" + escape + "#" + Self.keyText + "\"}") }
-    }
-}
-
-@Suite("transfer URIs")
-struct TransferURITests {
-    @Test func makeAndParseRoundTripAsTheSpecWritesThem() throws {
-        let relay = try RelayURL("ws://relay.magic-wormhole.io:4000/v1")
-        let text = TransferURI.make(code: "7-guitarist-revenge", relay: relay)
-        #expect(text == "sealkit-transfer:7-guitarist-revenge?version=0&rendezvous=ws%3A%2F%2Frelay.magic-wormhole.io%3A4000&role=leader")
-        let parsed = try TransferURI(parsing: text)
-        #expect(parsed.code == "7-guitarist-revenge" && parsed.relay == relay)
-        #expect(try TransferURI(parsing: "sealkit-transfer:7-guitarist-revenge").relay == nil)
-        for bad in ["sealkit-transfer:?version=0", "sealkit-transfer:7-a-b?version=1", "sealkit-transfer:7-a-b?role=follower",
-                    "sealkit-transfer:7-a-b?rendezvous=http%3A%2F%2Fx", "sealkit-transfer:7-%zz", "wormhole-transfer:7-a-b", "7-a-b"] {
-            #expect(throws: TransferURIError.self) { try TransferURI(parsing: bad) }
-        }
     }
 }

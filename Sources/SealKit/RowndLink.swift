@@ -1,6 +1,5 @@
 import SealCore
 import SealKeystore
-import SealTransfer
 
 /// Rownd's key-transfer text for a user: `<sign-in link>#<base64 key>`, which a Rownd app scans as a
 /// QR code (or opens as a link) to sign the user in and store the key.
