@@ -143,6 +143,11 @@ def main(fixtures, out):
             if isinstance(seal, str):
                 write(out, "seal", seal)
             write(out, "seal", json.dumps(vector["profile"]))
+    # The audit split around a shuffle (issue 40): tagged lines, and merged facts as the Spark job hands them over.
+    write(out, "facts", '0 1 {"ssn":"078-05-1120","notes":"sk2:AAAA"}\n0 2 {"notes":null}\n1 1 []\n')
+    write(out, "facts", '{"files":["a.ndjson","b.json"]}\n'
+          '{"finding":{"kind":"plaintext","severity":"error","message":"m","file":0,"line":1,"field":"ssn"}}\n'
+          '{"counts":{"values":1,"profiles":1,"blank_lines":0}}\n{"summary":{"values":1,"profiles":1,"files":2}}\n')
     # Other parsers' fixtures join as their targets appear.
     for path in glob.glob(os.path.join(fixtures, "fuzz", "*", "*")):
         write(out, os.path.basename(os.path.dirname(path)), open(path, "rb").read())

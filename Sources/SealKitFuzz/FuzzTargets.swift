@@ -6,7 +6,7 @@ import SealKeystore
 import SealMailbox
 import SealProfile
 import SealScan
-import SealBackup
+@_spi(CLI) import SealBackup
 import SealTransfer
 
 /// One parser or decoder under fuzzing. Each target feeds the input to the code that reads
@@ -68,6 +68,10 @@ enum FuzzTarget: String, CaseIterable {
     /// re-encode to themselves; and a profile read as JSON, its seal checked for a sealing schema,
     /// where only what the fixed ring sealed verifies, and re-sealing verifies.
     case seal
+    /// The audit split around a shuffle (issue 40): the input as the tagged lines `audit --facts` reads
+    /// (`Auditor.writeFacts`), and as the merged facts `audit --from-facts` reads (`Auditor.report(fromFacts:)`),
+    /// with and without a schema and keys; whatever `writeFacts` writes is whole NDJSON lines.
+    case facts
 
     nonisolated(unsafe) static var selected: FuzzTarget = .ciphertext
 
@@ -110,6 +114,7 @@ enum FuzzTarget: String, CaseIterable {
         case .nonces: Self.nonces(bytes)
         case .passphrase: Self.passphrase(bytes)
         case .seal: Self.seal(bytes)
+        case .facts: Self.facts(bytes)
         }
     }
 
@@ -401,6 +406,22 @@ enum FuzzTarget: String, CaseIterable {
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
             _ = try? Auditor(schema: auditSchema, keys: [ring]).audit(paths: [path])
             _ = try? Auditor().audit(paths: [path])
+        }
+    }
+
+    private static func facts(_ bytes: [UInt8]) {
+        let ring = KeyRing(current: keys[0], retired: [keys[1]])
+        let auditSchema = fixedSchema.map { AuditSchema($0, path: auditFolder + "/schema.json") }
+        let path = auditFolder + "/facts.ndjson"
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
+        for auditor in [Auditor(schema: auditSchema, keys: [ring]), Auditor()] {
+            var written = ""
+            _ = try? auditor.writeFacts(path: path) { written += $0 }
+            check(written.isEmpty || written.hasSuffix("\n"), "facts that are not whole lines")
+            for line in written.split(separator: "\n") {
+                check((try? JSONValue.parse(Array(line.utf8))) != nil, "a fact that is not JSON")
+            }
+            _ = try? auditor.report(fromFacts: path) { _ in }
         }
     }
 
