@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 
 /// Why an audit could not run. Problems inside the files are findings, not errors;
 /// these are problems with the request or the file system.
@@ -31,7 +31,7 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidSchema(let path, let reason):
             return "\(path): \(reason)"
         case .untaggedLine(let line):
-            return "line \(line) of the input does not start with its place (FILE LINE, two numbers): --facts reads tagged lines"
+            return "line \(line) of the input does not start with its place (FILE LINE, two numbers)"
         case .badFacts(let line, let reason):
             return "line \(line) of the facts is not one: \(reason)"
         }
@@ -42,7 +42,8 @@ extension SealKitError {
     /// An audit that could not run, with its message unchanged.
     package init(_ error: AuditError) {
         switch error {
-        case .missingPath, .unsupportedFile, .noPaths, .untaggedLine, .badFacts: self.init(.invalidArgument, error.description)
+        case .untaggedLine: self.init(.invalidArgument, error.description, advice: .tagFacts)
+        case .missingPath, .unsupportedFile, .noPaths, .badFacts: self.init(.invalidArgument, error.description)
         case .invalidSchema: self.init(.invalidSchema, error.description)
         case .unreadable: self.init(.fileSystem, error.description)
         }

@@ -294,7 +294,7 @@ public struct AuditSummary: Sendable, Equatable {
     /// Why nothing was audited, when no value was: an audit that read nothing is not a pass.
     /// - Parameter flaggedBySchema: whether a schema said which fields to audit.
     /// - Returns: the reason, or nil when at least one value was audited.
-    public func nothingAuditedReason(flaggedBySchema: Bool) -> String? {
+    @_spi(CLI) public func nothingAuditedReason(flaggedBySchema: Bool) -> String? {
         guard valueCount == 0 else { return nil }
         if fileCount == 0 { return "no .json, .ndjson or .jsonl file was found in the paths given" }
         if profileCount == 0 {

@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 import SealKeystore
 
 /// Backups throw the one public error type; the name says, in this target's code, which reasons it uses.
@@ -26,7 +26,7 @@ extension SealKitError {
             reason = .keyNotInBackup
             keyID = id
         }
-        self.init(reason, keyID: keyID, error.description)
+        self.init(reason, keyID: keyID, error.description, advice: error.advice)
     }
 
     /// A SLIP-39 error as a backup's, with the same description.

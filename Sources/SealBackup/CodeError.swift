@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealCore
+@_spi(CLI) import SealCore
 import SealKeystore
 
 /// The kinds of SealKit code text (`sealkit-<kind>-v<n>:`), transfer and backup alike: the text
@@ -68,6 +68,18 @@ package enum CodeError: Error, Equatable, Sendable, CustomStringConvertible {
     case passphraseKDF(PassphraseKDFError)
     case notInBackup(KeyID, holds: [KeyID])
 
+    /// What the `sealkit` command adds after the description.
+    package var advice: SealKitError.Advice? {
+        switch self {
+        case .wrongKind(.backup, _): return .restorePaperBackup
+        case .wrongKind(.shares, .backup): return .restoreShares
+        case .wrongKind(.offer, .reply): return .giveOfferToSender
+        case .retiredVersion: return .updateAndReceiveOffline
+        case .nothingToSend: return .nameIDsToSend
+        default: return nil
+        }
+    }
+
     package var description: String {
         switch self {
         case .notCodeText(let expected):
@@ -75,12 +87,11 @@ package enum CodeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .wrongKind(let found, let expected):
             switch (found, expected) {
             case (.backup, _):
-                return "this is a paper backup, not a \(expected.name): restore it with 'sealkit keys restore ID'"
+                return "this is a paper backup, not a \(expected.name)"
             case (.shares, .backup):
-                return "this is a share backup bundle, not a paper backup: add --shares ('sealkit keys restore --shares --all'), "
-                    + "then paste the bundle and the shares"
+                return "this is a share backup bundle, not a paper backup"
             case (.offer, .reply):
-                return "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER --code CODE'"
+                return "this is a transfer offer, not a reply"
             default:
                 return "this is a SealKit \(found.name), not a \(expected.name): check what was pasted"
             }
@@ -89,9 +100,9 @@ package enum CodeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed(let kind, let reason):
             return "the \(kind.name) is damaged (\(reason)): copy it again in full"
         case .retiredVersion(let kind):
-            return "this \(kind.name) is format v1, retired because a man in the middle could read its keys: update sealkit on both sides and start again with 'sealkit transfer receive --offline'"
+            return "this \(kind.name) is format v1, retired because a man in the middle could read its keys"
         case .nothingToSend:
-            return "no keys to send: name key ids, or use --all"
+            return "no keys to send"
         case .tooLarge(let parts):
             return "too many keys for one transfer (it would take \(parts) parts, the limit is \(CodeParts.maximumPartCount)): send fewer ids at a time"
         case .tooManyVersions(let id, let count):

@@ -65,7 +65,7 @@ public enum PaperBackup {
     /// characters, so a stolen printout is not opened by a short guess.
     /// - Parameter passphrase: the passphrase the user chose.
     /// - Throws: `SealKitError` with reason `.passphraseTooShort`, saying the length found.
-    public static func checkChosen(_ passphrase: Passphrase) throws(SealKitError) {
+    @_spi(CLI) public static func checkChosen(_ passphrase: Passphrase) throws(SealKitError) {
         let length = chosenLength(of: passphrase)
         guard length >= minimumChosenLength else {
             throw BackupError(
@@ -217,7 +217,7 @@ public enum PaperBackup {
     /// - Parameter passphrase: the passphrase as typed.
     /// - Returns: the words in lower case joined by single spaces, which is how `makePassphrase`
     ///   writes them, when there are at least `generatedWordCount` and each is on the list; else nil.
-    public static func listForm(of passphrase: Passphrase) -> Passphrase? {
+    @_spi(CLI) public static func listForm(of passphrase: Passphrase) -> Passphrase? {
         guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return nil }
         defer { wipe(&words) }
         guard words.count >= generatedWordCount, words.allSatisfy({ EFFWordList.set.contains($0) }) else { return nil }
@@ -232,7 +232,7 @@ public enum PaperBackup {
     /// - Parameter passphrase: the passphrase as typed.
     /// - Returns: each word not on the list, by its position (1 is the first) and in lower case, with up to
     ///   three list words within two edits of it, nearest first; empty when the passphrase does not read as list words.
-    public static func unlistedWords(in passphrase: Passphrase) -> [(position: Int, word: String, closest: [String])] {
+    @_spi(CLI) public static func unlistedWords(in passphrase: Passphrase) -> [(position: Int, word: String, closest: [String])] {
         guard var words = passphrase.storage.withUnsafeBytes({ splitWords($0) }) else { return [] }
         defer { wipe(&words) }
         guard words.count >= generatedWordCount else { return [] }

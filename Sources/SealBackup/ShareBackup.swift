@@ -168,7 +168,7 @@ public enum ShareBackup {
     }
 
     /// The SLIP-39 word list, for typing shares: completion, and correcting a share one word off.
-    public enum Words {
+    @_spi(CLI) public enum Words {
         /// The 1,024 words, sorted; each is told apart from the others by its first four letters.
         public static var all: [String] { SLIP39Words.all }
 

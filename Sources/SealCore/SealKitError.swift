@@ -1,8 +1,8 @@
 /// Why a SealKit operation failed: the one error type every SealKit product throws.
 ///
 /// Switch on `reason`; `keyID` and `fields` say which key and which profile fields were involved.
-/// `description` is one line naming the problem and the fix, and never holds a key, a passphrase, a
-/// plaintext or a transfer code, so it is safe to log. The `sealkit` command prints it as it is.
+/// `description` is one line naming the problem and what it concerns, and never holds a key, a passphrase,
+/// a plaintext or a transfer code, so it is safe to log. The `sealkit` command prints it, then its own advice.
 ///
 /// ```swift
 /// do {
@@ -161,27 +161,101 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     public let keyID: KeyID?
     /// The profile fields that failed, by name; empty unless `reason` is about a profile.
     public let fields: [String]
-    /// One line naming the problem and the fix. Never holds secret material.
+    /// One line naming the problem and what it concerns (the id, the field, the relay, the file). Never holds
+    /// secret material, and never tells a person to type a command: an app words its own advice.
     public let description: String
+    /// What a person at the `sealkit` command can do about it, which the command words after `description`
+    /// (issue 37: the library states the problem, the command line adds its flags and commands).
+    @_spi(CLI) public let advice: Advice?
+
+    /// The remedies the `sealkit` command words (`Sources/SealKitCLI/Advice.swift`), each for the errors whose
+    /// fix is one of its commands, flags or environment variables.
+    @_spi(CLI) public enum Advice: Sendable, Equatable {
+        /// The relay cannot be reached or stopped taking messages.
+        case chooseAnotherRelay
+        /// A network transfer timed out.
+        case raiseTimeout
+        /// The receiver of a network transfer went away.
+        case startReceivingAgain
+        /// An offline reply did not open with the receiver's code.
+        case startOfflineReceivingAgain
+        /// An offline offer was used already.
+        case startAnotherOfflineReceive
+        /// An offline reply's lifetime is out of range.
+        case chooseExpiry
+        /// A paper backup was given where another code was expected.
+        case restorePaperBackup
+        /// A share bundle was given where a paper backup was expected.
+        case restoreShares
+        /// A transfer offer was given where a reply was expected.
+        case giveOfferToSender
+        /// An offline code of format v1.
+        case updateAndReceiveOffline
+        /// Nothing to send was named.
+        case nameIDsToSend
+        /// The schema asks for seals and Rownd's mode was asked for.
+        case dropRowndForSeals
+        /// A field asks for v2 and Rownd's mode was asked for.
+        case dropRowndForV2
+        /// Strict decryption failed in a way a Rownd app's profile would.
+        case tryRownd
+        /// A seal is missing from a profile that may predate seals.
+        case sealWithEncrypt
+        /// Two devices wrote one version.
+        case readConflictOnPurpose
+        /// The user's data is sealed under a key this device lacks.
+        case receiveTheUsersKey
+        /// Profile fields are sealed under a key this device lacks.
+        case receiveTheUsersKeyForFields
+        /// v1 values in fields written as v2: the profile predates v2.
+        case migrateFieldsToV2
+        /// The TPM needs the file keystore.
+        case useFileKeystoreForTPM
+        /// The desktop keyring is not available.
+        case useFileKeystore
+        /// A keyring item no longer parses.
+        case deleteKeyringItem(KeyID, namespace: String)
+        /// No key under the id.
+        case makeOrReceiveKey(KeyID)
+        /// A key exists under the id already.
+        case rotateInstead
+        /// A passphrase is needed.
+        case givePassphrase
+        /// A TPM PIN is needed.
+        case givePIN
+        /// A keystore path is not the user's own file or folder.
+        case chooseAnotherHome
+        /// The keystore's lock was held too long.
+        case raiseLockTimeout
+        /// The TPM cannot be reached.
+        case chooseTPM
+        /// Keys sealed to the TPM cannot leave the file keystore.
+        case unsealFromTPM(KeyID)
+        /// `--from-facts` was given lines that are not tagged.
+        case tagFacts
+        /// A QR payload too long at the chosen error correction: a lower one that holds more, if any.
+        case shrinkQRPayload(lowerCorrection: String?, holding: Int?)
+    }
 
     /// `text`, which someone else chose (an argument, a file name, a relay's message), as SealKit's own messages
     /// quote it: every character that could rewrite or split a terminal line (controls, bidi overrides, line
     /// separators) written as `\u{…}`, and at most 160 characters kept. For tools that print such text beside
     /// SealKit's messages, so both follow one rule.
-    public static func quoting(_ text: String) -> String { TextSafety.printable(text) }
+    @_spi(CLI) public static func quoting(_ text: String) -> String { TextSafety.printable(text) }
 
     /// The name of `names` nearest to `text` within two edits (insertions, deletions, substitutions, swaps of
     /// neighbours), or equal to it but for case and the separators `_`, `-`, `.` and space (`SSN` and `ssn`,
     /// `home_address` and `homeAddress`), as SealKit's own "did you mean" messages choose it; nil when none is that near.
-    public static func nearest(to text: String, among names: [String]) -> String? {
+    @_spi(CLI) public static func nearest(to text: String, among names: [String]) -> String? {
         TextSafety.nearestName(to: text, among: names)
     }
 
-    package init(_ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String) {
+    package init(_ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String, advice: Advice? = nil) {
         self.reason = reason
         self.keyID = keyID
         self.fields = fields
         self.description = description
+        self.advice = advice
     }
 
     package init(_ error: KeyIDError) { self.init(.invalidArgument, String(describing: error)) }

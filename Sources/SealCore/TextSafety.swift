@@ -20,16 +20,6 @@ package enum TextSafety {
         return result
     }
 
-    /// `text` as one POSIX shell word, for a command a message tells a person to run (a key id someone
-    /// else chose may hold `$(...)`, quotes or spaces): plain when it holds only characters no shell
-    /// treats specially, else in single quotes with a `'` inside written `'\''`.
-    package static func shellWord(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "@%+=,./_-".unicodeScalars.contains(scalar))
-        }
-        return plain ? text : "'" + text.replacing("'", with: "'\\''") + "'"
-    }
-
     /// Whether `text` holds a character that `printable` escapes.
     package static func hasUnprintable(_ text: String) -> Bool { text.unicodeScalars.contains(where: needsEscape) }
 

@@ -21,7 +21,7 @@ import Darwin
 /// ```swift
 /// try DurableFile.write(Array(backup.utf8), to: "/media/usb/backup.txt", exclusive: true)
 /// ```
-public enum DurableFile {
+@_spi(CLI) public enum DurableFile {
     /// Writes `bytes` to the file at `path`, whole or not at all, with mode 0600.
     ///
     /// The folder `path` names must exist; a symbolic link as the folder is followed, one as

@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 
 /// What went wrong with the desktop keyring (the freedesktop Secret Service: GNOME
 /// Keyring, KWallet), with what to do about it. Never carries key material.
@@ -18,8 +18,7 @@ package enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .unavailable(let reason):
-            return "the Secret Service (desktop keyring) is not available (\(reason)): run inside a desktop session "
-                + "with GNOME Keyring or KWallet, or use the file keystore (--keystore file, the default)"
+            return "the Secret Service (desktop keyring) is not available (\(reason))"
         case .locked:
             return "the keyring is locked: unlock it (log in to the desktop session, or unlock the 'login' keyring "
                 + "in Passwords and Keys) and try again; nothing was changed"
@@ -30,8 +29,16 @@ package enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
             return "the keyring could not \(operation): \(reason)"
         case .damagedItem(let id, let namespace, let reason):
             return "the keyring item for '\(id)' in namespace '\(namespace)' no longer parses (\(reason)): "
-                + "someone else changed it; delete it with 'sealkit keys delete --keystore secret-service "
-                + "--namespace \(namespace) -- \(id)' and restore the key from a backup"
+                + "someone else changed it"
+        }
+    }
+
+    /// What the `sealkit` command adds after the description.
+    package var advice: SealKitError.Advice? {
+        switch self {
+        case .unavailable: return .useFileKeystore
+        case .damagedItem(let id, let namespace, _): return .deleteKeyringItem(id, namespace: namespace)
+        case .locked, .timedOut, .failed: return nil
         }
     }
 }

@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 import SystemPackage
 
 /// What went wrong in a keystore, with what to do about it. Never carries key material.
@@ -53,14 +53,13 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     package var description: String {
         switch self {
         case .notFound(let id, let namespace):
-            return "no key for '\(id)' in namespace '\(namespace)': make one with 'sealkit keys generate \(TextSafety.shellWord(id.rawValue))', or bring it from "
-                + "another device with 'sealkit transfer receive' (or 'keys restore' from a backup)"
+            return "no key for '\(id)' in namespace '\(namespace)'"
         case .alreadyExists(let id):
-            return "a key for '\(id)' already exists: use another id, or 'sealkit keys rotate' to replace it and keep the old one for decryption"
+            return "a key for '\(id)' already exists"
         case .conflictingKey(let id):
             return "a different key is already stored under '\(id)': storing this one would orphan every ciphertext made with the stored key; delete it first or use another id"
         case .locked(let id):
-            return "key '\(id)' is passphrase-protected: give the passphrase with SEALKIT_PASSPHRASE or --passphrase-file, or run on a terminal to be asked"
+            return "key '\(id)' is passphrase-protected"
         case .wrongPassphrase(let id):
             return "wrong passphrase for key '\(id)': nothing was changed"
         case .insecurePermissions(let path, let mode):
@@ -75,10 +74,10 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
         case .unsafeOwner(let path, let owner, let user):
             return "\(path) is owned by uid \(owner), not by the current user (uid \(user)), so another user could have planted or changed it: check it, then run 'chown \(user) \(path)', or delete it"
         case .notOwnFile(let path, let reason):
-            return "cannot use \(path): it \(reason), and the keystore uses only real files and folders of its own; move it away or choose another SEALKIT_HOME"
+            return "cannot use \(path): it \(reason), and the keystore uses only real files and folders of its own"
         case .lockTimeout(let path, let seconds):
             let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-            return "the keystore is locked by another process (waited \(shown) s for \(path)): try again, or set SEALKIT_LOCK_TIMEOUT to the seconds to wait"
+            return "the keystore is locked by another process (waited \(shown) s for \(path)): try again"
         case .tooManyKeys(let id, let limit):
             return "'\(id)' would hold more than \(limit) keys, the most one id may have: delete the id or restore it from a backup with fewer keys"
         case .outOfMemory(let reason):
@@ -91,9 +90,9 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return problem.description
         case .tpmUnavailable(let tcti, let detail):
             return "cannot reach the TPM at '\(TextSafety.printable(tcti))' (\(detail)): check that the machine has a TPM 2.0 and that you may "
-                + "use it (the 'tss' group for /dev/tpmrm0), or set SEALKIT_TPM_TCTI to the TPM to use"
+                + "use it (the 'tss' group for /dev/tpmrm0)"
         case .pinRequired(let id):
-            return "key '\(id)' is sealed to the TPM under a PIN: give the PIN with SEALKIT_PASSPHRASE or --passphrase-file, or run on a terminal to be asked"
+            return "key '\(id)' is sealed to the TPM under a PIN"
         case .wrongPIN(let id):
             return "wrong TPM PIN for key '\(id)': nothing was changed; the TPM locks out after a few wrong PINs"
         case .tpmLockout(let id):
@@ -103,10 +102,27 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
         case .tpmFailed(let detail):
             return "the TPM refused the operation (\(detail))"
         case .sealedToTPMStaysHere(let id):
-            return "key '\(id)' is sealed to this machine's TPM, which only the file keystore does: nothing was moved; run "
-                + "'sealkit keys passwd \(id) --remove' (or 'keys passwd \(id)' for a passphrase) first"
+            return "key '\(id)' is sealed to this machine's TPM, which only the file keystore does: nothing was moved"
         case .pinTooLong(let limit):
             return "a TPM PIN is at most \(limit) bytes: choose a shorter one (nothing was changed)"
+        }
+    }
+}
+
+extension KeystoreError {
+    /// What the `sealkit` command adds after the description.
+    package var advice: SealKitError.Advice? {
+        switch self {
+        case .notFound(let id, _): return .makeOrReceiveKey(id)
+        case .alreadyExists: return .rotateInstead
+        case .locked: return .givePassphrase
+        case .pinRequired: return .givePIN
+        case .notOwnFile: return .chooseAnotherHome
+        case .lockTimeout: return .raiseLockTimeout
+        case .tpmUnavailable: return .chooseTPM
+        case .sealedToTPMStaysHere(let id): return .unsealFromTPM(id)
+        case .keyring(let problem): return problem.advice
+        default: return nil
         }
     }
 }

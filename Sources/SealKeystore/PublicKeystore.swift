@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 
 /// Where a user's keys live: files in a folder of the user's own, or this process's memory.
 ///
@@ -123,18 +123,23 @@ public struct Keystore: Sendable {
     ///   - id: the id to move.
     ///   - destination: the keystore to move it into.
     ///   - passphrase: unlocks protected keys on either side.
-    ///   - checkOnly: check that the move would succeed, changing nothing (to check many ids before moving any).
-    /// - Returns: the id's entry as the destination now holds it (as it holds it now, for `checkOnly`).
+    /// - Returns: the id's entry as the destination now holds it.
     /// - Throws: `SealKitError`: `.keyNotFound`, `.conflictingKey`, `.passphraseRequired`, `.wrongPassphrase`, ...
     @discardableResult
-    public func move(_ id: KeyID, to destination: Keystore, passphrase: Passphrase?, checkOnly: Bool = false) throws(SealKitError) -> KeyEntry? {
+    public func move(_ id: KeyID, to destination: Keystore, passphrase: Passphrase?) throws(SealKitError) -> KeyEntry? {
         do {
-            if checkOnly {
-                try storage.checkMove(id, to: destination.storage, passphrase: passphrase)
-            } else {
-                try storage.move(id, to: destination.storage, passphrase: passphrase)
-            }
+            try storage.move(id, to: destination.storage, passphrase: passphrase)
             return try destination.storage.entry(for: id)
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+
+    /// Checks that `move(_:to:passphrase:)` would succeed, changing nothing: `keys migrate` checks every id
+    /// before it moves any.
+    @_spi(CLI) public func checkMove(_ id: KeyID, to destination: Keystore, passphrase: Passphrase?) throws(SealKitError) {
+        do {
+            try storage.checkMove(id, to: destination.storage, passphrase: passphrase)
         } catch {
             throw SealKitError(error)
         }
@@ -143,7 +148,7 @@ public struct Keystore: Sendable {
     /// The ids that an earlier SealKit, before ids were normalized, stored under another Unicode form of
     /// their id (`café` typed as `e` and a combining accent), with whether each is passphrase-protected.
     /// Always empty for keystores other than files.
-    public func unnormalizedIDs() throws(SealKitError) -> [(id: KeyID, isProtected: Bool)] {
+    @_spi(CLI) public func unnormalizedIDs() throws(SealKitError) -> [(id: KeyID, isProtected: Bool)] {
         guard let files = storage as? FileKeystore else { return [] }
         do {
             return try files.unnormalizedFiles().map { ($0.id, $0.isProtected) }
@@ -157,7 +162,7 @@ public struct Keystore: Sendable {
     /// so those sealed for the old spelling open under neither spelling afterwards.
     /// - Returns: true when `id` already held the keys (they merged), false when they were moved to a new entry.
     @discardableResult
-    public func normalize(_ id: KeyID, passphrase: Passphrase?) throws(SealKitError) -> Bool {
+    @_spi(CLI) public func normalize(_ id: KeyID, passphrase: Passphrase?) throws(SealKitError) -> Bool {
         guard let files = storage as? FileKeystore else { return false }
         do throws(KeystoreError) {
             for file in try files.unnormalizedFiles() where file.id == id {
@@ -179,7 +184,7 @@ public struct Keystore: Sendable {
 }
 
 extension SealKitError {
-    /// The keystore's error, with its message unchanged; `keyID` names the entry when the error does not.
+    /// The keystore's error, with its message and advice unchanged; `keyID` names the entry when the error does not.
     package init(_ error: KeystoreError, keyID entryID: KeyID? = nil) {
         let reason: Reason
         var keyID: KeyID?
@@ -208,7 +213,7 @@ extension SealKitError {
         case .tpmLockout(let id): reason = .tpmLockout; keyID = id
         case .sealedToAnotherTPM(let id): reason = .sealedToAnotherTPM; keyID = id
         }
-        self.init(reason, keyID: keyID ?? entryID, String(describing: error))
+        self.init(reason, keyID: keyID ?? entryID, String(describing: error), advice: error.advice)
     }
 
     /// A key history that breaks the keystore's rules (from a transfer or backup).

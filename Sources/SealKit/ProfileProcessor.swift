@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 import SealJSON
 import SealProfile
 
@@ -68,8 +68,8 @@ public struct ProfileProcessor: Sendable {
         if asRownd && schema.requiresSeal {
             throw SealKitError(
                 .invalidArgument,
-                "the schema asks for profile seals (\"sealkit\": {\"seal\": true}), which Rownd's SDKs would not understand: "
-                    + "--rownd never writes or checks a seal, so drop --rownd or the schema's \"sealkit\" member")
+                "the schema asks for profile seals (\"sealkit\": {\"seal\": true}), which Rownd's SDKs would not understand",
+                advice: .dropRowndForSeals)
         }
         if asRownd {
             if format == .v2 || operation == .rotate(migratingFromV1: true) {
@@ -78,8 +78,7 @@ public struct ProfileProcessor: Sendable {
             if let field = schema.encryptedFields.first(where: { $0.format == .v2 }) {
                 throw SealKitError(
                     .invalidSchema,
-                    "field \(field.name) asks for v2 ciphertexts, which Rownd's SDKs cannot read; "
-                        + "--rownd writes v1 only, so drop --rownd or the field's \"sealkit\": {\"format\": 2}")
+                    "field \(field.name) asks for v2 ciphertexts, which Rownd's SDKs cannot read", advice: .dropRowndForV2)
             }
         }
         self.operation = operation
@@ -115,18 +114,18 @@ public struct ProfileProcessor: Sendable {
             return try run(profile, with: keys, appendingTo: &output)
         } catch .seal(let problem) {
             let plain = SealKitError(ProfileError.seal(problem), keyID: vault.user)
-            throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description)
+            throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description, advice: plain.advice)
         } catch .fieldsFailed(let failures) where rownd == nil {
             throw SealKitError(
                 .profileFields, keyID: vault.user, fields: failures.map(\.field),
-                prefix + ProfileError.fieldsFailed(failures).description + Self.hint(for: failures))
+                prefix + ProfileError.fieldsFailed(failures).description, advice: Self.hint(for: failures))
         } catch .invalidJSON(let error) {
             // Within one line the parser's line is always 1; name the input's line instead.
             let located = line.map { JSONError(reason: error.reason, line: $0, column: error.column, byteOffset: error.byteOffset) }
             throw SealKitError(.invalidJSON, keyID: vault.user, "the profile is \(located ?? error)")
         } catch {
             let plain = SealKitError(error, keyID: vault.user)
-            throw SealKitError(plain.reason, keyID: plain.keyID, fields: plain.fields, prefix + plain.description)
+            throw SealKitError(plain.reason, keyID: plain.keyID, fields: plain.fields, prefix + plain.description, advice: plain.advice)
         }
     }
 
@@ -224,16 +223,15 @@ public struct ProfileProcessor: Sendable {
         return outcome
     }
 
-    /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required,
-    /// says so in its own reason; anything else may be a profile that a Rownd app wrote, which Rownd's mode reads.
-    private static func hint(for failures: [FieldFailure]) -> String {
-        let explained = failures.contains {
-            switch $0.reason {
-            case .sealedUnderUnknownKey, .undecryptable(.notBound): return true
-            default: return false
-            }
+    /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required, says so in
+    /// its own reason (and the command names the command that fixes it); anything else may be a profile that a
+    /// Rownd app wrote, which Rownd's mode reads.
+    private static func hint(for failures: [FieldFailure]) -> SealKitError.Advice? {
+        if failures.contains(where: { if case .sealedUnderUnknownKey = $0.reason { true } else { false } }) {
+            return .receiveTheUsersKeyForFields
         }
-        return explained ? "" : " (written by a Rownd app? try --rownd)"
+        if failures.contains(where: { $0.reason == .undecryptable(.notBound) }) { return .migrateFieldsToV2 }
+        return .tryRownd
     }
 }
 

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealCore
+@_spi(CLI) import SealCore
 import SealJSON
 import SealKeystore
 import SealProfile
@@ -438,8 +438,8 @@ public final class Vault: Sendable {
     private func keyElsewhere(_ keys: [MissingKey]) -> SealKitError {
         SealKitError(
             .keyElsewhere, keyID: user,
-            "the data of '\(user)' is sealed under " + keys.map(\.description).joined(separator: "; ")
-                + ": receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one")
+            "the data of '\(user)' is sealed under " + keys.map(\.description).joined(separator: "; "),
+            advice: .receiveTheUsersKey)
     }
 
     /// Reads a profile's bytes (a file, a response body) as strict JSON: UTF-8, one value, no duplicate
@@ -449,7 +449,7 @@ public final class Vault: Sendable {
     ///   - name: how errors name it (`"the profile alice.json"`).
     /// - Returns: the profile as compact JSON text, for the vault's profile calls.
     /// - Throws: `SealKitError` with reason `.invalidJSON`, naming the line and column, never the content.
-    public static func readProfile(_ bytes: some Collection<UInt8>, named name: String = "the profile") throws(SealKitError) -> String {
+    @_spi(CLI) public static func readProfile(_ bytes: some Collection<UInt8>, named name: String = "the profile") throws(SealKitError) -> String {
         do {
             return try JSONValue.parse(bytes).serialized()
         } catch {

@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitAudit
 
 extension FindingKind: ExpressibleByArgument {}
 

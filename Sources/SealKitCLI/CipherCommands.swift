@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitTransfer
 
 #if canImport(Glibc)
 import Glibc
@@ -168,7 +169,7 @@ struct DecryptCommand: ParsableCommand {
                     let plaintext: String
                     switch result {
                     case .success(let opened): plaintext = opened
-                    case .failure(let error): throw CLIFailure("line \(lineNumber): \(error)", status: .dataError)
+                    case .failure(let error): throw CLIFailure("line \(lineNumber): \(said(error))", status: .dataError)
                     }
                     guard !plaintext.utf8.contains(UInt8(ascii: "\n")) else {
                         throw CLIFailure(
@@ -232,7 +233,7 @@ struct StatusCommand: ParsableCommand {
             let passphrase = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
             vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase)
         } catch {
-            throw CLIFailure("encryption is not possible for \(id.shown): \(error)", status: .negative)
+            throw CLIFailure("encryption is not possible for \(id.shown): \(said(error))", status: .negative)
         }
         let status = vault.encryptionStatus(existing: profile, schema: try data.readSchema())
         switch status {
@@ -246,7 +247,7 @@ struct StatusCommand: ParsableCommand {
                 + (retired > 0 ? ", \(retired) retired" : "")
                 + (profile != nil ? ", and it opens every ciphertext in the profile" : ""))
         case .notPossible(let error):
-            let reason = SealKitCommand.suggestingNearID(for: error) ?? String(describing: error)
+            let reason = SealKitCommand.suggestingNearID(for: error) ?? said(error)
             throw CLIFailure("encryption is not possible for \(id.shown): \(reason)", status: .negative)
         }
     }
@@ -285,7 +286,7 @@ struct UserDataOptions: ParsableArguments {
         do {
             return try ProfileSchema(json: bytes)
         } catch {
-            throw CLIFailure("\(schema): \(error)", status: .dataError)
+            throw CLIFailure("\(schema): \(said(error))", status: .dataError)
         }
     }
 }

@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitBackup
 
 #if canImport(Glibc)
 import Glibc
@@ -88,7 +89,7 @@ extension KeysCommand {
             do {
                 try PaperBackup.checkChosen(chosen)
             } catch {
-                throw CLIFailure("\(error): no backup was made", status: .usage)
+                throw CLIFailure("\(said(error)): no backup was made", status: .usage)
             }
             return (chosen, false)
         }
@@ -187,7 +188,7 @@ extension KeysCommand {
                     let unlisted = PaperBackup.unlistedWords(in: given).map { "word \($0.position)" }
                     guard !unlisted.isEmpty else { throw error }
                     throw CLIFailure(
-                        "\(error) (\(unlisted.joined(separator: ", ")) of the passphrase "
+                        "\(said(error)) (\(unlisted.joined(separator: ", ")) of the passphrase "
                             + "\(unlisted.count == 1 ? "is" : "are") not on SealKit's word list)", status: .noPermission)
                 }
             }

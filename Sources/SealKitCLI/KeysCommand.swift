@@ -4,7 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
 import SealKitTPM
 
 #if canImport(Glibc)
@@ -49,7 +49,7 @@ struct KeysCommand: ParsableCommand {
             } catch {
                 // (A `catch where` on the typed error crashes Swift 6.3's SIL ownership verifier here.)
                 guard error.reason == .keyElsewhere else { throw error }
-                throw CLIFailure("not making a key for \(id.shown): \(error)", status: .conflict)
+                throw CLIFailure("not making a key for \(id.shown): \(said(error))", status: .conflict)
             }
         }
     }
@@ -134,7 +134,7 @@ struct KeysCommand: ParsableCommand {
             guard !survey.problems.isEmpty else { return }
             for problem in survey.problems {
                 let name = problem.keyID.map { "key '\($0)'" } ?? "an entry whose id cannot be read"
-                StandardError.write("sealkit: \(name): \(problem)\n")
+                StandardError.write("sealkit: \(name): \(said(problem))\n")
             }
             let damaged = survey.problems.contains { ExitStatus($0.reason) == .dataError }
             Glibc.exit(damaged ? ExitStatus.dataError.rawValue : ExitStatus(survey.problems[0].reason).rawValue)
@@ -189,7 +189,7 @@ struct KeysCommand: ParsableCommand {
                             abandoned: "nothing was changed")
                     }
                 }
-                let entry = try keystore.sealKeys(of: id, to: TPM.fromEnvironment(ProcessInfo.processInfo.environment), pin: pin, unlockingWith: current)
+                let entry = try keystore.sealKeys(of: id, to: KeystoreOptions.tpm, pin: pin, unlockingWith: current)
                 print("\(id)\t\(entry.fingerprint)\t\(pin == nil ? "sealed to the TPM" : "sealed to the TPM with a PIN")")
                 return
             }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import SealKit
+@_spi(CLI) import SealKit
 
 extension KeysCommand {
     struct Migrate: ParsableCommand {
@@ -65,7 +65,7 @@ extension KeysCommand {
             }
             // Every id is checked before any moves, so a missing id, a conflict, a wrong
             // passphrase or a locked keyring leaves both keystores as they were.
-            for id in ids { try source.move(id, to: destination, passphrase: passphrase, checkOnly: true) }
+            for id in ids { try source.checkMove(id, to: destination, passphrase: passphrase) }
             for id in ids {
                 let moved = try source.move(id, to: destination, passphrase: passphrase)
                 // Each line is printed as its id is done, so a later failure leaves an accurate record.

@@ -4,7 +4,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitBackup
+@_spi(CLI) import SealKitTransfer
 
 #if canImport(Glibc)
 import Glibc
@@ -56,7 +58,7 @@ enum ShareBackupCommands {
                 groupThreshold: groupThreshold, passphrase: passphrase)
         } catch {
             guard error.reason == .invalidShareLayout else { throw error }
-            throw CLIFailure("\(error): no backup was made", status: .usage)
+            throw CLIFailure("\(said(error)): no backup was made", status: .usage)
         }
         let (bundle, shares) = (made.bundle, made.shares)
         TransferDisplay.describe(histories, "Backed up")
@@ -184,7 +186,7 @@ enum ShareBackupCommands {
                 shares.append(share)
                 if interactive { StandardError.write("\(place): share \"\(share.prefix) ...\" accepted\n") }
             } catch {
-                failure = CLIFailure("\(place): \(error)", status: .dataError)
+                failure = CLIFailure("\(place): \(said(error))", status: .dataError)
                 return false
             }
             // On a terminal, stop as soon as the shares suffice.
@@ -206,7 +208,7 @@ enum ShareBackupCommands {
         do {
             try ShareBackup.check(shares)
         } catch {
-            throw CLIFailure("\(error)" + (duplicates.isEmpty ? "" : " (\(duplicates.joined(separator: "; ")))"), status: .dataError)
+            throw CLIFailure("\(said(error))" + (duplicates.isEmpty ? "" : " (\(duplicates.joined(separator: "; ")))"), status: .dataError)
         }
         for duplicate in duplicates { StandardError.write("sealkit: note: \(duplicate)\n") }
         // Asked only once the shares suffice; a wrong one is told from another backup's shares.
@@ -255,7 +257,7 @@ extension ShareBackupCommands {
                 break
             } catch {
                 guard error.reason == .notEnoughShares else {
-                    StandardError.write("that share was not taken: \(error); \(kept(shares.count)), type the next share\n")
+                    StandardError.write("that share was not taken: \(said(error)); \(kept(shares.count)), type the next share\n")
                     continue
                 }
                 shares = trial
@@ -277,7 +279,7 @@ extension ShareBackupCommands {
             {
                 return share
             }
-            StandardError.write("that share was not taken: \(error); \(Self.kept(kept)), type it again\n")
+            StandardError.write("that share was not taken: \(said(error)); \(Self.kept(kept)), type it again\n")
             return nil
         }
     }

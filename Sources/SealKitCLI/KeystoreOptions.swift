@@ -95,11 +95,18 @@ struct KeystoreOptions: ParsableArguments {
             // Keys sealed to the TPM open through `$SEALKIT_TPM_TCTI` (default device:/dev/tpmrm0); nothing
             // connects to it unless such a key is used.
             let keystore = try Keystore(directory: root, namespace: name, lockTimeout: lockTimeout)
-                .using(TPM.fromEnvironment(environment), sealingNewKeys: sealNewKeysToTPM)
+                .using(Self.tpm, sealingNewKeys: sealNewKeysToTPM)
             opened = keystore.location
             openedKeystore = keystore
             return keystore
         }
+    }
+
+    /// The TPM `$SEALKIT_TPM_TCTI` names (a tpm2-tss TCTI string, trusted as tpm2-tools trusts
+    /// `TPM2TOOLS_TCTI`), else the machine's.
+    static var tpm: TPM {
+        guard let tcti = getenv("SEALKIT_TPM_TCTI"), tcti.pointee != 0 else { return TPM() }
+        return TPM(tcti: String(cString: tcti))
     }
 
     /// `$SEALKIT_HOME`, else `$XDG_DATA_HOME/sealkit`, else `$HOME/.local/share/sealkit`.

@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitTransfer
 import Synchronization
 
 #if canImport(Glibc)
@@ -108,7 +109,7 @@ enum CodeEntry {
                     return code
                 }
                 guard attempt < KeystoreOptions.tries else { throw error }
-                TerminalPrompt.say("sealkit: \(error); type the code again")
+                TerminalPrompt.say("sealkit: \(said(error)); type the code again")
             }
         }
         return nil
@@ -121,7 +122,7 @@ enum CodeEntry {
             return try TransferCode(given)
         } catch {
             if let suggestion = TransferCode.suggestion(for: given) {
-                throw CLIFailure("\(error) (did you mean \(suggestion)?)", status: .usage)
+                throw CLIFailure("\(said(error)) (did you mean \(suggestion)?)", status: .usage)
             }
             throw error
         }

@@ -5,7 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import Dispatch
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitTransfer
 
 #if canImport(Glibc)
 import Glibc
@@ -155,9 +156,9 @@ struct ProfileOptions: ParsableArguments {
             if completeSchema { parsed.undeclaredMembers = .refused }
             processor = try ProfileProcessor(operation, schema: parsed, format: format, asRownd: rownd, pretty: pretty)
         } catch where error.reason == .invalidArgument && rownd {
-            throw CLIFailure("\(schema): \(error)", status: .usage)
+            throw CLIFailure("\(schema): \(said(error))", status: .usage)
         } catch {
-            throw CLIFailure("\(schema): \(error)", status: .dataError)
+            throw CLIFailure("\(schema): \(said(error))", status: .dataError)
         }
         // Profiles follow the schema's formats (or --format), never the vault's.
         return (processor, try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1))
@@ -304,7 +305,7 @@ struct ProfileOptions: ParsableArguments {
             output.append(UInt8(ascii: "\n"))
             return outcome
         } catch {
-            throw CLIFailure(error.description, status: .dataError)
+            throw CLIFailure(said(error), status: .dataError)
         }
     }
 

@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitQR
 
 #if canImport(Glibc)
 import Glibc
@@ -62,7 +63,7 @@ struct QRCommand: ParsableCommand {
             rendered = try code.rendered(as: format, inverted: invert || Terminal.invertsQR)
         } catch {
             // A payload that makes no QR code is bad input, whatever the library's reason (empty, too long).
-            throw CLIFailure(error.description, status: .dataError)
+            throw CLIFailure(said(error), status: .dataError)
         }
         if let output = outputFile {
             try DurableFile.write(rendered, to: output)

@@ -73,7 +73,7 @@ enum ImageInput {
         do {
             payloads = try QRScanner.scan(imageFile: bytes)
         } catch {
-            throw CLIFailure("\(name(path)): \(error)", status: .dataError)
+            throw CLIFailure("\(name(path)): \(said(error))", status: .dataError)
         }
         guard !payloads.isEmpty else { throw CLIFailure("no QR code found in \(name(path))", status: .dataError) }
         guard payloads.count >= atLeast else {
@@ -94,7 +94,7 @@ enum ImageInput {
         do {
             choice = try QRScanner.choose(kind, from: payloads, in: place)
         } catch {
-            throw CLIFailure("\(error)", status: .dataError)
+            throw CLIFailure("\(said(error))", status: .dataError)
         }
         if !choice.ignored.isEmpty {
             StandardError.write("sealkit: \(place): took the \(kind.name); ignored \(choice.ignored.joined(separator: ", "))\n")

@@ -4,7 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
 
 #if canImport(Glibc)
 import Glibc
@@ -102,7 +102,7 @@ struct SealKitCommand: AsyncParsableCommand {
         let near = ids.first { $0.rawValue.lowercased() == id.rawValue.lowercased() }
             ?? SealKitError.nearest(to: id.rawValue, among: ids.map(\.rawValue)).flatMap { try? KeyID($0) }
         guard let near, near != id else { return nil }
-        let text = error.description
+        let text = said(error)
         guard let advice = text.firstRange(of: ": make one with ") else { return text + "; did you mean \(near.shown)?" }
         return text[..<advice.lowerBound] + ": did you mean \(near.shown)? If not, make one with " + text[advice.upperBound...]
     }
@@ -117,7 +117,7 @@ struct SealKitCommand: AsyncParsableCommand {
         default:
             if let mapped = ExitStatus(for: error) {
                 status = mapped
-                message = (suggestingNearID(for: error) ?? String(describing: error)) + keystorePlace(for: error)
+                message = (suggestingNearID(for: error) ?? said(error)) + keystorePlace(for: error)
             } else {
                 // Help, version and argument errors: argument-parser knows what to print.
                 let code = exitCode(for: error)

@@ -4,7 +4,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitTransfer
+@_spi(CLI) import SealKitQR
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +48,7 @@ enum TransferDisplay {
                     "this QR code is \(needed) columns wide but the terminal has \(columns): widen the window, or copy the text below\n")
             }
         } catch {
-            StandardError.write("(no QR code: \(error); use the text below)\n")
+            StandardError.write("(no QR code: \(said(error)); use the text below)\n")
         }
     }
 
@@ -207,7 +209,7 @@ struct TransferCommand: AsyncParsableCommand {
             do {
                 return try TransferLink(parsing: text)
             } catch {
-                throw CLIFailure("\(error)", status: .usage)
+                throw CLIFailure("\(said(error))", status: .usage)
             }
         }
 

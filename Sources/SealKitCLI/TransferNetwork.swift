@@ -19,10 +19,16 @@ enum TransferNetwork {
 
     /// `--relay`, else `SEALKIT_RELAY`, else the public magic-wormhole relay; an address without a
     /// path gets the mailbox endpoint `/v1`, as in a `sealkit-transfer:` URI.
+    /// The library reads no environment variable; the command does.
     static func relay(_ option: String?) throws -> String {
-        var environment: [String: String] = [:]
-        if let value = getenv("SEALKIT_RELAY") { environment["SEALKIT_RELAY"] = String(cString: value) }
-        return try KeyTransfer.relay(option, environment: environment)
+        if let option { return try KeyTransfer.relay(option) }
+        guard let value = getenv("SEALKIT_RELAY"), value.pointee != 0 else { return KeyTransfer.publicRelay }
+        do {
+            return try KeyTransfer.relay(String(cString: value))
+        } catch {
+            // Name where the address came from: the person may not know the variable is set.
+            throw CLIFailure("SEALKIT_RELAY: \(error) (or give --relay URL)", status: ExitStatus(error.reason))
+        }
     }
 
     /// Receives keys: shows the code (stdout's first line with `text`), waits for the sender,

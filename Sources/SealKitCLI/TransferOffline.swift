@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKit
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitTransfer
 
 #if canImport(Glibc)
 import Glibc
@@ -176,7 +177,7 @@ enum TransferOffline {
         StandardError.write("Paste the reply (one line per part), then press Enter:\n")
         var assembler = ReplyAssembler()
         var pending = ""
-        func retry(_ problem: any Error) { retry("\(problem)") }
+        func retry(_ problem: any Error) { retry(said(problem)) }
         func retry(_ problem: String) {
             StandardError.write("\(problem)\nPaste it again:\n")
         }

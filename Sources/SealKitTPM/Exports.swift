@@ -1,5 +1,6 @@
 // Keys sealed to the machine's TPM 2.0 (through tpm2-tss), on top of SealKit's file keystore.
 @_exported import SealKit
+@_spi(CLI) import SealCore
 import SealKeystore
 import SealTPM
 
@@ -20,14 +21,6 @@ public struct TPM: Sendable, Equatable {
     /// A TPM reached through `tcti`. Nothing connects until a key is sealed or unsealed.
     /// - Parameter tcti: a tpm2-tss TCTI string; by default the machine's TPM.
     public init(tcti: String = TPM.defaultTCTI) { self.tcti = tcti }
-
-    /// The TPM `$SEALKIT_TPM_TCTI` names, else the machine's: what `sealkit` uses.
-    /// - Parameter environment: the environment to read, by default the process's.
-    /// - Returns: the TPM.
-    public static func fromEnvironment(_ environment: [String: String]) -> TPM {
-        guard let tcti = environment["SEALKIT_TPM_TCTI"], !tcti.isEmpty else { return TPM() }
-        return TPM(tcti: tcti)
-    }
 }
 
 extension Keystore {
@@ -58,7 +51,7 @@ extension Keystore {
     @discardableResult
     public func sealKeys(of id: KeyID, to tpm: TPM, pin: Passphrase?, unlockingWith current: Passphrase?) throws(SealKitError) -> KeyEntry {
         guard let files = using(tpm).storage as? FileKeystore else {
-            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM: use --keystore file")
+            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM", advice: .useFileKeystoreForTPM)
         }
         do {
             return try files.changeProtection(of: id, from: current, to: .tpm(pin: pin))

@@ -1,7 +1,7 @@
 // Key transfer between devices through a magic-wormhole mailbox relay (swift-nio), on top of SealKit.
 // Backups are the SealKitBackup product's.
 @_exported import SealKit
-import SealCore
+@_spi(CLI) import SealCore
 import SealKeystore
 import SealMailbox
 @_exported import SealTransfer
@@ -100,7 +100,7 @@ extension SealKitError {
             // The receiver cancelled, as far as the relay can tell: the other side's doing, as a decline is.
             case .receiverGone: reason = .declined
             }
-            self.init(reason, String(describing: error))
+            self.init(reason, String(describing: error), advice: error.advice)
         case let error as WormholeCodeError: self.init(.invalidArgument, String(describing: error))
         case let error as TransferError: self.init(error)
         default: self.init(.invalidTransfer, String(describing: error))
@@ -123,7 +123,7 @@ extension SealKitError {
         case .tooLarge, .tooManyKeys: reason = .tooLarge
         default: reason = .invalidTransfer
         }
-        self.init(reason, keyID: keyID, String(describing: error))
+        self.init(reason, keyID: keyID, String(describing: error), advice: error.advice)
     }
 
     private init(_ refusal: Refusal, _ description: String) {

@@ -4,17 +4,14 @@ import SealMailbox
 import SealTransfer
 
 extension KeyTransfer {
-    /// The relay to use: `address`, else `SEALKIT_RELAY` in `environment`, else `publicRelay`.
-    /// An address without a path gets the mailbox endpoint `/v1`.
-    /// - Parameters:
-    ///   - address: a `ws://` URL, such as `ws://relay.example:4000`; nil for the default.
-    ///   - environment: the process environment, for `SEALKIT_RELAY`.
+    /// The relay at `address`, checked: a `ws://` URL such as `ws://relay.example:4000`; an address without a
+    /// path gets the mailbox endpoint `/v1`. Where no address is configured, use ``publicRelay``.
+    /// - Parameter address: the relay's address, as a person gave it.
     /// - Returns: the relay's WebSocket URL, as ``KeyReceiver`` and ``KeySender`` take it.
     /// - Throws: `SealKitError.Reason.invalidArgument` for an address that is no relay.
-    public static func relay(_ address: String? = nil, environment: [String: String] = [:]) throws(SealKitError) -> String {
+    public static func relay(_ address: String) throws(SealKitError) -> String {
         do {
-            if let address { return try RelayURL(endpoint: address).description }
-            return try NetworkTransfer.defaultRelay(environment: environment).description
+            return try RelayURL(endpoint: address).description
         } catch {
             throw SealKitError(transferFailure: error)
         }
@@ -38,7 +35,7 @@ public actor KeyReceiver {
 
     /// Connects to `relay`, allocates a code and opens its mailbox.
     /// - Parameters:
-    ///   - relay: the mailbox relay's WebSocket URL (see ``KeyTransfer/relay(_:environment:)``).
+    ///   - relay: the mailbox relay's WebSocket URL (see ``KeyTransfer/relay(_:)``).
     ///   - timeout: seconds to wait for the sender, and for each later step.
     /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`.
     public init(relay: String = KeyTransfer.publicRelay, timeout: Int = 600) async throws(SealKitError) {

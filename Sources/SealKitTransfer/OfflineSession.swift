@@ -115,7 +115,7 @@ public struct OfflineOffer: Sendable {
 /// order) back into its one line; a reply given whole passes through.
 public struct ReplyAssembler: Sendable {
     /// The longest line of a reply or part that SealKit writes.
-    public static let maximumLineLength = TransferParts.maximumLineLength
+    @_spi(CLI) public static let maximumLineLength = TransferParts.maximumLineLength
     /// The text every part starts with; a whole reply starts with `sealkit-reply-v2:`.
     public static let partPrefix = TransferTextKind.part.prefix
     /// The text a whole reply starts with.

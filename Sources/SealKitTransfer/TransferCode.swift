@@ -35,7 +35,7 @@ public struct TransferCode: Sendable, CustomStringConvertible {
     /// for completing a code as it is typed: none for the number.
     /// - Parameter position: how many words stand before the one being typed.
     /// - Returns: the words of that position's half of the PGP word list, in lower case.
-    public static func words(at position: Int) -> [String] {
+    @_spi(CLI) public static func words(at position: Int) -> [String] {
         switch position {
         case 1: return PGPWordList.odd
         case 2: return PGPWordList.even
@@ -49,7 +49,7 @@ public struct TransferCode: Sendable, CustomStringConvertible {
     /// - Parameter typed: what a person typed.
     /// - Returns: the suggested code's text; nil when `typed` is well formed already or no single
     ///   correction exists.
-    public static func suggestion(for typed: String) -> String? {
+    @_spi(CLI) public static func suggestion(for typed: String) -> String? {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
         let trimmed = typed.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
         var parts = String(trimmed).lowercased().split(whereSeparator: { $0 == "-" || $0 == " " }).map(String.init)

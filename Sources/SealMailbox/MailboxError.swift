@@ -1,3 +1,5 @@
+@_spi(CLI) import SealCore
+
 /// Why a wormhole through a mailbox server failed. Each description is one line that says
 /// what went wrong and what to do; none repeats the code, a key or a message body.
 package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -38,7 +40,7 @@ package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .badRelay(let reason): return reason
         case .unreachable(let relay, let reason):
-            return "cannot reach the mailbox relay \(relay) (\(reason)): check the network, or choose another relay with --relay URL"
+            return "cannot reach the mailbox relay \(relay) (\(reason))"
         case .unwelcome(let relay, let message):
             return "the mailbox relay \(relay) refused the connection: \(message)"
         case .server(let message): return "the mailbox relay reported an error: \(message)"
@@ -48,21 +50,29 @@ package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
         case .messageTooLarge(let limit): return "the transfer broke off: a message from the relay is larger than \(limit) bytes"
         case .badCode(let reason): return reason
         case .timedOut(let seconds):
-            return "nobody completed the transfer within \(seconds) second\(seconds == 1 ? "" : "s"): start again and enter the code on the other device sooner (or raise --timeout)"
+            return "nobody completed the transfer within \(seconds) second\(seconds == 1 ? "" : "s"): start again and enter the code on the other device sooner"
         case .wrongCode:
             return "wrong code: the other side used a different code (or someone tried to guess it); nothing was transferred, start again with a new code"
         case .notSealKit(let reason): return "the other side is not a SealKit key transfer: \(reason)"
         case .interrupted: return "interrupted: the transfer was cancelled"
         case .receiverGone(let nameplate):
             return "the receiver cancelled: the mailbox relay holds no transfer under this code's number (\(nameplate)), "
-                + "as when the receiver pressed Ctrl-C or timed out (or another sender used the code); nothing was sent: "
-                + "start 'sealkit transfer receive' again and use its new code"
+                + "as when the receiver pressed Ctrl-C or timed out (or another sender used the code); nothing was sent"
         case .flooded(let relay, let reason):
             return "the transfer was ended: the relay \(relay) (or someone on the path to it) flooded it: \(reason); "
                 + "nothing was stored. Use a relay you trust, over a network path you trust (your own relay, or a VPN or SSH tunnel to it)"
         case .stalled(let relay, let seconds):
-            return "the mailbox relay \(relay) stopped taking messages (one waited \(seconds) second\(seconds == 1 ? "" : "s") to go out): "
-                + "check the network, or choose another relay with --relay URL"
+            return "the mailbox relay \(relay) stopped taking messages (one waited \(seconds) second\(seconds == 1 ? "" : "s") to go out)"
+        }
+    }
+
+    /// What the `sealkit` command adds after the description.
+    package var advice: SealKitError.Advice? {
+        switch self {
+        case .unreachable, .stalled: return .chooseAnotherRelay
+        case .timedOut: return .raiseTimeout
+        case .receiverGone: return .startReceivingAgain
+        default: return nil
         }
     }
 }

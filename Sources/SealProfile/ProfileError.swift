@@ -113,8 +113,7 @@ package struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
     package var description: String { field + " " + reasonDescription }
 
     /// What a device missing the user's key should do.
-    static let receiveAdvice =
-        "receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one"
+    static let receiveAdvice = "receive the user's key from a device that has it instead of making a new one"
 
     /// What went wrong, without the field's name, so failures alike can share one sentence.
     var reasonDescription: String {
@@ -128,8 +127,8 @@ package struct FieldFailure: Equatable, Sendable, CustomStringConvertible {
             return "holds \(found), not a ciphertext"
         case .undecryptable(.notBound):
             return "holds a v1 value, which names no field, but the field is v2, so it is not bound to this place "
-                + "and may have been moved from another field: if the profile predates v2, migrate it once with "
-                + "'sealkit profile rotate --format v2 --from-v1'"
+                + "and may have been moved from another field: if the profile predates v2, migrate it once by rotating "
+                + "it from v1 to v2"
         case .undecryptable(let error):
             return "cannot be decrypted with the user's keys (\(error))"
         case .decryptedTypeMismatch(let expected):

@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 import SealJSON
 
 /// Why a profile's seal was refused (issue 38). Names versions, never values or MACs.
@@ -19,7 +19,7 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .missing:
             return "the profile's seal is missing: the schema asks for one (\(ProfileSchema.sealMember)), so a profile "
-                + "without it may have had it removed; if the profile predates the seal, add one with 'sealkit profile encrypt'"
+                + "without it may have had it removed"
         case .mismatch(let detail):
             return "the profile's seal does not match: \(detail)"
         case .older(let found, let seen):
@@ -29,7 +29,16 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
             return detail
         case .conflicting(let version):
             return "the profile's seal is a conflicting write: version \(version) seen here has another seal, so two "
-                + "devices wrote at once; read it with --accept-conflict, merge the changes, and write it again (a higher version)"
+                + "devices wrote at once"
+        }
+    }
+
+    /// What the `sealkit` command adds after the description.
+    package var advice: SealKitError.Advice? {
+        switch self {
+        case .missing: return .sealWithEncrypt
+        case .conflicting: return .readConflictOnPurpose
+        case .mismatch, .older, .unrecorded: return nil
         }
     }
 }

@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 import SealJSON
 
 extension ProfileSchema {
@@ -37,7 +37,7 @@ extension ProfileSchema {
 }
 
 extension SealKitError {
-    /// A profile that would not encrypt, decrypt or rotate for `keyID`, with its message unchanged.
+    /// A profile that would not encrypt, decrypt or rotate for `keyID`, with its message and advice unchanged.
     package init(_ error: ProfileError, keyID: KeyID? = nil) {
         switch error {
         case .invalidJSON, .notAnObject:
@@ -57,7 +57,7 @@ extension SealKitError {
             case .conflicting: reason = .sealConflict
             case .unrecorded: reason = .fileSystem
             }
-            self.init(reason, keyID: keyID, String(describing: error))
+            self.init(reason, keyID: keyID, String(describing: error), advice: problem.advice)
         }
     }
 

@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 
 /// Why a payload could not become a QR code, or a QR code an image.
 ///
@@ -18,15 +18,8 @@ package enum QRCodeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .emptyPayload:
             return "nothing to encode: the QR payload is empty"
         case .payloadTooLong(let count, let maximum, let correction):
-            var advice = "split the data"
-            if let lower = QRErrorCorrection.allCases.first(where: {
-                QRCode.maximumPayload(correction: $0) > maximum
-            }) {
-                advice = "use lower error correction (--ecc \(lower.rawValue) holds "
-                    + "\(QRCode.maximumPayload(correction: lower)) bytes) or split the data"
-            }
             return "too long for a QR code: \(count) bytes, but at error correction \(correction.rawValue) "
-                + "a QR code holds at most \(maximum) bytes; \(advice)"
+                + "a QR code holds at most \(maximum) bytes"
         case .encodingFailed(let reason):
             return "QR encoding failed: \(reason)"
         case .renderingFailed(let format, let reason):
@@ -40,7 +33,11 @@ extension SealKitError {
     package init(_ error: QRCodeError) {
         switch error {
         case .emptyPayload: self.init(.missingInput, error.description)
-        case .payloadTooLong: self.init(.tooLarge, error.description)
+        case .payloadTooLong(_, let maximum, _):
+            let lower = QRErrorCorrection.allCases.first { QRCode.maximumPayload(correction: $0) > maximum }
+            self.init(
+                .tooLarge, error.description,
+                advice: .shrinkQRPayload(lowerCorrection: lower?.rawValue, holding: lower.map { QRCode.maximumPayload(correction: $0) }))
         case .encodingFailed, .renderingFailed: self.init(.fileSystem, error.description)
         }
     }

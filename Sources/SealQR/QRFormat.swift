@@ -67,7 +67,7 @@ extension QRCode {
     /// before printing whether a code would wrap (and so not scan).
     /// - Parameter format: the output format.
     /// - Returns: the width in columns, or nil for image formats.
-    public func terminalWidth(for format: QRFormat) -> Int? {
+    @_spi(CLI) public func terminalWidth(for format: QRFormat) -> Int? {
         switch format {
         case .utf8, .ansi: sizeWithQuietZone
         case .ascii: 2 * sizeWithQuietZone

@@ -66,7 +66,7 @@ public struct QRChoice: Sendable {
 extension QRScanner {
     /// Takes the code of `kind` out of every code images hold: the one rule of every option that reads
     /// one thing from images (`--code-qr`, `--to-qr`, `receive --offline --qr`, `keys restore --qr`,
-    /// `keys import --qr`). Read the whole image first (`scan(imageFile:lookingFor:)` always does); then
+    /// `keys import --qr`). Read the whole image first (`scan(imageFile:)` always does); then
     /// - one code of the kind (or the parts of one whole, whatever their number) is taken, other codes
     ///   are named in `QRChoice/ignored` by kind only;
     /// - two or more of the kind (two codes, or parts of two wholes) are refused, saying how many: an
@@ -75,7 +75,7 @@ extension QRScanner {
     ///   what it is not), and several are refused, naming their kinds.
     /// - Parameters:
     ///   - kind: what the option reads.
-    ///   - payloads: every code of the images, in reading order (`scan(imageFile:lookingFor:)`).
+    ///   - payloads: every code of the images, in reading order (`scan(imageFile:)`).
     ///   - place: what holds them, for messages: "the image", a file's name, "a.png and b.png".
     /// - Returns: the codes taken and what the others are.
     /// - Throws: `SealKitError/Reason/unreadableImage` for no code at all, two of the kind, or several

@@ -8,7 +8,7 @@ import SealCore
 import Glibc
 #endif
 
-/// An 8-bit grayscale image, one byte per pixel, row by row: what `QRScanner/scan(_:lookingFor:)` reads.
+/// An 8-bit grayscale image, one byte per pixel, row by row: what `QRScanner/scan(_:)` reads.
 ///
 /// Make one from an image file's bytes with `init(imageFile:)` (PNG, JPEG, PBM, PGM or PPM), or from
 /// pixels a camera or a renderer gave with `init(width:height:luminance:)`.
@@ -98,14 +98,13 @@ public enum QRScanner {
     /// Synchronous: it reads on the calling thread and waits for zxing-cpp's helper process, at most
     /// its time budget (1.5 s and 0.1 s a megapixel). From async code, `codes(inImageFile:)` reads the
     /// same without blocking a thread.
-    /// - Parameters:
-    ///   - bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
-    ///   - prefix: not used any more: every code is read, whatever it starts with (an early stop at
-    ///     the first code with a prefix could hide a second one). Kept so that callers still build.
+    /// Every code is read, whatever it starts with: stopping at the first code a caller looks for could
+    /// hide a second one, which the caller must see to refuse an image holding two (`QRScanner.choose`).
+    /// - Parameter bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
     /// - Returns: each code's payload, byte for byte.
     /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads,
     ///   an image too large, or a damaged one.
-    public static func scan(imageFile bytes: [UInt8], lookingFor prefix: [UInt8]? = nil) throws(SealKitError) -> [[UInt8]] {
+    public static func scan(imageFile bytes: [UInt8]) throws(SealKitError) -> [[UInt8]] {
         scan(try GrayImage(imageFile: bytes))
     }
 
@@ -114,24 +113,22 @@ public enum QRScanner {
     /// Both decoders read every image, upright and inverted (light-on-dark): zxing-cpp in its helper
     /// process while zbar reads the image and its negative on the calling thread. A code both find, or
     /// found upright and inverted, is one code: the same payload where the two bounding boxes overlap.
-    /// Synchronous, as `scan(imageFile:lookingFor:)`.
-    /// - Parameters:
-    ///   - image: the pixels.
-    ///   - prefix: not used any more: the whole image is read (see `scan(imageFile:lookingFor:)`).
+    /// Synchronous, as `scan(imageFile:)`.
+    /// - Parameter image: the pixels.
     /// - Returns: each code's payload, byte for byte.
-    public static func scan(_ image: GrayImage, lookingFor prefix: [UInt8]? = nil) -> [[UInt8]] {
+    public static func scan(_ image: GrayImage) -> [[UInt8]] {
         let zxing = ZXingJob(image)
         let found = merged(zbarCodes(image), zbarCodes(image.inverted()))
         return ordered(merged(found, zxing.finish()), height: image.height)
     }
 
     /// Every QR code in `bytes` (an image file's contents), in reading order, as
-    /// `scan(imageFile:lookingFor:)` reads them, without blocking a thread: zbar reads the image and its
+    /// `scan(imageFile:)` reads them, without blocking a thread: zbar reads the image and its
     /// negative in two child tasks, and the task sleeps between looks at zxing-cpp's helper process.
     /// Cancelling the task stops the helper; what was read so far is returned.
     /// - Parameter bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
     /// - Returns: each code's payload, byte for byte.
-    /// - Throws: `SealKitError/Reason/unreadableImage`, as `scan(imageFile:lookingFor:)`.
+    /// - Throws: `SealKitError/Reason/unreadableImage`, as `scan(imageFile:)`.
     public static func codes(inImageFile bytes: [UInt8]) async throws(SealKitError) -> [[UInt8]] {
         await codes(in: try GrayImage(imageFile: bytes))
     }

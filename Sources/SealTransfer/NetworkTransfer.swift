@@ -34,20 +34,6 @@ package enum NetworkTransfer {
     /// The keys message's first byte.
     static let keysMessageKind: UInt8 = 1
 
-    /// The default relay: `SEALKIT_RELAY` when set (`/v1` added when it has no path), else the public
-    /// magic-wormhole mailbox server.
-    package static func defaultRelay(environment: [String: String]) throws(MailboxError) -> RelayURL {
-        guard let configured = environment["SEALKIT_RELAY"], !configured.isEmpty else { return RelayURL.publicRelay }
-        do {
-            return try RelayURL(endpoint: configured)
-        } catch .badRelay(let reason) {
-            // Name where the address came from: the person may not know the variable is set.
-            throw .badRelay("SEALKIT_RELAY: \(reason) (or give --relay URL)")
-        } catch {
-            throw error
-        }
-    }
-
     /// Which end of a transfer a program is, as its `app_versions` says.
     enum Role: String {
         case sender, receiver

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealCore
+@_spi(CLI) import SealCore
 import SealBackup
 import SealKeystore
 import SealMailbox
@@ -92,10 +92,20 @@ package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The backup holds no key for the id asked for.
     case notInBackup(KeyID, holds: [KeyID])
 
+    /// What the `sealkit` command adds after the description.
+    package var advice: SealKitError.Advice? {
+        switch self {
+        case .wrongCode: return .startOfflineReceivingAgain
+        case .offerUsed: return .startAnotherOfflineReceive
+        case .badLifetime: return .chooseExpiry
+        default: return CodeError(self)?.advice
+        }
+    }
+
     package var description: String {
         switch self {
         case .wrongCode:
-            return "wrong code: the reply does not open with this receiver's code (the sender typed another code, answered another offer, or the reply was altered); nothing was stored; start again with a new 'sealkit transfer receive --offline'"
+            return "wrong code: the reply does not open with this receiver's code (the sender typed another code, answered another offer, or the reply was altered); nothing was stored"
         case .badCode(let error):
             return error.description
         case .expired(let at, let now):
@@ -105,9 +115,9 @@ package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible 
         case .madeInTheFuture(let date):
             return "this reply was made at \(date.formatted(.iso8601)), ahead of this machine's clock: check both clocks and send again"
         case .offerUsed:
-            return "this offer was already used (a reply was tried): start a new 'sealkit transfer receive --offline' for another transfer"
+            return "this offer was already used (a reply was tried)"
         case .badLifetime(let seconds):
-            return "a reply must expire within 1 to 86400 seconds, not \(seconds): choose --expires-in in that range"
+            return "a reply must expire within 1 to 86400 seconds, not \(seconds)"
         default:
             // Every other case is the text layer's (above).
             return "\(CodeError(self)!)"

@@ -3,7 +3,7 @@ import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// The expected keys of an `ok` vector, as `Scripts/make-format-vectors.py` writes them.
 struct FormatVectorKeys: Decodable {

@@ -3,7 +3,7 @@ import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// Issue 13: every key read is one guarded allocation, so a peer that knows the code must not be
 /// able to make a receiver allocate keys until the memory mappings run out and it crashes.

@@ -3,7 +3,7 @@ import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// Keys as a keystore would hand them out, with a retired key when `retired` is set.
 func history(_ id: String, retired: Bool = false) throws -> KeyHistory {

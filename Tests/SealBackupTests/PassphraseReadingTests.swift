@@ -3,7 +3,7 @@ import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// Issue 29: a passphrase SealKit made opens its backup however a person writes it down; a passphrase
 /// the user chose stays byte-exact; a backup made before this change still opens.

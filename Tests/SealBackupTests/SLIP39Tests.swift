@@ -3,7 +3,7 @@ import SealCore
 import SealTestSupport
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// SLIP-39 against its official vectors (every one, valid and invalid) and python-shamir-mnemonic.
 @Suite("SLIP-39")

@@ -1,9 +1,9 @@
 import Foundation
-import SealCore
+@_spi(CLI) import SealCore
 import SealKeystore
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// The public share-backup API (`ShareBackup.make`/`restore`), as an app uses it: shares of keys and
 /// back, and each failure as a `BackupError` reason with the CLI's one-line text.
@@ -109,7 +109,8 @@ struct ShareBackupTests {
             Issue.record("a bundle passed as a paper backup")
         } catch {
             #expect(error.reason == .notABackup)
-            #expect(error.description.hasPrefix("this is a share backup bundle, not a paper backup: add --shares"))
+            #expect(error.description == "this is a share backup bundle, not a paper backup")
+            #expect(error.advice == .restoreShares)
         }
         #expect(throws: BackupError(CodeError.notCodeText(expected: .backup))) { try PaperBackup.check("hello") }
     }

@@ -2,7 +2,7 @@ import Foundation
 import SealCore
 import Testing
 
-@testable import SealBackup
+@_spi(CLI) @testable import SealBackup
 
 /// Issue 29: a share typed with one wrong word is corrected, never thrown away.
 @Suite("SLIP-39 share correction")

@@ -1,6 +1,6 @@
 import Foundation
 import SealCore
-import SealKeystore
+@_spi(CLI) import SealKeystore
 import Testing
 
 @Suite("Durable files")

@@ -94,8 +94,6 @@ struct NetworkTransferTests {
         #expect(throws: MailboxError.self) {
             try NetworkTransfer.checkPeer(["sealkit": ["protocol": "key-transfer/v2", "role": "receiver"]], expecting: .receiver)
         }
-        #expect(try NetworkTransfer.defaultRelay(environment: [:]) == RelayURL.publicRelay)
-        #expect(try NetworkTransfer.defaultRelay(environment: ["SEALKIT_RELAY": "ws://10.0.0.1:9/v1"]).port == 9)
     }
 
     @Test func receiverAnswersRoundTrip() throws {

@@ -1,4 +1,4 @@
-import SealKitTransfer
+@_spi(CLI) import SealKitTransfer
 import Testing
 
 /// The offline transfer, Rownd's key text and codes as an app uses them: through SealKitTransfer's public API
@@ -154,6 +154,7 @@ struct PublicTransferAPITests {
         #expect(link.code == "7-guitarist-revenge")
         #expect(link.relay == "ws://relay.example:4000/v1")
         #expect(try KeyTransfer.relay("ws://relay.example:4000") == "ws://relay.example:4000/v1")
-        #expect(try KeyTransfer.relay(nil, environment: [:]) == KeyTransfer.publicRelay)
+        #expect(try KeyTransfer.relay("ws://10.0.0.1:9/v1") == "ws://10.0.0.1:9/v1")
+        #expect(throws: SealKitError.self) { try KeyTransfer.relay("http://relay.example:4000/v1") }
     }
 }

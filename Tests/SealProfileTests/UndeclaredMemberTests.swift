@@ -1,4 +1,4 @@
-import SealCore
+@_spi(CLI) import SealCore
 import SealJSON
 import Testing
 

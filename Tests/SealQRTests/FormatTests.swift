@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SealQR
+@_spi(CLI) @testable import SealQR
 
 @Suite("Formats")
 struct FormatTests {

@@ -1,6 +1,6 @@
 import Foundation
 import KeystoreConformance
-import SealCore
+@_spi(CLI) import SealCore
 import SealKeystore
 import SealSecretService
 import SealTestSupport
@@ -127,7 +127,9 @@ struct SecretServiceKeystoreTests {
                 return
             }
             #expect(reported == id && reportedNamespace == namespace.name)
-            #expect(error.description.contains("delete it with 'sealkit keys delete --keystore secret-service"))
+            // The library names the item; the command words the fix (issue 37: `AdviceTests` pins its line).
+            #expect(error.description.contains("no longer parses") && error.description.contains("someone else changed it"))
+            #expect(error.advice == .deleteKeyringItem(id, namespace: namespace.name))
             #expect(!error.description.contains("4f4a6IInDuSga0wy") && !error.description.contains("\n"))
         }
         #expect(throws: KeystoreError.self) { try store.entries() }

@@ -1,0 +1,125 @@
+import Foundation
+import SealAudit
+import SealBackup
+@_spi(CLI) import SealCore
+import SealKeystore
+import SealMailbox
+import SealProfile
+import SealQR
+import SealTransfer
+@testable import SealKitCLI
+@_spi(CLI) import SealKit
+@_spi(CLI) import SealKitTransfer
+import Testing
+
+/// Library errors state the problem; the command adds its advice (issue 37). For every error whose remedy is one of
+/// the command's flags, commands or environment variables: the library's `description` names none of them, and the
+/// command prints, byte for byte, the line it printed before the advice moved (each expected line is the old text).
+@Suite("Library errors are plain, the command's advice is its own")
+struct AdviceTests {
+    static let relay = try! RelayURL(endpoint: "ws://relay.example:4000/v1")
+    static let alice = try! KeyID("alice")
+    static let quoted = try! KeyID("o'brien")
+
+    /// Each error, and the line the command printed for it before issue 37.
+    static let cases: [(SealKitError, String)] = [
+        (SealKitError(KeystoreError.notFound(alice, namespace: "default")),
+         "no key for 'alice' in namespace 'default': make one with 'sealkit keys generate alice', or bring it from "
+            + "another device with 'sealkit transfer receive' (or 'keys restore' from a backup)"),
+        (SealKitError(KeystoreError.notFound(quoted, namespace: "default")),
+         "no key for 'o'brien' in namespace 'default': make one with 'sealkit keys generate 'o'\\''brien'', or bring it from "
+            + "another device with 'sealkit transfer receive' (or 'keys restore' from a backup)"),
+        (SealKitError(KeystoreError.alreadyExists(alice)),
+         "a key for 'alice' already exists: use another id, or 'sealkit keys rotate' to replace it and keep the old one for decryption"),
+        (SealKitError(KeystoreError.locked(alice)),
+         "key 'alice' is passphrase-protected: give the passphrase with SEALKIT_PASSPHRASE or --passphrase-file, or run on a terminal to be asked"),
+        (SealKitError(KeystoreError.pinRequired(alice)),
+         "key 'alice' is sealed to the TPM under a PIN: give the PIN with SEALKIT_PASSPHRASE or --passphrase-file, or run on a terminal to be asked"),
+        (SealKitError(KeystoreError.notOwnFile(path: "/k/default", reason: "is a symbolic link")),
+         "cannot use /k/default: it is a symbolic link, and the keystore uses only real files and folders of its own; move it away or choose another SEALKIT_HOME"),
+        (SealKitError(KeystoreError.lockTimeout(path: "/k/.lock", seconds: 10)),
+         "the keystore is locked by another process (waited 10 s for /k/.lock): try again, or set SEALKIT_LOCK_TIMEOUT to the seconds to wait"),
+        (SealKitError(KeystoreError.tpmUnavailable(tcti: "device:/dev/tpmrm0", detail: "no answer")),
+         "cannot reach the TPM at 'device:/dev/tpmrm0' (no answer): check that the machine has a TPM 2.0 and that you may "
+            + "use it (the 'tss' group for /dev/tpmrm0), or set SEALKIT_TPM_TCTI to the TPM to use"),
+        (SealKitError(KeystoreError.sealedToTPMStaysHere(alice)),
+         "key 'alice' is sealed to this machine's TPM, which only the file keystore does: nothing was moved; run "
+            + "'sealkit keys passwd alice --remove' (or 'keys passwd alice' for a passphrase) first"),
+        (SealKitError(KeystoreError.keyring(.unavailable(reason: "no session bus"))),
+         "the Secret Service (desktop keyring) is not available (no session bus): run inside a desktop session "
+            + "with GNOME Keyring or KWallet, or use the file keystore (--keystore file, the default)"),
+        (SealKitError(KeystoreError.keyring(.damagedItem(alice, namespace: "default", reason: "bad JSON"))),
+         "the keyring item for 'alice' in namespace 'default' no longer parses (bad JSON): someone else changed it; delete it "
+            + "with 'sealkit keys delete --keystore secret-service --namespace default -- alice' and restore the key from a backup"),
+        (SealKitError(transferFailure: MailboxError.unreachable(relay, reason: "connection refused")),
+         "cannot reach the mailbox relay ws://relay.example:4000/v1 (connection refused): check the network, or choose another relay with --relay URL"),
+        (SealKitError(transferFailure: MailboxError.stalled(relay, seconds: 1)),
+         "the mailbox relay ws://relay.example:4000/v1 stopped taking messages (one waited 1 second to go out): "
+            + "check the network, or choose another relay with --relay URL"),
+        (SealKitError(transferFailure: MailboxError.timedOut(seconds: 600)),
+         "nobody completed the transfer within 600 seconds: start again and enter the code on the other device sooner (or raise --timeout)"),
+        (SealKitError(transferFailure: MailboxError.receiverGone(nameplate: "7")),
+         "the receiver cancelled: the mailbox relay holds no transfer under this code's number (7), as when the receiver pressed "
+            + "Ctrl-C or timed out (or another sender used the code); nothing was sent: start 'sealkit transfer receive' again and use its new code"),
+        (SealKitError(TransferError.wrongCode),
+         "wrong code: the reply does not open with this receiver's code (the sender typed another code, answered another offer, "
+            + "or the reply was altered); nothing was stored; start again with a new 'sealkit transfer receive --offline'"),
+        (SealKitError(TransferError.offerUsed),
+         "this offer was already used (a reply was tried): start a new 'sealkit transfer receive --offline' for another transfer"),
+        (SealKitError(TransferError.badLifetime(seconds: 0)),
+         "a reply must expire within 1 to 86400 seconds, not 0: choose --expires-in in that range"),
+        (SealKitError(TransferError.wrongKind(found: .offer, expected: .reply)),
+         "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER --code CODE'"),
+        (SealKitError(CodeError.wrongKind(found: .backup, expected: .reply)),
+         "this is a paper backup, not a transfer reply: restore it with 'sealkit keys restore ID'"),
+        (SealKitError(CodeError.wrongKind(found: .shares, expected: .backup)),
+         "this is a share backup bundle, not a paper backup: add --shares ('sealkit keys restore --shares --all'), then paste the bundle and the shares"),
+        (SealKitError(CodeError.retiredVersion(.offer)),
+         "this transfer offer is format v1, retired because a man in the middle could read its keys: update sealkit on both sides "
+            + "and start again with 'sealkit transfer receive --offline'"),
+        (SealKitError(CodeError.nothingToSend), "no keys to send: name key ids, or use --all"),
+        (SealKitError(ProfileError.seal(.missing)),
+         "the profile's seal is missing: the schema asks for one (sealkit_seal), so a profile without it may have had it removed; "
+            + "if the profile predates the seal, add one with 'sealkit profile encrypt'"),
+        (SealKitError(ProfileError.seal(.conflicting(version: 3))),
+         "the profile's seal is a conflicting write: version 3 seen here has another seal, so two devices wrote at once; "
+            + "read it with --accept-conflict, merge the changes, and write it again (a higher version)"),
+        (SealKitError(AuditError.untaggedLine(4)),
+         "line 4 of the input does not start with its place (FILE LINE, two numbers): --facts reads tagged lines"),
+        (SealKitError(QRCodeError.payloadTooLong(byteCount: 3000, maximum: 2331, correction: .medium)),
+         "too long for a QR code: 3000 bytes, but at error correction M a QR code holds at most 2331 bytes; "
+            + "use lower error correction (--ecc L holds 2953 bytes) or split the data"),
+    ]
+
+    @Test func theLibraryStatesTheProblemAndTheCommandPrintsWhatItDidBefore() {
+        for (error, printed) in Self.cases {
+            #expect(said(error) == printed)
+            #expect(error.advice != nil, "\(error.description)")
+            for word in ["sealkit ", "--", "SEALKIT_"] {
+                #expect(!error.description.contains(word), "\(error.description)")
+            }
+        }
+    }
+
+    /// The errors the vault and the profile processor throw with advice, through their public calls.
+    @Test func vaultAndProcessorErrorsCarryTheirAdvice() throws {
+        let vault = Vault(keystore: try .inMemory(), user: Self.alice, format: .v2)
+        do {
+            _ = try vault.encrypt(plaintext: "x")
+            Issue.record("encrypted without a key")
+        } catch {
+            #expect(!error.description.contains("sealkit"), "\(error.description)")
+            #expect(said(error) == error.description + ": make one with 'sealkit keys generate alice', or bring it from "
+                + "another device with 'sealkit transfer receive' (or 'keys restore' from a backup)")
+        }
+        let schema = try ProfileSchema(json: #"{"schema": {"a": {"encryption": {"state": "enabled"}}}, "sealkit": {"seal": true}}"#)
+        do {
+            _ = try ProfileProcessor(.encrypt, schema: schema, asRownd: true)
+            Issue.record("Rownd's mode took a sealing schema")
+        } catch {
+            #expect(!error.description.contains("--rownd"), "\(error.description)")
+            #expect(said(error).hasSuffix(": --rownd never writes or checks a seal, so drop --rownd or the schema's \"sealkit\" member"))
+        }
+        #expect(throws: SealKitError.self) { try KeyTransfer.relay("http://relay.example") }
+    }
+}
