@@ -112,15 +112,15 @@ extension SealKitError {
         let reason: Reason
         var keyID: KeyID?
         switch error {
-        case .wrongPassphrase: reason = .wrongPassphrase
-        case .notInBackup(let id, _): reason = .missingInput; keyID = id
-        case .noInput: reason = .missingInput
-        case .badLifetime, .nothingToSend: reason = .invalidArgument
+        case .code(.wrongPassphrase): reason = .wrongPassphrase
+        case .code(.notInBackup(let id, _)): reason = .missingInput; keyID = id
+        case .code(.noInput): reason = .missingInput
+        case .badLifetime, .code(.nothingToSend): reason = .invalidArgument
         // A malformed code is what the person typed (64); a well-formed one that is not the other side's, 77.
         case .badCode: reason = .invalidArgument
         case .wrongCode: reason = .wrongCode
-        case .tooManyVersions(let id, _): reason = .tooLarge; keyID = id
-        case .tooLarge, .tooManyKeys: reason = .tooLarge
+        case .code(.tooManyVersions(let id, _)): reason = .tooLarge; keyID = id
+        case .code(.tooLarge), .code(.tooManyKeys): reason = .tooLarge
         default: reason = .invalidTransfer
         }
         self.init(reason, keyID: keyID, String(describing: error), advice: error.advice)

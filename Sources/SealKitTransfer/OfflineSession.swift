@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealCore
+import SealBackup
 import SealMailbox
 import SealKeystore
 import SealTransfer
@@ -54,7 +55,7 @@ public final class OfflineKeyReceiver: Sendable {
             try receiver.check(reply)
             return false
         } catch {
-            if case .malformed = error { return true }
+            if case .code(.malformed) = error { return true }
             return false
         }
     }
@@ -77,7 +78,7 @@ public final class OfflineKeyReceiver: Sendable {
 /// A receiver's offer, on the sending side of an offline transfer.
 public struct OfflineOffer: Sendable {
     /// The text every offer starts with.
-    public static let prefix = TransferTextKind.offer.prefix
+    public static let prefix = CodeKind.offer.prefix
     private let offer: TransferOffer
 
     /// Reads an offer.
@@ -117,9 +118,9 @@ public struct ReplyAssembler: Sendable {
     /// The longest line of a reply or part that SealKit writes.
     @_spi(CLI) public static let maximumLineLength = TransferParts.maximumLineLength
     /// The text every part starts with; a whole reply starts with `sealkit-reply-v2:`.
-    public static let partPrefix = TransferTextKind.part.prefix
+    public static let partPrefix = CodeKind.part.prefix
     /// The text a whole reply starts with.
-    public static let replyPrefix = TransferTextKind.reply.prefix
+    public static let replyPrefix = CodeKind.reply.prefix
     private var assembler = PartAssembler()
 
     /// Makes an empty assembler.
@@ -136,7 +137,7 @@ public struct ReplyAssembler: Sendable {
             return try assembler.add(line)
         } catch {
             switch error {
-            case .partsDoNotFit, .partsFromTwoTransfers, .partsMixedWithWhole: assembler = PartAssembler()
+            case .code(.partsDoNotFit), .code(.partsFromTwoTransfers), .code(.partsMixedWithWhole): assembler = PartAssembler()
             default: break
             }
             throw SealKitError(error)

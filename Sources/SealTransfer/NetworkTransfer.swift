@@ -70,7 +70,7 @@ package enum NetworkTransfer {
             groups[groups.count - 1].append(history)
             size += entry
         }
-        guard groups.count <= maximumPartCount else { throw .tooLarge(parts: groups.count) }
+        guard groups.count <= maximumPartCount else { throw .code(.tooLarge(parts: groups.count)) }
         return groups.enumerated().map { index, group in
             SecureBytes(count: 5 + KeyBundle.byteCount(of: group)) { buffer in
                 var writer = ByteWriter(buffer)
@@ -84,7 +84,7 @@ package enum NetworkTransfer {
 
     /// Reads one keys message: its part number, the part count, and its keys.
     package static func readKeysMessage(_ message: SecureBytes?) throws(TransferError) -> (part: Int, parts: Int, keys: [KeyHistory]) {
-        guard let message else { throw .malformed(.reply, reason: "an empty message") }
+        guard let message else { throw .code(.malformed(.reply, reason: "an empty message")) }
         return try TransferError.converting { () throws(CodeError) in try message.reading { raw throws(CodeError) in
             var reader = ByteReader(raw, kind: .reply)
             guard try reader.byte() == keysMessageKind else {
@@ -260,7 +260,7 @@ package actor NetworkKeyReceiver {
 
     /// Why a keys message was refused, without the advice meant for pasted text.
     private static func reason(_ error: TransferError) -> String {
-        if case .malformed(_, let reason) = error { return reason }
+        if case .code(.malformed(_, let reason)) = error { return reason }
         return "\(error)"
     }
 

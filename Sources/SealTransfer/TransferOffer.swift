@@ -40,7 +40,7 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
     package init(_ text: String) throws(TransferError) {
         let body = try TransferError.converting { () throws(CodeError) in try CodeText.checkedBody(of: CodeText.trimmed(text), as: .offer) }
         guard body.count == SPAKE2Symmetric.messageByteCount else {
-            throw .malformed(.offer, reason: "it holds \(body.count) bytes, an offer holds \(SPAKE2Symmetric.messageByteCount)")
+            throw .code(.malformed(.offer, reason: "it holds \(body.count) bytes, an offer holds \(SPAKE2Symmetric.messageByteCount)"))
         }
         message = body
     }
@@ -84,7 +84,7 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
         do {
             key = try spake.finish(peerMessage: message)
         } catch {
-            throw .malformed(.offer, reason: error.description)
+            throw .code(.malformed(.offer, reason: error.description))
         }
         let plaintext = SecureBytes(count: Self.replyHeaderByteCount + KeyBundle.byteCount(of: keys)) { buffer in
             var writer = ByteWriter(buffer)

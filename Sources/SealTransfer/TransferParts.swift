@@ -51,7 +51,7 @@ package struct PartAssembler: Sendable {
 
     /// The error for input that ended before a whole code arrived.
     /// - Parameter kind: what was expected, for the message when nothing arrived at all.
-    package func incompleteError(expecting kind: TransferTextKind) -> TransferError {
-        TransferError(assembler.incompleteError(expecting: kind.code))
+    package func incompleteError(expecting kind: CodeKind) -> TransferError {
+        .code(assembler.incompleteError(expecting: kind))
     }
 }

@@ -82,7 +82,7 @@ package final class TransferReceiver: Sendable {
         } catch {
             throw .wrongCode
         }
-        guard let plaintext else { throw .malformed(.reply, reason: "empty") }
+        guard let plaintext else { throw .code(.malformed(.reply, reason: "empty")) }
         let (created, expires, keys) = try TransferError.converting { () throws(CodeError) in try plaintext.reading {
             (raw) throws(CodeError) -> (Int64, Int64, [KeyHistory]) in
             var reader = ByteReader(raw, kind: .reply)
@@ -97,7 +97,7 @@ package final class TransferReceiver: Sendable {
             try reader.finish()
             return (created, expires, keys)
         } }
-        guard expires > created else { throw .malformed(.reply, reason: "it expires before it was made") }
+        guard expires > created else { throw .code(.malformed(.reply, reason: "it expires before it was made")) }
         let createdDate = Date(timeIntervalSince1970: TimeInterval(created))
         let expiresDate = Date(timeIntervalSince1970: TimeInterval(expires))
         if now.timeIntervalSince(expiresDate) > TransferOffer.allowedClockSkew { throw .expired(at: expiresDate, now: now) }
@@ -113,7 +113,7 @@ package final class TransferReceiver: Sendable {
     private static func parse(_ text: String) throws(TransferError) -> ([UInt8], [UInt8]) {
         let body = try TransferError.converting { () throws(CodeError) in try CodeText.checkedBody(of: CodeText.trimmed(text), as: .reply) }
         let messageCount = SPAKE2Symmetric.messageByteCount
-        guard body.count > messageCount + WormholeKey.sealOverhead else { throw .malformed(.reply, reason: "truncated") }
+        guard body.count > messageCount + WormholeKey.sealOverhead else { throw .code(.malformed(.reply, reason: "truncated")) }
         return (Array(body[..<messageCount]), Array(body[messageCount...]))
     }
 }

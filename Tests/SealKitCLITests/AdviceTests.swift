@@ -68,7 +68,7 @@ struct AdviceTests {
          "this offer was already used (a reply was tried): start a new 'sealkit transfer receive --offline' for another transfer"),
         (SealKitError(TransferError.badLifetime(seconds: 0)),
          "a reply must expire within 1 to 86400 seconds, not 0: choose --expires-in in that range"),
-        (SealKitError(TransferError.wrongKind(found: .offer, expected: .reply)),
+        (SealKitError(TransferError.code(.wrongKind(found: .offer, expected: .reply))),
          "this is a transfer offer, not a reply: give it to the sender with 'sealkit transfer send ID --to OFFER --code CODE'"),
         (SealKitError(CodeError.wrongKind(found: .backup, expected: .reply)),
          "this is a paper backup, not a transfer reply: restore it with 'sealkit keys restore ID'"),

@@ -24,17 +24,17 @@ struct PartsTests {
     @Test func missingDuplicatedAndForeignPartsAreRefused() throws {
         let parts = try TransferParts.split(Self.payload)
         let other = try TransferParts.split("sealkit-reply-v2:" + CodeText.encode(SecureRandom.bytes(count: 3000)))
-        #expect(throws: TransferError.missingParts([2, 4], count: 4)) { try TransferParts.join([parts[0], parts[2]]) }
-        #expect(throws: TransferError.duplicatePart(index: 1, count: 4)) { try TransferParts.join([parts[0], parts[0]]) }
-        #expect(throws: TransferError.partsFromTwoTransfers) { try TransferParts.join([parts[0], other[1]]) }
-        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join([parts[0], "sealkit-reply-v2:AAAA"]) }
-        #expect(throws: TransferError.partsMixedWithWhole) { try TransferParts.join(["sealkit-reply-v2:AAAA", parts[0]]) }
-        #expect(throws: TransferError.noInput(.reply)) { try TransferParts.join(["", " "]) }
+        #expect(throws: TransferError.code(.missingParts([2, 4], count: 4))) { try TransferParts.join([parts[0], parts[2]]) }
+        #expect(throws: TransferError.code(.duplicatePart(index: 1, count: 4))) { try TransferParts.join([parts[0], parts[0]]) }
+        #expect(throws: TransferError.code(.partsFromTwoTransfers)) { try TransferParts.join([parts[0], other[1]]) }
+        #expect(throws: TransferError.code(.partsMixedWithWhole)) { try TransferParts.join([parts[0], "sealkit-reply-v2:AAAA"]) }
+        #expect(throws: TransferError.code(.partsMixedWithWhole)) { try TransferParts.join(["sealkit-reply-v2:AAAA", parts[0]]) }
+        #expect(throws: TransferError.code(.noInput(.reply))) { try TransferParts.join(["", " "]) }
 
         // A piece changed but renumbered consistently: the transfer id catches it.
         var changed = parts
         changed[1] = String(parts[1].dropLast()) + (parts[1].last == "A" ? "B" : "A")
-        #expect(throws: TransferError.partsDoNotFit) { try TransferParts.join(changed) }
+        #expect(throws: TransferError.code(.partsDoNotFit)) { try TransferParts.join(changed) }
     }
 
     @Test(arguments: [
@@ -49,7 +49,7 @@ struct PartsTests {
 
     @Test func tooLargeIsRefused() {
         let huge = "sealkit-reply-v2:" + String(repeating: "A", count: 1165 * 100)
-        #expect(throws: TransferError.tooLarge(parts: 101)) { try TransferParts.split(huge) }
+        #expect(throws: TransferError.code(.tooLarge(parts: 101))) { try TransferParts.split(huge) }
     }
 }
 
@@ -155,15 +155,15 @@ struct TransferVectorTests {
     static func name(of error: TransferError) -> String {
         switch error {
         case .wrongCode: return "wrong-code"
-        case .retiredVersion: return "retired-version"
+        case .code(.retiredVersion): return "retired-version"
         case .expired: return "expired"
-        case .wrongPassphrase: return "wrong-passphrase"
-        case .missingParts: return "missing-parts"
-        case .duplicatePart: return "duplicate-part"
-        case .partsFromTwoTransfers: return "parts-from-two-transfers"
-        case .partsDoNotFit: return "parts-do-not-fit"
-        case .unsupportedVersion: return "unsupported-version"
-        case .malformed: return "malformed"
+        case .code(.wrongPassphrase): return "wrong-passphrase"
+        case .code(.missingParts): return "missing-parts"
+        case .code(.duplicatePart): return "duplicate-part"
+        case .code(.partsFromTwoTransfers): return "parts-from-two-transfers"
+        case .code(.partsDoNotFit): return "parts-do-not-fit"
+        case .code(.unsupportedVersion): return "unsupported-version"
+        case .code(.malformed): return "malformed"
         default: return "other: \(error)"
         }
     }

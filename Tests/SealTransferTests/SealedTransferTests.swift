@@ -114,22 +114,22 @@ struct SealedTransferTests {
         for position in [0, 1, 20, 33, 40, 57, 60, 100, body.count - 5, body.count - 1] {
             var changed = body
             changed[position] ^= 0x01
-            #expect(throws: TransferError.malformed(.reply, reason: "cut short or mistyped: its check does not match"), "byte \(position)") {
+            #expect(throws: TransferError.code(.malformed(.reply, reason: "cut short or mistyped: its check does not match")), "byte \(position)") {
                 try receiver.accept(prefix + CodeText.encode(changed))
             }
         }
-        #expect(throws: TransferError.malformed(.reply, reason: "cut short or mistyped: its check does not match")) {
+        #expect(throws: TransferError.code(.malformed(.reply, reason: "cut short or mistyped: its check does not match"))) {
             try receiver.check(String(line.dropLast(8)))
         }
-        #expect(throws: TransferError.malformed(.reply, reason: "not base64url after the prefix")) {
+        #expect(throws: TransferError.code(.malformed(.reply, reason: "not base64url after the prefix"))) {
             try receiver.accept(String(line.dropLast()) + "+")
         }
-        #expect(throws: TransferError.malformed(.reply, reason: "truncated")) { try receiver.accept("sealkit-reply-v2:AAAA") }
-        #expect(throws: TransferError.notTransferText(expected: .reply)) { try receiver.accept("hello") }
-        #expect(throws: TransferError.unsupportedVersion(.reply, version: "v3")) {
+        #expect(throws: TransferError.code(.malformed(.reply, reason: "truncated"))) { try receiver.accept("sealkit-reply-v2:AAAA") }
+        #expect(throws: TransferError.code(.notCodeText(expected: .reply))) { try receiver.accept("hello") }
+        #expect(throws: TransferError.code(.unsupportedVersion(.reply, version: "v3"))) {
             try receiver.accept("sealkit-reply-v3:" + line.dropFirst(prefix.count))
         }
-        #expect(throws: TransferError.wrongKind(found: .offer, expected: .reply)) { try receiver.accept(receiver.offer.text) }
+        #expect(throws: TransferError.code(.wrongKind(found: .offer, expected: .reply))) { try receiver.accept(receiver.offer.text) }
         // None of that spent the exchange: the reply itself still works.
         #expect(try receiver.accept(line).keys.count == 1)
     }
@@ -144,9 +144,9 @@ struct SealedTransferTests {
     }
 
     @Test func retiredVersion1IsRefusedWithItsReason() throws {
-        #expect(throws: TransferError.retiredVersion(.offer)) { try TransferOffer("sealkit-offer-v1:" + String(repeating: "A", count: 86)) }
-        #expect(throws: TransferError.retiredVersion(.reply)) { try TransferReceiver().accept("sealkit-reply-v1:AAAA") }
-        #expect(TransferError.retiredVersion(.reply).description.contains("man in the middle"))
+        #expect(throws: TransferError.code(.retiredVersion(.offer))) { try TransferOffer("sealkit-offer-v1:" + String(repeating: "A", count: 86)) }
+        #expect(throws: TransferError.code(.retiredVersion(.reply))) { try TransferReceiver().accept("sealkit-reply-v1:AAAA") }
+        #expect(TransferError.code(.retiredVersion(.reply)).description.contains("man in the middle"))
     }
 
     @Test func secondReplyIsRefused() throws {
@@ -183,7 +183,7 @@ struct SealedTransferTests {
         let other = TransferReceiver()
         let backwards = try TransferOffer(other.offer.text).sealReply(
             sending: [try history("u")], code: other.code, created: 1_800_000_000, expires: 1_800_000_000)
-        #expect(throws: TransferError.malformed(.reply, reason: "it expires before it was made")) {
+        #expect(throws: TransferError.code(.malformed(.reply, reason: "it expires before it was made"))) {
             try other.accept(backwards[0], now: made)
         }
         #expect(throws: TransferError.badLifetime(seconds: 86_401)) {
@@ -192,17 +192,17 @@ struct SealedTransferTests {
         #expect(throws: TransferError.badLifetime(seconds: 0)) {
             try offer.reply(sending: [try history("u")], code: receiver.code, expiresIn: 0)
         }
-        #expect(throws: TransferError.nothingToSend) { try offer.reply(sending: [], code: receiver.code) }
+        #expect(throws: TransferError.code(.nothingToSend)) { try offer.reply(sending: [], code: receiver.code) }
     }
 
     @Test func badOffersAreRefused() throws {
-        #expect(throws: TransferError.notTransferText(expected: .offer)) { try TransferOffer("sealkit-offer:abc") }
-        #expect(throws: TransferError.malformed(.offer, reason: "truncated")) { try TransferOffer("sealkit-offer-v2:AAAA") }
-        #expect(throws: TransferError.unsupportedVersion(.offer, version: "v9")) { try TransferOffer("sealkit-offer-v9:AAAA") }
+        #expect(throws: TransferError.code(.notCodeText(expected: .offer))) { try TransferOffer("sealkit-offer:abc") }
+        #expect(throws: TransferError.code(.malformed(.offer, reason: "truncated"))) { try TransferOffer("sealkit-offer-v2:AAAA") }
+        #expect(throws: TransferError.code(.unsupportedVersion(.offer, version: "v9"))) { try TransferOffer("sealkit-offer-v9:AAAA") }
         // A check that matches around a message that is no SPAKE2 element: the sender refuses to answer.
         let notOnCurve = CodeText.checkedText([UInt8(ascii: "S"), 2] + [UInt8](repeating: 0, count: 31), as: .offer)
         let offer = try TransferOffer(notOnCurve)
-        #expect(throws: TransferError.malformed(.offer, reason: SPAKE2Error.invalidElement.description)) {
+        #expect(throws: TransferError.code(.malformed(.offer, reason: SPAKE2Error.invalidElement.description))) {
             try offer.reply(sending: [try history("u")], code: WormholeCode.generate())
         }
         let text = TransferReceiver().offer.text
