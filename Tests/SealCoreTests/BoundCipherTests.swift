@@ -1,5 +1,5 @@
 import Foundation
-import SealCore
+@testable import SealCore
 import SealTestSupport
 import Testing
 
@@ -110,6 +110,26 @@ struct BoundCipherTests {
         body[body.count - 1] ^= 1
         #expect(throws: CiphertextError.authenticationFailed) {
             try alice.decrypt("sk2:" + Base64.encode(body), place: .field("ssn"))
+        }
+    }
+
+    /// The header's place tag only says quickly where a value belongs; the associated data must bind the place
+    /// itself. A value whose place tag is replaced by another field's (a server can copy header bytes between
+    /// two values of the user) fails authentication. Planted bug of issue 37: a sealing that leaves the place out
+    /// of the associated data passed every library test, and only the vectors and PyNaCl saw it.
+    @Test func theAssociatedDataBindsThePlaceNotOnlyTheHeaderTag() throws {
+        let alice = KeyRing(current: SymmetricKey.generate(), id: "alice")
+        let ssn = Base64.decode(String(try alice.encrypt("078-05-1120", format: .v2, place: .field("ssn")).dropFirst(4)))!
+        let nickname = Base64.decode(String(try alice.encrypt("Ada", format: .v2, place: .field("nickname")).dropFirst(4)))!
+        let placeTag = (1 + BoundCipher.tagByteCount)..<(1 + 2 * BoundCipher.tagByteCount)
+        #expect(ssn[placeTag] != nickname[placeTag])
+        var moved = ssn
+        moved.replaceSubrange(placeTag, with: nickname[placeTag])
+        #expect(throws: CiphertextError.authenticationFailed) {
+            try alice.decrypt("sk2:" + Base64.encode(moved), place: .field("nickname"))
+        }
+        #expect(throws: CiphertextError.sealedForAnotherPlace) {
+            try alice.decrypt("sk2:" + Base64.encode(moved), place: .field("ssn"))
         }
     }
 

@@ -117,6 +117,21 @@ struct AsyncKeyTransferTests {
         var all: [TransferEvent] { lock.withLock { items } }
     }
 
+    /// A sender who types the code's number with the wrong words: both sides end with `.wrongCode` and nothing
+    /// travels. (Issue 37 planted a wrong reason in `Wormhole`; only the CLI tests noticed, none here.)
+    @Test(.requires(.mailboxServer)) func aWrongCodeEndsBothSidesAsAWrongCode() async throws {
+        try await MailboxServer.sharedAsync { relayText in
+            let relay = try RelayURL(relayText)
+            let receiver = try await NetworkKeyReceiver(relay: relay, timeout: 30)
+            let right = receiver.code.revealedText
+            let words = right.hasSuffix("-guitarist-revenge") ? "vocalist-optic" : "guitarist-revenge"
+            let wrong = try WormholeCode(parsing: "\(right.prefix { $0 != "-" })-\(words)")
+            let sending = Task { try await NetworkKeySender(relay: relay, code: wrong, timeout: 30).send([try history("alice")]) }
+            await #expect(throws: MailboxError.wrongCode) { _ = try await receiver.receiveKeys() }
+            await #expect(throws: MailboxError.wrongCode) { try await sending.value }
+        }
+    }
+
     static func stream() -> (AsyncStream<TransferEvent>, AsyncStream<TransferEvent>.Continuation) {
         var continuation: AsyncStream<TransferEvent>.Continuation!
         let stream = AsyncStream<TransferEvent> { continuation = $0 }
