@@ -110,7 +110,7 @@ struct EncryptCommand: ParsableCommand {
                 for ciphertext in ciphertexts { try output.writeLine(ciphertext) }
             }
             try Self.readLines(reader, beforeRead: encryptPending) { line in
-                guard let text = String(validating: line.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+                guard let text = String(utf8Line: line.assumingMemoryBound(to: UInt8.self)) else {
                     throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
                 }
                 pending.append(text)

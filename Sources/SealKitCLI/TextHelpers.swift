@@ -9,6 +9,20 @@ import SealKit
 import Glibc
 #endif
 
+extension String {
+    /// `bytes` as text, or nil when they are not UTF-8. An ASCII line (nearly every value) takes
+    /// `String(decoding:as:)`, which is specialized; `String(validating:as:)` is generic over the encoding and
+    /// looked up its metadata on every call, 3% of `encrypt --lines` of 64-byte values.
+    init?(utf8Line bytes: UnsafeBufferPointer<UInt8>) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            self.init(decoding: bytes, as: UTF8.self)
+        } else {
+            guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+            self = text
+        }
+    }
+}
+
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs and carriage returns.
     func trimmingBlanks() -> String {
