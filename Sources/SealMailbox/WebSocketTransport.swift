@@ -25,18 +25,22 @@ enum TransportEvent: Sendable, Equatable {
     case flooded
 }
 
-/// Events from the connection's event loop, awaited by the one task that runs the protocol.
+/// Events from the connection's event loop, awaited by the task that runs the protocol.
 ///
 /// A wait ends with the next event, with nil at its deadline, or with `.interrupted` when the
-/// waiting task is cancelled, whichever comes first; no thread is held meanwhile.
+/// waiting task is cancelled, whichever comes first; no thread is held meanwhile. Waits that overlap
+/// (a goodbye's, from the task that abandons a transfer, beside the protocol loop's) take events in
+/// the order they began: each ends, and none is dropped unresumed, which left its task waiting forever
+/// (a sender interrupted with Ctrl-C hung under load: "next(before:) leaked its continuation").
 final class TransportInbox: Sendable {
     private struct State {
         var events: [TransportEvent] = []
         var head = 0
         var ended = false
         var queuedBytes = 0
-        /// The one task waiting, and which wait it is (a late timer or cancellation must not end the next one).
-        var waiter: (ticket: Int, continuation: CheckedContinuation<TransportEvent?, Never>)?
+        /// The tasks waiting, oldest first, and which wait each is (a late timer or cancellation must end
+        /// its own wait only).
+        var waiters: [(ticket: Int, continuation: CheckedContinuation<TransportEvent?, Never>)] = []
         var tickets = 0
 
         mutating func pop() -> TransportEvent? {
@@ -51,11 +55,13 @@ final class TransportInbox: Sendable {
             return event
         }
 
-        /// The waiting task and the event to hand it, taking the event off the queue.
-        mutating func takeWaiter() -> (CheckedContinuation<TransportEvent?, Never>, TransportEvent)? {
-            guard let waiter, let event = pop() else { return nil }
-            self.waiter = nil
-            return (waiter.continuation, event)
+        /// The waiting tasks that can be handed an event now, each with its event, taken off the queue.
+        mutating func takeWaiters() -> [(CheckedContinuation<TransportEvent?, Never>, TransportEvent)] {
+            var handOvers: [(CheckedContinuation<TransportEvent?, Never>, TransportEvent)] = []
+            while !waiters.isEmpty, let event = pop() {
+                handOvers.append((waiters.removeFirst().continuation, event))
+            }
+            return handOvers
         }
     }
     private let state = Mutex(State())
@@ -66,21 +72,21 @@ final class TransportInbox: Sendable {
 
     /// Queues an event; after a `.closed` or `.flooded` nothing more is queued.
     func push(_ event: TransportEvent) {
-        let handOver = state.withLock { state -> (CheckedContinuation<TransportEvent?, Never>, TransportEvent)? in
-            guard !state.ended else { return nil }
+        let handOvers = state.withLock { state -> [(CheckedContinuation<TransportEvent?, Never>, TransportEvent)] in
+            guard !state.ended else { return [] }
             if case .closed = event { state.ended = true }
             if case .text(let bytes) = event {
                 state.queuedBytes += bytes.count
                 if state.events.count - state.head >= Self.maximumQueuedEvents || state.queuedBytes > Self.maximumQueuedBytes {
                     state.ended = true
                     state.events.append(.flooded)
-                    return state.takeWaiter()
+                    return state.takeWaiters()
                 }
             }
             state.events.append(event)
-            return state.takeWaiter()
+            return state.takeWaiters()
         }
-        if let (continuation, event) = handOver { continuation.resume(returning: event) }
+        for (continuation, event) in handOvers { continuation.resume(returning: event) }
     }
 
     /// The next event; nil when none arrives before `deadline`, `.interrupted` when the calling task is cancelled.
@@ -103,7 +109,7 @@ final class TransportInbox: Sendable {
                     if let event = state.pop() { return .some(event) }
                     if Task.isCancelled { return .some(.interrupted) }
                     if ContinuousClock.now >= deadline { return .some(nil) }
-                    state.waiter = (ticket, continuation)
+                    state.waiters.append((ticket, continuation))
                     return .none
                 }
                 if case .some(let event) = answer { continuation.resume(returning: event) }
@@ -116,9 +122,8 @@ final class TransportInbox: Sendable {
     /// Ends wait `ticket` with `event`, if it is still the one waiting.
     private func resume(_ ticket: Int, with event: TransportEvent?) {
         let waiter = state.withLock { state -> CheckedContinuation<TransportEvent?, Never>? in
-            guard let waiter = state.waiter, waiter.ticket == ticket else { return nil }
-            state.waiter = nil
-            return waiter.continuation
+            guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+            return state.waiters.remove(at: index).continuation
         }
         waiter?.resume(returning: event)
     }

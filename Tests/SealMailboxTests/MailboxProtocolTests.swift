@@ -200,6 +200,42 @@ struct MailboxProtocolTests {
         #expect(await later.value == .text([3]))
     }
 
+    /// How each of several waits ended.
+    actor Ended {
+        var events: [Int: TransportEvent?] = [:]
+        func record(_ wait: Int, _ event: TransportEvent?) { events[wait] = .some(event) }
+    }
+
+    /// Two waits at once (the goodbye's wait, from the task that abandons a transfer, beside the protocol loop's):
+    /// each ends, the events going to them in the order they began, and a wait nothing comes for ends at its
+    /// deadline. Before, the second wait replaced the first, whose task then waited forever ("next(before:) leaked
+    /// its continuation": a sender interrupted with Ctrl-C hung under load).
+    @Test func overlappingWaitsEachEnd() async {
+        let inbox = TransportInbox()
+        let ended = Ended()
+        for wait in 1...2 {
+            Task {
+                let event = await inbox.next(before: .now + .seconds(20))
+                await ended.record(wait, event)
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        inbox.push(.text([1]))
+        inbox.push(.text([2]))
+        // Polled rather than awaited, so that a wait left hanging fails the test instead of holding it.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await ended.events.count < 2, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        #expect(await ended.events == [1: .text([1]), 2: .text([2])])
+
+        let waiting = Task { await inbox.next(before: .now + .seconds(20)) }
+        try? await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        let short = await inbox.next(before: .now + .milliseconds(300))
+        #expect(short == nil && ContinuousClock.now - started < .seconds(10))
+        inbox.push(.text([3]))
+        #expect(await waiting.value == .text([3]))
+    }
+
     @Test func hexRoundTrips() {
         let bytes = SecureRandom.bytes(count: 64)
         #expect(Hex.decode(Hex.encode(bytes)) == bytes)
