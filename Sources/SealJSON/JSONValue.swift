@@ -21,10 +21,24 @@ package enum JSONValue: Sendable {
 }
 
 extension JSONValue {
-    /// The value of the member named `key` when this is an object, otherwise nil.
+    /// The value of the member named `key` when this is an object, otherwise nil. Setting one replaces the
+    /// member in place or appends it; setting nil removes it; a value that is not an object is left alone.
     package subscript(key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+        get {
+            guard case .object(let members) = self else { return nil }
+            return members.first { $0.key == key }?.value
+        }
+        set {
+            guard case .object(var members) = self else { return }
+            let index = members.firstIndex { $0.key == key }
+            switch (index, newValue) {
+            case (let index?, let value?): members[index].value = value
+            case (let index?, nil): members.remove(at: index)
+            case (nil, let value?): members.append((key, value))
+            case (nil, nil): return
+            }
+            self = .object(members)
+        }
     }
 
     /// The text when this is a string.

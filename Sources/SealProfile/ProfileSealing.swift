@@ -162,7 +162,7 @@ extension ProfileEncryptor {
     /// adds it at the end.
     /// - Returns: the sealed profile and its seal.
     package func sealing(_ profile: JSONValue, with keys: KeyRing, version: UInt64) throws(ProfileError) -> (profile: JSONValue, seal: ProfileSeal) {
-        guard case .object(var members) = profile else { throw .notAnObject(found: profile.kindName) }
+        guard case .object = profile else { throw .notAnObject(found: profile.kindName) }
         guard let fields = sealedFields(of: profile) else {
             throw .seal(.mismatch("a flagged field holds a value no sealed profile holds (neither a ciphertext nor null)"))
         }
@@ -172,11 +172,8 @@ extension ProfileEncryptor {
         } catch {
             throw .fieldsFailed([FieldFailure(field: ProfileSchema.sealMember, reason: .outOfGuardedMemory)])
         }
-        if let index = members.firstIndex(where: { $0.key == ProfileSchema.sealMember }) {
-            members[index].value = .string(seal.text)
-        } else {
-            members.append((ProfileSchema.sealMember, .string(seal.text)))
-        }
-        return (.object(members), seal)
+        var sealed = profile
+        sealed[ProfileSchema.sealMember] = .string(seal.text)
+        return (sealed, seal)
     }
 }

@@ -3,6 +3,18 @@ import Testing
 @testable import SealJSON
 
 @Suite struct SerializationTests {
+    @Test func settingAMemberReplacesInPlaceAppendsOrRemoves() throws {
+        var value = try JSONValue.parse(Array(#"{"a": 1, "b": 2}"#.utf8))
+        value["a"] = "x"
+        value["c"] = .null
+        value["b"] = nil
+        value["missing"] = nil
+        #expect(value.serialized() == #"{"a":"x","c":null}"#)
+        var array = try JSONValue.parse(Array("[1]".utf8))
+        array["a"] = 1
+        #expect(array.serialized() == "[1]")
+    }
+
     @Test func compactHasNoWhitespace() throws {
         let value: JSONValue = ["a": [1, "two", true, nil], "b": [:], "c": []]
         #expect(value.serialized() == #"{"a":[1,"two",true,null],"b":{},"c":[]}"#)

@@ -316,7 +316,7 @@ struct NetworkTransferCLITests {
     @Test func unreachableRelayNamesTheRelayAndTheOption() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
-        let relay = "ws://127.0.0.1:\(try MailboxServer.freePort())/v1"
+        let relay = "ws://127.0.0.1:\(try Loopback.freePort())/v1"
         let received = try cli.run(["transfer", "receive", "--format", "text", "--relay", relay])
         expectCleanFailure(received, containing: relay)
         #expect(received.stderr.contains("--relay"))

@@ -93,7 +93,7 @@ struct TPMCLITests {
             #expect(plain.status == 0 && plain.output == "x")
         }
         // No TPM answering: 69, one line saying so and what to do; and the default device where there is none.
-        let port = try MailboxServer.freePort()
+        let port = try Loopback.freePort()
         let none = try cli.run(["encrypt", "--key", "alice"], stdin: "x", environment: ["SEALKIT_TPM_TCTI": "swtpm:host=127.0.0.1,port=\(port)"])
         expectCleanFailure(none, containing: "cannot reach the TPM at 'swtpm:host=127.0.0.1,port=\(port)'")
         #expect(none.status == 69)

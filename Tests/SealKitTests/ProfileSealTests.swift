@@ -30,13 +30,9 @@ struct ProfileSealTests {
 
     /// `json` with member `name` set to `value` (nil removes it).
     static func replacing(_ json: String, _ name: String, with value: JSONValue?) throws -> String {
-        guard case .object(var members) = try JSONValue.parse(json) else { return json }
-        if let index = members.firstIndex(where: { $0.key == name }) {
-            if let value { members[index].value = value } else { members.remove(at: index) }
-        } else if let value {
-            members.append((name, value))
-        }
-        return JSONValue.object(members).serialized()
+        var profile = try JSONValue.parse(json)
+        profile[name] = value
+        return profile.serialized()
     }
 
     static func refusal(_ body: () throws -> Void) -> SealKitError? {

@@ -32,7 +32,7 @@ public final class HostileRelay: @unchecked Sendable {
     }
 
     private static func start(limit: Int) throws -> HostileRelay {
-        let port = try MailboxServer.freePort()
+        let port = try Loopback.freePort()
         let script = Repository.root.appendingPathComponent("Scripts/lib/hostile_relay.py").path
         let program = try ChildProcess(MailboxServer.python, [script, String(port), String(limit)], killAfter: Double(limit + 10))
         let relay = HostileRelay(port: port, program: program)

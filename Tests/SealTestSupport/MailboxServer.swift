@@ -97,14 +97,14 @@ public final class MailboxServer: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: twist.path) else {
             throw Failure("no \(twist.path): run Scripts/test, which installs magic-wormhole-mailbox-server into .venv")
         }
-        let port = try freePort()
+        let port = try Loopback.freePort()
         // Its log is read and dropped past a small bound; it lives until stopped.
         let process = try ChildProcess(
             twist.path, ["wormhole-mailbox", "--port=tcp:\(port):interface=127.0.0.1", "--channel-db=:memory:"],
             workingDirectory: FileManager.default.temporaryDirectory.path, outputLimit: 1 << 16, killAfter: nil)
         let server = MailboxServer(port: port, process: process)
         let deadline = Date() + 30
-        while !accepts(port) {
+        while !Loopback.accepts(port) {
             guard process.isRunning, Date() < deadline else {
                 server.stop()
                 throw Failure("the mailbox server did not start listening on port \(port)")
@@ -115,48 +115,9 @@ public final class MailboxServer: @unchecked Sendable {
     }
 
     /// Stops the server (SIGTERM to its PID, then SIGKILL if it lingers) and waits for it.
-    public func stop() {
-        guard process.isRunning else { return }
-        process.send(signal: SIGTERM)
-        if !process.waitForExit(timeout: 5) { process.kill() }
-        _ = process.waitForExit(timeout: 60)
-    }
+    public func stop() { process.stopServer() }
 
     deinit { stop() }
-
-    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw Failure("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 
     /// Why the server could not be used.
     public struct Failure: Error, CustomStringConvertible {

@@ -55,9 +55,9 @@ public final class SoftwareTPM: @unchecked Sendable {
                 outputLimit: 1 << 16, killAfter: 3600)
             let tpm = SoftwareTPM(tcti: "swtpm:host=127.0.0.1,port=\(port)", state: folder, process: process, removesState: state == nil)
             let deadline = Date() + 30
-            while process.isRunning && Date() < deadline && !accepts(port) { usleep(20_000) }
-            if process.isRunning && accepts(port) { return tpm }
-            tpm.stopProcess()
+            while process.isRunning && Date() < deadline && !Loopback.accepts(port) { usleep(20_000) }
+            if process.isRunning && Loopback.accepts(port) { return tpm }
+            tpm.process.stopServer()
             lastError = Failure("swtpm did not start listening on port \(port): \(process.finish(timeout: 1).stderrText)")
         }
         if state == nil { try? FileManager.default.removeItem(atPath: folder) }
@@ -76,24 +76,18 @@ public final class SoftwareTPM: @unchecked Sendable {
 
     /// Stops swtpm (SIGTERM to its PID, then SIGKILL if it lingers), waits for it, and removes a state folder it made.
     public func stop() {
-        stopProcess()
+        process.stopServer()
         if removesState { try? FileManager.default.removeItem(atPath: state) }
     }
 
-    private func stopProcess() {
-        guard process.isRunning else { return }
-        process.send(signal: SIGTERM)
-        if !process.waitForExit(timeout: 5) { process.kill() }
-        _ = process.waitForExit(timeout: 60)
-    }
 
     deinit { stop() }
 
     /// A port P with P and P + 1 both free now.
     private static func freePortPair() throws -> Int {
         for _ in 0..<50 {
-            let port = try MailboxServer.freePort()
-            if port < 65535 && bindable(port + 1) { return port }
+            let port = try Loopback.freePort()
+            if port < 65535 && Loopback.isFree(port + 1) { return port }
         }
         throw Failure("cannot find two free ports side by side")
     }
@@ -102,31 +96,5 @@ public final class SoftwareTPM: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
         public init(_ description: String) { self.description = description }
-    }
-
-    private static func bindable(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }
