@@ -172,7 +172,7 @@ package struct SealMark: Sendable, Equatable {
     /// The MAC of the seal with that version.
     package let mac: [UInt8]
     /// When this device wrote `version` and has not read it back since: the version of the profile that
-    /// write was made over (0 for a profile without a seal). A kill between recording and handing the
+    /// write was made over (for a profile without a seal, the floor the record had before). A kill between recording and handing the
     /// profile out leaves such a mark with nothing handed out, and the app's retry, an edit of that same
     /// earlier version, must still be accepted (docs/format.md, "Record, then hand out"). Nil once a read
     /// verified `version`.

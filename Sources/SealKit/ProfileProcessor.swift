@@ -212,9 +212,15 @@ public struct ProfileProcessor: Sendable {
             (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
         }
         if tracking {
-            var mark = seal.mark
-            if operation != .decrypt { mark = mark.written(over: (try? ProfileEncryptor.seal(of: profile))??.version ?? 0) }
-            try vault.rememberSeal(mark, acceptingConflict: acceptsConflictingWrite && operation == .decrypt)
+            var recorded = seal.mark
+            if operation != .decrypt {
+                // The version this write was made over: its input's seal. An input without one (a new profile,
+                // whose retry needs no window) keeps the floor the device had, so the record never accepts an
+                // edit older than it did before this write (a review found 0 here accepting every older one).
+                let base = (try? ProfileEncryptor.seal(of: profile))??.version ?? mark?.lowestVersionToEdit ?? 0
+                recorded = recorded.written(over: base)
+            }
+            try vault.rememberSeal(recorded, acceptingConflict: acceptsConflictingWrite && operation == .decrypt)
         }
         output.append(contentsOf: result.serialized(pretty: pretty).utf8)
         var outcome = ProfileOutcome(fieldsUnderRetiredKeys: retired, notes: [])

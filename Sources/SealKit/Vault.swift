@@ -507,7 +507,7 @@ public final class Vault: Sendable {
             state.withLock { $0.mark = .some(mark) }
             return mark
         } catch {
-            throw .seal(.unrecorded("cannot read this device's record of the profile versions of '\(user)': \(error)"))
+            throw .seal(.unrecorded("cannot read this device's record of the profile versions of '\(user)': \(error)", advice: error.advice))
         }
     }
 
@@ -519,7 +519,7 @@ public final class Vault: Sendable {
         do {
             kept = try keystore.storage.recordSealMark(mark, for: user, acceptingConflict: acceptingConflict)
         } catch {
-            throw .seal(.unrecorded("cannot record the profile version of '\(user)' on this device: \(error)"))
+            throw .seal(.unrecorded("cannot record the profile version of '\(user)' on this device: \(error)", advice: error.advice))
         }
         state.withLock { $0.mark = .some(kept ?? mark) }
         guard let kept else { return }

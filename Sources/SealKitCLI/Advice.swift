@@ -31,10 +31,10 @@ extension SealKitError.Advice {
         case .useFileKeystore:
             return ": run inside a desktop session with GNOME Keyring or KWallet, or use the file keystore (--keystore file, the default)"
         case .deleteKeyringItem(let id, let namespace):
-            return "; delete it with 'sealkit keys delete --keystore secret-service --namespace \(namespace) -- \(id)' "
+            return "; delete it with 'sealkit keys delete --keystore secret-service --namespace \(namespace) -- \(id.shellWord)' "
                 + "and restore the key from a backup"
         case .makeOrReceiveKey(let id):
-            return ": make one with 'sealkit keys generate \(id.shellWord)', or bring it from another device with "
+            return ": make one with 'sealkit keys generate \(id.argument)', or bring it from another device with "
                 + "'sealkit transfer receive' (or 'keys restore' from a backup)"
         case .rotateInstead: return ": use another id, or 'sealkit keys rotate' to replace it and keep the old one for decryption"
         case .givePassphrase:
@@ -43,13 +43,21 @@ extension SealKitError.Advice {
         case .chooseAnotherHome: return "; move it away or choose another SEALKIT_HOME"
         case .raiseLockTimeout: return ", or set SEALKIT_LOCK_TIMEOUT to the seconds to wait"
         case .chooseTPM: return ", or set SEALKIT_TPM_TCTI to the TPM to use"
-        case .unsealFromTPM(let id): return "; run 'sealkit keys passwd \(id) --remove' (or 'keys passwd \(id)' for a passphrase) first"
+        case .unsealFromTPM(let id):
+            let remove = id.rawValue.hasPrefix("-") ? "--remove -- \(id.shellWord)" : "\(id.shellWord) --remove"
+            return "; run 'sealkit keys passwd \(remove)' (or 'keys passwd \(id.argument)' for a passphrase) first"
         case .tagFacts: return ": --facts reads tagged lines"
         case .shrinkQRPayload(let lower?, let holding?):
             return "; use lower error correction (--ecc \(lower) holds \(holding) bytes) or split the data"
         case .shrinkQRPayload: return "; split the data"
         }
     }
+}
+
+extension KeyID {
+    /// The id as the last argument of a command the advice tells a person to run: one shell word, after `--`
+    /// when it starts with `-` (`keys generate -- -rf`), so neither the shell nor the parser reads it as more.
+    fileprivate var argument: String { (rawValue.hasPrefix("-") ? "-- " : "") + shellWord }
 }
 
 /// An error as the command prints it: a library error's description followed by the command's advice;

@@ -13,7 +13,7 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
     /// The seal's version is the one this device has seen, with another MAC.
     case conflicting(version: UInt64)
     /// This device's record of versions could not be read or written; the detail says why.
-    case unrecorded(String)
+    case unrecorded(String, advice: SealKitError.Advice? = nil)
 
     package var description: String {
         switch self {
@@ -25,7 +25,7 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
         case .older(let found, let seen):
             return "the profile's seal is version \(found), older than version \(seen) seen here: the profile was rolled "
                 + "back, or a newer write of this device was not saved; re-read it, or write it again"
-        case .unrecorded(let detail):
+        case .unrecorded(let detail, _):
             return detail
         case .conflicting(let version):
             return "the profile's seal is a conflicting write: version \(version) seen here has another seal, so two "
@@ -38,7 +38,8 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .missing: return .sealWithEncrypt
         case .conflicting: return .readConflictOnPurpose
-        case .mismatch, .older, .unrecorded: return nil
+        case .unrecorded(_, let advice): return advice
+        case .mismatch, .older: return nil
         }
     }
 }

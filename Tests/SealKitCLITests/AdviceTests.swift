@@ -91,6 +91,20 @@ struct AdviceTests {
             + "use lower error correction (--ecc L holds 2953 bytes) or split the data"),
     ]
 
+    /// Ids someone else chose land in advice as one shell word, after `--` when they start with `-` (the review
+    /// of this change pasted `a b$(id)` from the TPM and keyring advice into a shell and ran `id`).
+    @Test func idsInAdviceAreOneShellWordAndNoOption() throws {
+        let hostile = try KeyID("a b$(id);x")
+        let dash = try KeyID("-rf")
+        #expect(said(SealKitError(KeystoreError.sealedToTPMStaysHere(hostile))).hasSuffix(
+            "; run 'sealkit keys passwd 'a b$(id);x' --remove' (or 'keys passwd 'a b$(id);x'' for a passphrase) first"))
+        #expect(said(SealKitError(KeystoreError.sealedToTPMStaysHere(dash))).hasSuffix(
+            "; run 'sealkit keys passwd --remove -- -rf' (or 'keys passwd -- -rf' for a passphrase) first"))
+        #expect(said(SealKitError(KeystoreError.keyring(.damagedItem(hostile, namespace: "ns1", reason: "r")))).contains(
+            "--namespace ns1 -- 'a b$(id);x'"))
+        #expect(said(SealKitError(KeystoreError.notFound(dash, namespace: "default"))).contains("'sealkit keys generate -- -rf'"))
+    }
+
     @Test func theLibraryStatesTheProblemAndTheCommandPrintsWhatItDidBefore() {
         for (error, printed) in Self.cases {
             #expect(said(error) == printed)

@@ -2,6 +2,8 @@ import Foundation
 // The public API, as an app sees it; SealJSON only to edit profiles as a server would.
 import SealJSON
 import SealKit
+import SealProfile
+@_spi(CLI) import SealCore
 import Testing
 
 /// Profile seals and rollback detection through the library (issue 38): each attack a server can
@@ -232,6 +234,21 @@ struct ProfileSealTests {
             let again = try vault.encryptProfile(try Self.replacing(three, "notes", with: "4 again"), schema: Self.schema)
             #expect(try vault.decryptProfile(again, schema: Self.schema).sealVersion == 5)
         }
+    }
+
+    /// A write of a profile without a seal (a new one) opens no window onto older versions: before, it recorded
+    /// "written over 0", and then a server's profile of any older version, with one field in plaintext, was
+    /// sealed as new (found by the review of this change).
+    @Test func aNewProfileOpensNoWindowOntoOlderVersions() throws {
+        let vault = try Self.vault()
+        let v1 = try vault.encryptProfile(#"{"ssn": "OLD", "notes": "n"}"#, schema: Self.schema)
+        let v2 = try vault.encryptProfile(try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "NEW"), schema: Self.schema)
+        #expect(try vault.decryptProfile(v2, schema: Self.schema).sealVersion == 2)
+        _ = try vault.encryptProfile(#"{"notes": "fresh"}"#, schema: Self.schema)
+        let oldEdit = try Self.replacing(v1, "notes", with: "x")
+        #expect(Self.refusal { _ = try vault.encryptProfile(oldEdit, schema: Self.schema) }?.reason == .sealRolledBack)
+        // A record that cannot be read or written keeps the keystore's advice for the command to word.
+        #expect(SealKitError(ProfileError.seal(.unrecorded("cannot read", advice: .raiseLockTimeout))).advice == .raiseLockTimeout)
     }
 
     /// Two vaults (two processes of one app, say) on one keystore folder: each write takes a version above
