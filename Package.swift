@@ -26,7 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
-        // `swift package generate-documentation` (Scripts/docs): DocC catalogs, no code of ours depends on it.
+        // Its snippet-extract gives Scripts/docs the Snippets/ DocC articles show; `swift package generate-documentation`
+        // works too, documenting each product's own module only. No code of ours depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
