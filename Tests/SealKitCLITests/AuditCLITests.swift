@@ -255,3 +255,90 @@ struct AuditCLITests {
         }
     }
 }
+
+extension AuditCLITests {
+    // MARK: '-' is stdin for audit too
+
+    /// `jq -c ... | sealkit audit -`: stdin is read as NDJSON, findings name it `-`, it mixes
+    /// with files, and empty stdin is "nothing was audited" (66), not a pass.
+    @Test func auditReadsNDJSONFromStdin() throws {
+        let cli = try CLI.withKey()
+        let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "x").output
+        let schema = cli.home.appendingPathComponent("schema.json")
+        try Data(#"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}}"#.utf8).write(to: schema)
+        let input = #"{"ssn":"\#(sealed)"}"# + "\r\n\n" + #"{"ssn":"078-05-1120"}"# + "\n"
+        let found = try cli.run(["audit", "--schema", schema.path, "--key", "ada", "-"], stdin: input)
+        #expect(found.status == 1, "\(found.stderr)")
+        #expect(found.stdout.contains("plaintext-field") && found.stdout.contains("-:3"), "\(found.stdout)")
+        #expect(found.stdout.contains("1 file, 2 values, 1 blank line skipped"), "\(found.stdout)")
+        #expect(!found.stdout.contains("078-05-1120"))
+
+        let clean = try cli.run(["audit", "--schema", schema.path, "--key", "ada", "-"], stdin: #"{"ssn":"\#(sealed)"}"#)
+        #expect(clean.status == 0 && clean.stdout.contains("No findings (1 file, 1 value)"), "\(clean.stderr)")
+
+        let file = cli.home.appendingPathComponent("more.ndjson")
+        try Data((#"{"ssn":"\#(sealed)"}"# + "\n").utf8).write(to: file)
+        let mixed = try cli.run(["audit", "--format", "json", "-", file.path], stdin: #"{"ssn":"\#(sealed)"}"# + "\n")
+        #expect(mixed.status == 1 && mixed.stdout.contains(#""duplicate-ciphertext""#), "\(mixed.stderr)")
+        #expect(mixed.stdout.contains(#""file": "-""#), "\(mixed.stdout)")
+
+        let empty = try cli.run(["audit", "-"])
+        expectCleanFailure(empty, containing: "nothing was audited")
+        #expect(empty.status == 66)
+    }
+}
+
+extension AuditCLITests {
+    // MARK: An audit of nothing is not a pass
+
+    @Test func anAuditThatReadsNoValueFails() throws {
+        let cli = try CLI()
+        let empty = cli.home.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let noFiles = try cli.run(["audit", empty.path])
+        expectCleanFailure(noFiles, containing: "nothing was audited: no .json, .ndjson or .jsonl file")
+        #expect(noFiles.status == 66)
+
+        let blank = try cli.write("\n\n", to: "blank/a.ndjson")
+        let noProfiles = try cli.run(["audit", blank])
+        expectCleanFailure(noProfiles, containing: "nothing was audited: ")
+        #expect(noProfiles.status == 66 && noProfiles.stderr.contains("no profile"))
+
+        let schema = try cli.write(#"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}}"#, to: "s.json")
+        let unflagged = try cli.write(#"{"name": "Ada"}"# + "\n", to: "plain/a.ndjson")
+        let noFields = try cli.run(["audit", "--schema", schema, unflagged])
+        expectCleanFailure(noFields, containing: "nothing was audited: ")
+        #expect(noFields.status == 66 && noFields.stderr.contains("no flagged field"))
+    }
+
+    /// Warnings fail by default; --fail-on error lets them pass, --ignore drops a kind.
+    @Test func failOnAndIgnoreDecideWhatFails() throws {
+        let cli = try CLI.withKey()
+        let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "same").output
+        let file = try cli.write(
+            #"{"ssn": "\#(sealed)"}"# + "\n" + #"{"ssn": "\#(sealed)"}"# + "\n", to: "copies/a.ndjson")
+        let byDefault = try cli.run(["audit", file])
+        #expect(byDefault.status == 1 && byDefault.stdout.contains("duplicate-ciphertext"), "\(byDefault.stderr)")
+        let errorsOnly = try cli.run(["audit", "--fail-on", "error", file])
+        #expect(errorsOnly.status == 0 && errorsOnly.stdout.contains("duplicate-ciphertext"), "\(errorsOnly.stderr)")
+        let ignored = try cli.run(["audit", "--ignore", "duplicate-ciphertext", "--ignore", "nonce-reuse", "--format", "json", file])
+        #expect(ignored.status == 0 && !ignored.stdout.contains(#""kind""#), "\(ignored.stdout)")
+        expectCleanFailure(try cli.run(["audit", "--ignore", "no-such-kind", file]), containing: "no-such-kind")
+        expectCleanFailure(try cli.run(["audit", "--fail-on", "note", file]), containing: "fail-on")
+    }
+}
+
+extension AuditCLITests {
+    // MARK: A long line through a pipe
+
+    /// A long line arriving through a pipe, 64 KiB per read, is searched once: 20 MB of zeros on
+    /// stdin took minutes when every read searched the whole partial line again.
+    @Test func aLongLineThroughAPipeIsReadInLinearTime() throws {
+        let cli = try CLI()
+        let started = ContinuousClock.now
+        let result = try cli.run(["audit", "-"], stdinBytes: [UInt8](repeating: 0, count: 20 << 20))
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 1 && result.stdout.contains("unreadable-file"), "\(result.stderr)")
+        #expect(elapsed < .seconds(30), "took \(elapsed)")
+    }
+}

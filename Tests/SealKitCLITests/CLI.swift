@@ -40,6 +40,34 @@ struct CLI {
         return URL(fileURLWithPath: ".build/debug/sealkit")
     }()
 
+    /// A fresh keystore holding a new key called `id`.
+    static func withKey(_ id: String = "ada") throws -> CLI {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", id]).status == 0)
+        return cli
+    }
+
+    /// The repository's `Fixtures/profile` folder: schemas and profiles.
+    static let profileFixtures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/profile")
+
+    /// Writes `text` to `name` (folders made) under this CLI's temporary home, and returns its path.
+    func write(_ text: String, to name: String) throws -> String {
+        let url = home.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// Runs a bash script with `$SEALKIT` set to the binary, in `cli`'s environment: for pipes, process
+    /// substitutions and working folders, as a user's shell has them.
+    static func bash(_ script: String, in cli: CLI, stdin: String = "") throws -> ProcessResult {
+        var environment = cli.environment
+        environment["SEALKIT"] = executable.path
+        return try ChildProcess.run("/bin/bash", ["-c", script], stdin: Array(stdin.utf8), environment: environment)
+    }
+
     /// Runs `sealkit ARGS` with `stdin`, waiting for it to finish.
     @discardableResult
     func run(_ arguments: [String], stdin: String = "", environment extra: [String: String] = [:]) throws -> Result {

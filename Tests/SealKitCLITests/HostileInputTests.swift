@@ -182,7 +182,7 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
 
 enum HostileCorpus {
     /// The key stored as `k`; it must never appear in any output.
-    static let plainKey = "+RCiJFwwS1QhC87mwjLZVopVCPERtT2rcjVAZm7MYno="
+    static let plainKey = KeyFixtures.rowndKey
     /// A key stored nowhere, for ciphertexts that must fail to authenticate.
     static let otherKey = "sIkgzxJBmxSF+XHXXM6CIGx2qnO5jG6ghlckXRBEOfg="
     /// The passphrase protecting `p`.

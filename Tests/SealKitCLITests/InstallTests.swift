@@ -10,13 +10,7 @@ struct InstallTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// argument-parser's manual generator, which `swift build --build-tests` does not build.
-    static let manualGenerator = Peer(
-        "argument-parser's generate-manual built beside sealkit",
-        enable: "`swift build --product generate-manual`, or run Scripts/test, which builds it"
-    ) { FileManager.default.isExecutableFile(atPath: CLI.executable.deletingLastPathComponent().path + "/generate-manual") }
-
-    @Test(.requires(.man), .requires(InstallTests.manualGenerator)) func installsAManPageAndCompletionsThatWork() throws {
+    @Test(.requires(.man), .requires(.manualGenerator)) func installsAManPageAndCompletionsThatWork() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
         #expect(try cli.run(["keys", "generate", "bob@example.com"]).status == 0)
@@ -94,5 +88,39 @@ struct InstallTests {
         #expect(uninstall.status == 0, "\(uninstall.stderrText)")
         #expect(!FileManager.default.fileExists(atPath: prefix + "/bin/sealkit"))
         #expect(!FileManager.default.fileExists(atPath: prefix + "/share/man/man1/sealkit.1"))
+    }
+}
+
+extension InstallTests {
+    // MARK: the man page from a checkout
+
+    @Test(.requires(.man), .requires(.manualGenerator)) func scriptsManWritesAPageManFinds() throws {
+        let cli = try CLI()
+        let binaries = CLI.executable.deletingLastPathComponent().path
+        let folder = cli.home.appendingPathComponent("man").path
+        var environment = cli.environment
+        environment["SEALKIT_PREBUILT"] = binaries
+        let made = try ChildProcess.run(InstallTests.repository.path + "/Scripts/man", [folder], stdin: [], environment: environment)
+        #expect(made.status == 0, "\(made.stderrText)")
+        #expect(made.stdoutText == folder + "/man1/sealkit.1\n")
+        // `man sealkit` finds it through MANPATH, as the README shows.
+        environment["MANPATH"] = folder + ":"
+        environment["MANWIDTH"] = "100"
+        environment["MANPAGER"] = "cat"
+        let man = try ChildProcess.run("/usr/bin/man", ["sealkit"], stdin: [], environment: environment)
+        #expect(man.status == 0, "\(man.stderrText)")
+        for text in ["NAME", "End-to-end field encryption", "transfer", "--fail-on"] {
+            #expect(man.stdoutText.contains(text), "\(text)")
+        }
+    }
+}
+
+extension Peer {
+    /// argument-parser's manual generator, built beside `sealkit` (a plain `swift test` builds only what the
+    /// tests link; Scripts/test builds it).
+    static let manualGenerator = Peer(
+        "generate-manual, built beside sealkit", enable: "`swift build --product generate-manual`, or run Scripts/test"
+    ) {
+        FileManager.default.isExecutableFile(atPath: CLI.executable.deletingLastPathComponent().path + "/generate-manual")
     }
 }

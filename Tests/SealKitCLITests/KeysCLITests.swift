@@ -275,3 +275,177 @@ struct KeysCLITests {
         #expect(try cli.run(["--help"]).status == 0)
     }
 }
+
+extension KeysCLITests {
+    // MARK: Odd but plausible input: CRLF and blanks around a ciphertext
+
+    /// A ciphertext is exactly its text (docs/format.md): blanks around one are refused with words
+    /// that say so, from stdin, `-`, `--input` and an argument, and stdin's one trailing newline is
+    /// the only exception (issue 28 reversed the earlier leniency, which the format never allowed).
+    /// `--lines` reads CRLF files: CRLF ends a line there.
+    @Test func decryptRefusesBlanksAroundACiphertextAndLinesReadCRLF() throws {
+        let cli = try CLI.withKey()
+        let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "A+").output
+        for arguments in [["decrypt", "--key", "ada"], ["decrypt", "--key", "ada", "-"], ["decrypt", "--key", "ada", "--input", "-"]] {
+            #expect(try cli.run(arguments, stdin: "\(sealed)\n").stdout == "A+\n")
+            for stdin in ["\(sealed)\r\n", "  \(sealed)\t \n", "\(sealed)\r", "\(sealed)\n\n"] {
+                let refused = try cli.run(arguments, stdin: stdin)
+                #expect(refused.status == 65, "\(arguments) \(stdin.debugDescription)")
+                expectCleanFailure(refused, containing: "whitespace around it")
+            }
+        }
+        expectCleanFailure(try cli.run(["decrypt", "--key", "ada", "--", sealed + " "]), containing: "whitespace around it")
+        let bound = try cli.run(["encrypt", "--key", "ada", "--format", "v2"], stdin: "A+").output
+        #expect(try cli.run(["decrypt", "--key", "ada"], stdin: bound + "\n").stdout == "A+\n")
+        expectCleanFailure(try cli.run(["decrypt", "--key", "ada"], stdin: " " + bound), containing: "whitespace around it")
+
+        let lines = try cli.run(["decrypt", "--key", "ada", "--lines"], stdin: "\(sealed)\r\n\(sealed)\r\n")
+        #expect(lines.status == 0 && lines.stdout == "A+\nA+\n", "\(lines.stderr)")
+        // A CRLF file encrypted line by line comes back byte for byte: the CR was part of the text.
+        let crlf = try cli.run(["encrypt", "--key", "ada", "--lines"], stdin: "a\r\nb\r\n")
+        let back = try cli.run(["decrypt", "--key", "ada", "--lines"], stdin: crlf.stdout)
+        #expect(back.status == 0 && back.stdout == "a\r\nb\r\n", "\(back.stderr)")
+        // Blanks inside are still refused: that is not a ciphertext.
+        let inside = String(sealed.prefix(10)) + " " + String(sealed.dropFirst(10))
+        let refused = try cli.run(["decrypt", "--key", "ada"], stdin: inside)
+        expectCleanFailure(refused, containing: "base64")
+        #expect(refused.status == 65)
+    }
+}
+
+extension KeysCLITests {
+    // MARK: --passphrase-file takes pipes, for new keys too
+
+    /// A process substitution can be read once. Making a protected key read the passphrase file
+    /// twice (once to see whether there was one), so `keys generate --passphrase-file <(...)` found
+    /// it empty the second time; `status` with the same file then opens the key.
+    @Test func aNewKeyTakesItsPassphraseFromAProcessSubstitution() throws {
+        let cli = try CLI()
+        for command in [
+            #""$SEALKIT" keys generate p --passphrase-file <(printf '%s\n' 'correct horse battery')"#,
+            #"printf '%s' "$KEY" | "$SEALKIT" keys import q --passphrase-file <(printf '%s\n' 'correct horse battery')"#,
+        ] {
+            var environment = cli.environment
+            environment["SEALKIT"] = CLI.executable.path
+            environment["KEY"] = KeyFixtures.rowndKey
+            let made = try ChildProcess.run("/bin/bash", ["-c", command], stdin: [], environment: environment)
+            #expect(made.status == 0, "\(command): \(made.stderrText)")
+        }
+        let listed = try cli.run(["keys", "list"])
+        #expect(listed.stdout.contains("p\t") && listed.stdout.contains("q\t") && listed.stdout.contains("protected"), "\(listed.stdout)")
+        for id in ["p", "q"] {
+            let opened = try CLI.bash(
+                #""$SEALKIT" status --key \#(id) --passphrase-file <(printf '%s\n' 'correct horse battery')"#, in: cli)
+            #expect(opened.status == 0, "\(id): \(opened.stderrText)")
+            let locked = try cli.run(["status", "--key", id])
+            #expect(locked.status != 0, "\(id) is not protected")
+        }
+    }
+}
+
+extension KeysCLITests {
+    // MARK: No plaintext on the command line; '-' is stdin
+
+    @Test func encryptRefusesPlaintextArgumentsAndReadsStdinOrAFile() throws {
+        let cli = try CLI.withKey()
+        let refused = try cli.run(["encrypt", "--key", "ada", "--", "A+ secret"])
+        expectCleanFailure(refused, containing: "| sealkit encrypt --key ada")
+        #expect(refused.status == 64)
+        #expect(!refused.stderr.contains("A+ secret"))
+
+        for arguments in [["encrypt", "--key", "ada"], ["encrypt", "--key", "ada", "-"], ["encrypt", "--key", "ada", "--", "-"]] {
+            let sealed = try cli.run(arguments, stdin: "A+\n")
+            #expect(sealed.status == 0, "\(sealed.stderr)")
+            let opened = try cli.run(["decrypt", "--key", "ada", "-"], stdin: sealed.stdout)
+            #expect(opened.status == 0 && opened.output == "A+", "\(opened.stderr)")
+        }
+        let file = try cli.write("from a file\n", to: "plain.txt")
+        let sealed = try cli.run(["encrypt", "--key", "ada", "--input", file])
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        #expect(try cli.run(["decrypt", "--key", "ada", "--", sealed.output]).output == "from a file")
+        let lines = try cli.run(["encrypt", "--key", "ada", "--lines", "--input", file])
+        #expect(lines.status == 0 && lines.stdout.split(separator: "\n").count == 1)
+        let missing = try cli.run(["encrypt", "--key", "ada", "--input", file + ".missing"])
+        expectCleanFailure(missing, containing: "cannot read the input file \(file).missing: No such file or directory")
+        #expect(missing.status == 66)
+    }
+
+    /// `--to -` reads the offer from stdin, so it need not sit in shell history either; `qr -` too.
+    @Test func dashIsStdinForTheOfferAndQRText() throws {
+        let sender = try CLI.withKey("alice")
+        let receiving = try CLI()
+        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--offline", "--format", "text"])
+        let offer = try #require(receiver.readLine())
+        let code = try #require(receiver.readLine())
+        let reply = try sender.run(["transfer", "send", "alice", "--to", "-", "--code", code, "--format", "text"], stdin: offer + "\n")
+        #expect(reply.status == 0, "\(reply.stderr)")
+        receiver.write(reply.stdout.split(separator: "\n").map(String.init))
+        let received = receiver.finish()
+        #expect(received.status == 0 && received.output.hasPrefix("alice\t"), "\(received.stderr)")
+
+        let fromArgument = try sender.run(["qr", "--format", "ascii", "--", "hello"])
+        let fromDash = try sender.run(["qr", "--format", "ascii", "-"], stdin: "hello\n")
+        #expect(fromDash.status == 0 && fromDash.stdout == fromArgument.stdout)
+    }
+}
+
+extension KeysCLITests {
+    // MARK: ids in prompts, messages and advice
+
+    @Test func promptsAndMessagesShowAnIDsQuotesEscaped() throws {
+        let cli = try CLI()
+        let id = "alice' key 0000 and 'bob"
+        #expect(try cli.run(["keys", "generate", id]).status == 0)
+        // The delete question on a terminal.
+        let asked = try Terminal.run(cli, ["keys", "delete", id], answers: ["n"])
+        #expect(asked.status == 1)
+        #expect(asked.output.contains(#"Delete every key of 'alice\' key 0000 and \'bob' ("#), "\(asked.output)")
+        // What a backup (and a transfer) says it carries.
+        let backup = try cli.run(["keys", "backup", id, "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "twelve chars or more"])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        #expect(backup.stderr.contains(#"Backed up 'alice\' key 0000 and \'bob' key "#), "\(backup.stderr)")
+        // `status` names it the same way.
+        let status = try cli.run(["status", "--key", id])
+        #expect(status.output.hasPrefix(#"encryption is possible for 'alice\' key 0000 and \'bob' in namespace"#), "\(status.stdout)")
+    }
+
+    @Test func adviceToRunACommandQuotesTheIDAsOneShellWord() throws {
+        let cli = try CLI()
+        let missing = try cli.run(["encrypt", "--key", "$(touch PWNED)"], stdin: "x")
+        expectCleanFailure(missing)
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("'sealkit keys generate '$(touch PWNED)''"), "\(missing.stderr)")
+        let quote = try cli.run(["encrypt", "--key", "it's"], stdin: "x")
+        #expect(quote.stderr.contains(#"'sealkit keys generate 'it'\''s''"#), "\(quote.stderr)")
+        // A plain id stays plain.
+        let plain = try cli.run(["encrypt", "--key", "bob@example.com"], stdin: "x")
+        #expect(plain.stderr.contains("'sealkit keys generate bob@example.com'"), "\(plain.stderr)")
+    }
+}
+
+extension KeysCLITests {
+    // MARK: did you mean
+
+    @Test func aNearIDIsSuggestedBeforeTheAdviceToMakeAKey() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "ada"]).status == 0)
+        #expect(try cli.run(["keys", "generate", "grace.hopper"]).status == 0)
+        for arguments in [["encrypt", "--key", "Ada"], ["keys", "rotate", "Ada"], ["encrypt", "--key", "grace.hoper"]] {
+            let result = try cli.run(arguments, stdin: "x")
+            expectCleanFailure(result)
+            #expect(result.status == 66)
+            let near = arguments.last == "Ada" ? "'ada'" : "'grace.hopper'"
+            let suggestion = try #require(result.stderr.range(of: "did you mean \(near)?"), "\(arguments): \(result.stderr)")
+            let advice = try #require(result.stderr.range(of: "keys generate"), "\(result.stderr)")
+            #expect(suggestion.lowerBound < advice.lowerBound, "\(result.stderr)")
+        }
+        // `status` says it too.
+        let status = try cli.run(["status", "--key", "ADA"])
+        #expect(status.status == 1 && status.stderr.contains("did you mean 'ada'?"), "\(status.stderr)")
+        // Nothing near: no suggestion.
+        let far = try cli.run(["encrypt", "--key", "zelda"], stdin: "x")
+        #expect(far.status == 66 && !far.stderr.contains("did you mean"), "\(far.stderr)")
+        // No second key was made along the way.
+        #expect(try cli.run(["keys", "list"]).stdout.split(separator: "\n").count == 2)
+    }
+}

@@ -16,15 +16,8 @@ struct ProfileCLITests {
         try JSONValue.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: profilePath))))
     }
 
-    /// A CLI with a key called `ada`.
-    static func cliWithKey() throws -> CLI {
-        let cli = try CLI()
-        #expect(try cli.run(["keys", "generate", "ada"]).status == 0)
-        return cli
-    }
-
     @Test func encryptsFromAFileAndDecryptsFromStdin() throws {
-        let cli = try Self.cliWithKey()
+        let cli = try CLI.withKey()
         let encrypted = try cli.run(["profile", "encrypt", "--schema", Self.schema, "--key", "ada", Self.profilePath])
         #expect(encrypted.status == 0, "\(encrypted.stderr)")
         #expect(encrypted.stderr.isEmpty)
@@ -65,7 +58,7 @@ struct ProfileCLITests {
     }
 
     @Test func ndjsonStreamsOneProfilePerLine() throws {
-        let cli = try Self.cliWithKey()
+        let cli = try CLI.withKey()
         let profiles: [JSONValue] = (0..<300).map { index in
             ["id": .string("user_\(index)"), "data": ["ssn": .string("000-00-\(index)"), "credit_score": .number("\(index).5"), "x": nil]]
         }
@@ -84,7 +77,7 @@ struct ProfileCLITests {
     }
 
     @Test func retiredKeysAreReportedAndRotated() throws {
-        let cli = try Self.cliWithKey()
+        let cli = try CLI.withKey()
         let encrypted = try cli.run(["profile", "encrypt", "--schema", Self.schema, "--key", "ada", Self.profilePath])
         #expect(try cli.run(["keys", "rotate", "ada"]).status == 0)
 
@@ -114,7 +107,7 @@ struct ProfileCLITests {
     }
 
     @Test func failuresAreOneLineWithNothingOnStdout() throws {
-        let cli = try Self.cliWithKey()
+        let cli = try CLI.withKey()
         #expect(try cli.run(["keys", "generate", "other"]).status == 0)
         let encrypted = try cli.run(["profile", "encrypt", "--schema", Self.schema, "--key", "ada", Self.profilePath])
         let base = ["--schema", Self.schema, "--key", "ada"]
@@ -157,7 +150,7 @@ struct ProfileCLITests {
     }
 
     @Test func ndjsonFailuresNameTheLine() throws {
-        let cli = try Self.cliWithKey()
+        let cli = try CLI.withKey()
         let base = ["--ndjson", "--schema", Self.schema, "--key", "ada"]
         expectCleanFailure(
             try cli.run(["profile", "encrypt"] + base, stdin: "{}\n{\"ssn\": 1}\n{}\n"),
@@ -173,5 +166,65 @@ struct ProfileCLITests {
         expectCleanFailure(
             try cli.run(["profile", "decrypt"] + base, stdin: "{}\n{\"is_verified\": true}\n"),
             containing: "line 2: 1 profile field failed: is_verified holds a boolean, not a ciphertext")
+    }
+}
+
+extension ProfileCLITests {
+    // MARK: Schemas that encrypt nothing
+
+    @Test(arguments: [
+        (#"{"ssn": {"type": "string", "encrpytion": {"state": "enabled"}}}"#, "\"encrpytion\""),
+        (#"{"ssn": {"type": "string", "Encryption": {"state": "enabled"}}}"#, "\"Encryption\""),
+        (#"{"schemas": {"ssn": {"type": "string", "encryption": {"state": "enabled"}}}}"#, "\"schemas\""),
+        (#"{"ssn": {"type": "string", "encryption": {"state": "disabled"}}}"#, "flags no field"),
+    ])
+    func schemasThatEncryptNothingAreRefused(schema: String, named: String) throws {
+        let cli = try CLI.withKey()
+        let path = try cli.write(schema, to: "schema.json")
+        let profile = #"{"ssn": "078-05-1120"}"#
+        for command in ["encrypt", "decrypt", "rotate"] {
+            let result = try cli.run(["profile", command, "--schema", path, "--key", "ada"], stdin: profile)
+            expectCleanFailure(result, containing: named)
+            #expect(result.status == 65)
+        }
+        let exports = try cli.write(profile + "\n", to: "exports/a.ndjson")
+        let audit = try cli.run(["audit", "--schema", path, exports])
+        expectCleanFailure(audit, containing: named)
+        #expect(audit.status == 65)
+    }
+}
+
+extension ProfileCLITests {
+    // MARK: Newline-delimited profiles and grouped errors
+
+    @Test func blankNDJSONLinesAreSkippedAndCountedAlike() throws {
+        let cli = try CLI.withKey()
+        let schema = CLI.profileFixtures.appendingPathComponent("schema.json").path
+        let input = #"{"ssn": "078-05-1120"}"# + "\n\n \t\n" + #"{"ssn": "219-09-9999"}"# + "\n"
+        let encrypted = try cli.run(["profile", "encrypt", "--ndjson", "--schema", schema, "--key", "ada"], stdin: input)
+        #expect(encrypted.status == 0, "\(encrypted.stderr)")
+        #expect(encrypted.stdout.split(separator: "\n", omittingEmptySubsequences: false).count == 3)
+        #expect(encrypted.stderr.contains("2 blank lines skipped"), "\(encrypted.stderr)")
+
+        let file = try cli.write(encrypted.stdout + "\n\n", to: "exports/a.ndjson")
+        let audit = try cli.run(["audit", "--schema", schema, file])
+        #expect(audit.stdout.contains("2 blank lines skipped"), "\(audit.stdout)")
+        let json = try cli.run(["audit", "--format", "json", "--schema", schema, file])
+        #expect(json.stdout.contains(#""blank_lines": 2"#), "\(json.stdout)")
+    }
+
+    @Test func profileErrorsGroupFieldsByReason() throws {
+        let cli = try CLI.withKey()
+        let schema = try cli.write(
+            #"{"a": {"type": "string", "encryption": {"state": "enabled"}}, "b": {"type": "string", "encryption": {"state": "enabled"}}, "c": {"type": "number", "encryption": {"state": "enabled"}}}"#,
+            to: "schema.json")
+        let other = try CLI()
+        #expect(try other.run(["keys", "generate", "eve"]).status == 0)
+        let foreign = try other.run(["profile", "encrypt", "--schema", schema, "--key", "eve"], stdin: #"{"a": "x", "b": "y", "c": 1}"#)
+        #expect(foreign.status == 0)
+        let result = try cli.run(["profile", "decrypt", "--schema", schema, "--key", "ada"], stdin: foreign.stdout)
+        expectCleanFailure(result, containing: "3 profile fields failed")
+        #expect(result.stderr.components(separatedBy: "none of the user's keys opens").count == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("a, b, c"), "\(result.stderr)")
     }
 }

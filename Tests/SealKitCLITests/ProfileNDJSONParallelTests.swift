@@ -23,7 +23,7 @@ struct ProfileNDJSONParallelTests {
     }
 
     @Test func everyLineComesBackInOrderAndRoundTrips() throws {
-        let cli = try ProfileCLITests.cliWithKey()
+        let cli = try CLI.withKey()
         let input = Self.profiles().map { $0.serialized() }.joined(separator: "\n") + "\n"
         let encrypted = try cli.run(["profile", "encrypt", "--ndjson", "--schema", ProfileCLITests.schema, "--key", "ada"], stdin: input)
         #expect(encrypted.status == 0, "\(encrypted.stderr)")
@@ -39,7 +39,7 @@ struct ProfileNDJSONParallelTests {
     }
 
     @Test func theFirstFailingLineStopsTheRunAndIsNamed() throws {
-        let cli = try ProfileCLITests.cliWithKey()
+        let cli = try CLI.withKey()
         var lines = Self.profiles().map { $0.serialized() }
         // Two bad lines in one batch, and others in later ones: the earliest is reported.
         lines[1500] = #"{"id": "bad", "data": {"credit_score": "not a number"}}"#

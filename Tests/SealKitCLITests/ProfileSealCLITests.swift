@@ -28,7 +28,7 @@ struct ProfileSealCLITests {
 
         init() throws {
             cli = try CLI()
-            schema = try EverydayCLITests.write(ProfileSealCLITests.schemaText, to: "schema.json", in: cli)
+            schema = try cli.write(ProfileSealCLITests.schemaText, to: "schema.json")
             #expect(try cli.run(["keys", "import", "ada"], stdin: ProfileSealCLITests.key).status == 0)
         }
 

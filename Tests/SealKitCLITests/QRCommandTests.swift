@@ -120,3 +120,85 @@ private func runTool(_ path: String, _ arguments: [String]) throws -> (status: I
     let result = try ChildProcess.run(path, arguments)
     return (result.status, result.stdout)
 }
+
+extension QRCommandTests {
+    // MARK: the QR a terminal shows holds exactly URL#KEY
+
+    /// Turns what a terminal shows into the QR code's text: escapes and CRs dropped, the longest
+    /// run of half-block lines read as module rows (each glyph is two rows; a block is dark),
+    /// scaled into a PBM image, and decoded by zbarimg. Nil when there is no code to scan.
+    static func scanTerminalQR(_ screen: String, in folder: URL) throws -> String? {
+        let glyphs: [Character: (Bool, Bool)] = [" ": (false, false), "▀": (true, false), "▄": (false, true), "█": (true, true)]
+        var runs: [[[Bool]]] = [[]]
+        // "\r\n" is one Character in Swift: drop the CRs before splitting lines.
+        for raw in screen.replacingOccurrences(of: "\r", with: "").split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(raw).replacing(/\u{1B}\[[0-9;]*[A-Za-z]/, with: "")
+            if line.count >= 21, line.allSatisfy({ glyphs[$0] != nil }), runs[runs.count - 1].last.map({ $0.count == line.count }) ?? true {
+                runs[runs.count - 1].append(contentsOf: [line.map { glyphs[$0]!.0 }, line.map { glyphs[$0]!.1 }])
+            } else if !runs[runs.count - 1].isEmpty {
+                runs.append([])
+            }
+        }
+        guard let rows = runs.max(by: { $0.count < $1.count }), let width = rows.first?.count, rows.joined().contains(true) else {
+            return nil
+        }
+        let scale = 4
+        var pbm = "P1\n\(width * scale) \(rows.count * scale)\n"
+        for row in rows {
+            let line = row.flatMap { Array(repeating: $0 ? "1" : "0", count: scale) }.joined(separator: " ") + "\n"
+            pbm += String(repeating: line, count: scale)
+        }
+        let image = folder.appendingPathComponent("screen.pbm")
+        try Data(pbm.utf8).write(to: image)
+        let scanned = try ChildProcess.run("zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
+        guard scanned.status == 0 else { return nil }
+        return scanned.stdoutText.hasSuffix("\n") ? String(scanned.stdoutText.dropLast()) : scanned.stdoutText
+    }
+
+    /// "prints (text) and shows (QR) exactly <link>#<base64 key>": on a terminal (the default
+    /// there, or --format qr), with colours and without, the QR code zbarimg reads is the text
+    /// `--format text` prints, byte for byte.
+    @Test(.requires(.zbarimg)) func theQRCodeOnTheTerminalHoldsExactlyTheLinkAndKey() throws {
+        let cli = try CLI.withKey("u")
+        let link = KeyFixtures.rowndLink + "?ref=qr&x=1"
+        let text = try cli.run(["transfer", "send", "u", "--rownd", "--link", link, "--format", "text"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let expected = text.output
+        #expect(expected.hasPrefix(link + "#") && expected.count == link.count + 45)
+        for (format, colour) in [("", true), ("--format qr", true), ("--format qr", false)] {
+            var environment = cli.environment
+            environment["TERM"] = "xterm"
+            environment["NO_COLOR"] = colour ? nil : "1"
+            let arguments = ["transfer", "send", "u", "--rownd", "--link", link] + format.split(separator: " ").map(String.init)
+            let screen = try ChildProcess.run(CLI.executable.path, arguments, environment: environment, terminal: 200)
+            let shown = screen.stdoutText
+            #expect(shown.contains("\u{1B}[38;5;16;48;5;231m") == colour, "\(format) colour \(colour)")
+            let scanned = try Self.scanTerminalQR(shown, in: cli.home)
+            #expect(scanned == expected, "\(format) colour \(colour): zbarimg read \(scanned ?? "nothing")")
+            // And the same text under it, for people who copy instead of scanning.
+            #expect(shown.contains(expected + "\r\n"), "\(format) colour \(colour)")
+        }
+    }
+}
+
+extension QRCommandTests {
+    // MARK: '-' for output too
+
+    /// `qr --output -` writes to stdout, as `-o -` does for other tools, instead of a file named "-".
+    @Test func qrOutputDashIsStdout() throws {
+        let cli = try CLI()
+        let folder = cli.home.appendingPathComponent("cwd")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let plain = try cli.run(["qr", "--format", "svg", "--", "hello"])
+        #expect(plain.status == 0 && plain.stdout.contains("<svg"))
+        let dash = try CLI.bash(
+            #"cd "$1" && "$SEALKIT" qr --format svg --output - -- hello"#.replacingOccurrences(of: "$1", with: folder.path), in: cli)
+        #expect(dash.status == 0 && dash.stdoutText == plain.stdout, "\(dash.stderrText)")
+        let png = try CLI.bash(
+            #"cd "$1" && "$SEALKIT" qr --format png --output - -- hello | head -c 8 | od -An -tx1"#
+                .replacingOccurrences(of: "$1", with: folder.path), in: cli)
+        #expect(png.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "89 50 4e 47 0d 0a 1a 0a", "\(png.stdoutText)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "a file was written")
+    }
+
+}

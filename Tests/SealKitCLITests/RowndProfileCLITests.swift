@@ -250,3 +250,106 @@ struct RowndProfileCLITests {
         }
     }
 }
+
+extension RowndProfileCLITests {
+    // MARK: Rownd's schema types through the command line
+
+    /// A known key, so PyNaCl can open what sealkit wrote.
+    static let knownKey = "+RCiJFwwS1QhC87mwjLZVopVCPERtT2rcjVAZm7MYno="
+
+    static let typedFields = """
+        "ssn": {"type": "string", "encryption": {"state": "enabled"}},
+        "fav": {"type": "any", "encryption": {"state": "enabled"}},
+        "nothing": {"type": "null", "encryption": {"state": "enabled"}},
+        "photo": {"type": "image", "encryption": {"state": "enabled"}},
+        "scan": {"type": "document", "encryption": {"state": "enabled"}},
+        "plan": {"type": "string"}
+        """
+
+    /// What PyNaCl finds inside each flagged ciphertext of a profile: field -> plaintext.
+    static func openWithPyNaCl(_ profile: String) throws -> [String: String] {
+        let script = """
+            import sys, json, base64, nacl.secret
+            box = nacl.secret.SecretBox(base64.b64decode(sys.stdin.readline().strip()))
+            profile = json.loads(sys.stdin.read())
+            print(json.dumps({k: box.decrypt(base64.b64decode(v)).decode() for k, v in profile.items()
+                              if isinstance(v, str) and k != "plan" and len(v) >= 56}))
+            """
+        let result = try python(script, stdin: knownKey + "\n" + profile)
+        #expect(result.status == 0, "\(result.stderr)")
+        guard case .object(let members) = try JSONValue.parse(result.stdout) else { return [:] }
+        return Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value.stringValue ?? "") })
+    }
+
+    /// `any` holds every JSON type, encrypted as its JSON text (PyNaCl finds exactly that text)
+    /// and given back as the same value, byte for byte; `null` stays null; `image` and `document`
+    /// are strings. The schema bare, under "schema" and under "app" gives the same profile.
+    @Test(.requires(.pyNaCl)) func everyRowndTypeThroughTheCommandLine() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "import", "u"], stdin: KeyFixtures.rowndKey).status == 0)
+        var schemas: [String] = []
+        for (index, wrapped) in [
+            "{\(Self.typedFields)}", "{\"schema\": {\(Self.typedFields)}}",
+            "{\"app\": {\"id\": \"a\", \"schema\": {\(Self.typedFields)}}}",
+        ].enumerated() {
+            let url = cli.home.appendingPathComponent("schema\(index).json")
+            try Data(wrapped.utf8).write(to: url)
+            schemas.append(url.path)
+        }
+        let anyValues = [
+            #""text""#, #""""#, #""é ✨ \"q\"""#, "12.50", "-0", "1E+2", "12345678901234567890.10", "true", "false",
+            #"{"a":[1,{"b":null}],"c":1.0}"#, #"[1,"x",null]"#, "[]", "{}",
+        ]
+        for value in anyValues {
+            let profile = #"{"ssn":"078-05-1120","fav":\#(value),"nothing":null,"photo":"data:image/png;base64,iVBO","scan":"d.pdf","plan":"pro"}"#
+            var outputs: [String] = []
+            for schema in schemas {
+                let sealed = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "u"], stdin: profile)
+                #expect(sealed.status == 0 && sealed.stderr.isEmpty, "\(value): \(sealed.stderr)")
+                let parsed = try JSONValue.parse(sealed.output)
+                #expect(parsed["nothing"] == .null && parsed["plan"] == "pro", "\(value)")
+                let opened = try Self.openWithPyNaCl(sealed.output)
+                #expect(opened["fav"] == value, "\(value): PyNaCl found \(opened["fav"] ?? "nothing")")
+                #expect(opened["ssn"] == "078-05-1120" && opened["photo"] == "data:image/png;base64,iVBO" && opened["scan"] == "d.pdf")
+                let back = try cli.run(["profile", "decrypt", "--schema", schema, "--key", "u", "-"], stdin: sealed.stdout)
+                #expect(back.status == 0 && back.output == profile, "\(value): \(back.stderr) \(back.output)")
+                outputs.append(back.output)
+            }
+            #expect(Set(outputs).count == 1, "\(value): the wrappers disagree")
+        }
+        // A null-typed field holding something else is refused, not encrypted as if it were null.
+        let refused = try cli.run(["profile", "encrypt", "--schema", schemas[0], "--key", "u"], stdin: #"{"nothing":"x"}"#)
+        expectCleanFailure(refused, containing: "nothing")
+        #expect(refused.status == 65)
+    }
+
+    /// Under --rownd an `any` string is sealed as the string itself, as the SDKs seal any string,
+    /// and every other JSON type stays in plaintext, noted by path and never by value.
+    @Test(.requires(.pyNaCl)) func anyUnderRowndSealsOnlyStrings() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "import", "u"], stdin: KeyFixtures.rowndKey).status == 0)
+        let schema = cli.home.appendingPathComponent("schema.json")
+        try Data("{\(Self.typedFields)}".utf8).write(to: schema)
+        let text = try cli.run(["profile", "encrypt", "--rownd", "--schema", schema.path, "--key", "u"], stdin: #"{"fav":"blue sky"}"#)
+        #expect(text.status == 0 && text.stderr.isEmpty, "\(text.stderr)")
+        #expect(try Self.openWithPyNaCl(text.output)["fav"] == "blue sky")
+        for value in ["812", "true", "null", #"{"secret":"kept"}"#, #"["secret"]"#] {
+            let profile = #"{"fav":\#(value)}"#
+            let result = try cli.run(["profile", "encrypt", "--rownd", "--schema", schema.path, "--key", "u"], stdin: profile)
+            #expect(result.status == 0 && result.output == profile, "\(value): \(result.stderr)")
+            #expect(value == "null" ? result.stderr.isEmpty : result.stderr.hasPrefix("sealkit: note: fav left in plaintext"), "\(value): \(result.stderr)")
+            #expect(!result.stderr.contains("secret") && !result.stderr.contains("812"), "\(result.stderr)")
+        }
+    }
+
+    /// The oldest form a Rownd app showed without a sign-in link, {"data":"#KEY"}, still imports.
+    @Test func keysImportReadsTheWrapperWithoutALink() throws {
+        let stored = try CLI()
+        let expected = try stored.run(["keys", "import", "k"], stdin: KeyFixtures.rowndKey)
+        for text in ["{\"data\":\"#\(KeyFixtures.rowndKey)\"}\n", "{\"data\": \"#\(KeyFixtures.rowndKey)\"}\r\n", "#\(KeyFixtures.rowndKey)\r\n"] {
+            let cli = try CLI()
+            let imported = try cli.run(["keys", "import", "k"], stdin: text)
+            #expect(imported.status == 0 && imported.output == expected.output, "\(text.debugDescription): \(imported.stderr)")
+        }
+    }
+}

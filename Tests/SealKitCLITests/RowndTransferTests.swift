@@ -6,8 +6,6 @@ import Testing
 /// `transfer send --rownd` read the way Rownd's apps read it.
 @Suite("sealkit transfer send --rownd")
 struct RowndTransferTests {
-    static let link = "https://example.rownd.link/s/Ab3dE"
-
     /// What Rownd's iOS scanner does with a scanned code (rownd/ios 2.8.3,
     /// `KeyTransferViewController.receiveKeyTransfer` and `SignInLinks.signInWithLink`): the whole
     /// text through `URL(string:)` (a failure is "The key received was not valid."), the fragment as
@@ -24,16 +22,16 @@ struct RowndTransferTests {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "user-9"]).status == 0)
         let ciphertext = try cli.run(["encrypt", "--key", "user-9"], stdin: "for the app").output
-        let shown = try cli.run(["transfer", "send", "user-9", "--rownd", "--link", Self.link, "--format", "text"])
+        let shown = try cli.run(["transfer", "send", "user-9", "--rownd", "--link", KeyFixtures.rowndLink, "--format", "text"])
         #expect(shown.status == 0, "\(shown.stderr)")
         // Exactly one line.
         #expect(shown.stdout.hasSuffix("\n") && shown.output.split(separator: "\n", omittingEmptySubsequences: false).count == 1)
 
         let scanned = try #require(Self.iOSScanner(shown.output), "the iOS scanner rejects \(shown.output)")
-        #expect(scanned.signInLink == Self.link)
+        #expect(scanned.signInLink == KeyFixtures.rowndLink)
         #expect(scanned.key.count == 32)
         // Standard base64 with padding, as Rownd's "copy key" gives it.
-        let fragment = String(shown.output.dropFirst(Self.link.count + 1))
+        let fragment = String(shown.output.dropFirst(KeyFixtures.rowndLink.count + 1))
         #expect(fragment == Data(scanned.key).base64EncodedString())
         // The key is the stored one: PyNaCl, holding the scanned bytes, opens SealKit's ciphertext.
         let script = """
@@ -51,17 +49,17 @@ struct RowndTransferTests {
     }
 
     @Test func aKeyWithPlusSlashAndPaddingTravelsUnescapedAndImportsInEveryForm() throws {
-        let key = "+RCiJFwwS1QhC87mwjLZVopVCPERtT2rcjVAZm7MYno="
+        let key = KeyFixtures.rowndKey
         let cli = try CLI()
         let stored = try cli.run(["keys", "import", "k"], stdin: key)
         #expect(stored.status == 0)
-        let shown = try cli.run(["transfer", "send", "k", "--rownd", "--link", Self.link, "--format", "text"])
-        #expect(shown.stdout == "\(Self.link)#\(key)\n")
+        let shown = try cli.run(["transfer", "send", "k", "--rownd", "--link", KeyFixtures.rowndLink, "--format", "text"])
+        #expect(shown.stdout == "\(KeyFixtures.rowndLink)#\(key)\n")
         #expect(Self.iOSScanner(shown.output).map { Data($0.key).base64EncodedString() } == key)
         // Android's Uri.getFragment() would hand over the percent-decoded form; keys import reads both.
         let escaped = key.replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F")
             .replacingOccurrences(of: "=", with: "%3d")
-        for text in [shown.stdout, "\(Self.link)#\(escaped)", key, "{\"data\":\"\(Self.link)#\(key)\"}"] {
+        for text in [shown.stdout, "\(KeyFixtures.rowndLink)#\(escaped)", key, "{\"data\":\"\(KeyFixtures.rowndLink)#\(key)\"}"] {
             let other = try CLI()
             let imported = try other.run(["keys", "import", "k"], stdin: text)
             #expect(imported.status == 0, "\(imported.stderr)")
@@ -71,7 +69,7 @@ struct RowndTransferTests {
 
     @Test func theOldWrappedTextIsWhatTheIOSScannerRejected() {
         // Why the output changed: `{"data":...}` is not a URL, so the app said the key was not valid.
-        #expect(Self.iOSScanner("{\"data\":\"\(Self.link)#4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=\"}") == nil)
+        #expect(Self.iOSScanner("{\"data\":\"\(KeyFixtures.rowndLink)#4f4a6IInDuSga0wyQQQpMSrDHIZ/ryoc9w6s5xVF/VQ=\"}") == nil)
     }
 
     @Test func withoutALinkItRefusesAsAUsageError() throws {
@@ -90,13 +88,13 @@ struct RowndTransferTests {
     @Test func retiredKeysAreNamedBecauseOnlyTheCurrentKeyTravels() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
-        let plain = try cli.run(["transfer", "send", "u", "--rownd", "--link", Self.link, "--format", "text"])
+        let plain = try cli.run(["transfer", "send", "u", "--rownd", "--link", KeyFixtures.rowndLink, "--format", "text"])
         #expect(plain.status == 0)
         #expect(plain.stderr.contains("holds the raw key"))
         #expect(!plain.stderr.contains("retired"))
 
         #expect(try cli.run(["keys", "rotate", "u"]).status == 0)
-        let rotated = try cli.run(["transfer", "send", "u", "--rownd", "--link", Self.link, "--format", "text"])
+        let rotated = try cli.run(["transfer", "send", "u", "--rownd", "--link", KeyFixtures.rowndLink, "--format", "text"])
         #expect(rotated.status == 0, "\(rotated.stderr)")
         #expect(rotated.stderr.contains("holds the raw key"))
         #expect(rotated.stderr.contains("1 retired key; only the current key travels"))

@@ -476,3 +476,58 @@ struct TransferCLITests {
         #expect(!twelve.stderr.contains("Backup passphrase"), "a chosen passphrase is not shown")
     }
 }
+
+extension TransferCLITests {
+    // MARK: a closed stdout ends every command quietly
+
+    /// `transfer send --rownd --format text` writes its one line straight from guarded memory; a
+    /// reader that has gone must end it as `| head -1` ends the others: no "Broken pipe", no 74.
+    @Test func rowndTextIntoAClosedPipeEndsQuietly() throws {
+        let cli = try CLI.withKey("u")
+        // The reader (head -c 0) is gone well before sealkit writes.
+        let result = try CLI.bash(
+            """
+            { sleep 0.5; "$SEALKIT" transfer send u --rownd --link '\(KeyFixtures.rowndLink)' --format text; } | head -c 0
+            echo "${PIPESTATUS[0]}"
+            """, in: cli)
+        let status = result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(status == "0" || status == "141", "exit status \(status): \(result.stderrText)")
+        #expect(!result.stderrText.contains("cannot write"), "\(result.stderrText)")
+        // Only the warning that the text holds the raw key, which is written before the text.
+        #expect(result.stderrText.split(separator: "\n").allSatisfy { $0.hasPrefix("sealkit: warning: ") }, "\(result.stderrText)")
+    }
+}
+
+extension TransferCLITests {
+    // MARK: Offline transfer: the contract for scripts
+
+    /// `receive --offline --format text` prints the offer, the code, and then exactly one
+    /// `ID<TAB>FINGERPRINT<TAB>imported` line per id, the fingerprint as `keys list` shows it; the
+    /// reply's parts may come back in any order with CRLF line ends and blank lines between.
+    @Test func offlineReceiveOutputIsExactlyTheContract() throws {
+        let sender = try CLI()
+        let names = (0..<14).map { "a-rather-long-user-identifier-number-\($0)@customers.example.com" }
+        for name in names { #expect(try sender.run(["keys", "generate", name]).status == 0) }
+        #expect(try sender.run(["keys", "rotate", names[0]]).status == 0)
+        let listed = try sender.run(["keys", "list"]).output.split(separator: "\n").map { line in
+            let fields = line.split(separator: "\t")
+            return "\(fields[0])\t\(fields[1])\timported"
+        }
+
+        let receiving = try CLI()
+        let receiver = try RunningCLI(receiving, ["transfer", "receive", "--offline", "--format", "text"])
+        let offer = try #require(receiver.readLine())
+        let code = try #require(receiver.readLine())
+        #expect(offer.hasPrefix("sealkit-offer-v2:") && code.wholeMatch(of: /[0-9]+-[a-z]+-[a-z]+/) != nil, "\(offer) \(code)")
+        let reply = try sender.run(["transfer", "send", "--all", "--to", offer, "--code", code, "--format", "text"])
+        #expect(reply.status == 0, "\(reply.stderr)")
+        let parts = reply.output.split(separator: "\n").map(String.init)
+        #expect(parts.count >= 2, "\(parts.count) parts")
+        receiver.write(parts.reversed().flatMap { [$0 + "\r", "\r"] })
+        let received = receiver.finish()
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.output.split(separator: "\n").map(String.init) == listed, "\(received.output)")
+        // The rotated id arrived with its retired key.
+        #expect(try receiving.run(["keys", "list"]).output.contains("\t1 retired"))
+    }
+}

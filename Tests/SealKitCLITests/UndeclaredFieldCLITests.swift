@@ -12,7 +12,7 @@ struct UndeclaredFieldCLITests {
 
     /// A CLI with a key `ada`, and the schema written beside it (with `settings` beside `"schema"`).
     static func setUp(settings: String = "") throws -> (CLI, schema: String) {
-        let cli = try ProfileCLITests.cliWithKey()
+        let cli = try CLI.withKey()
         let path = cli.home.appendingPathComponent("schema.json").path
         let text = settings.isEmpty ? schemaText : String(schemaText.dropLast()) + ", " + settings + "}"
         try text.write(toFile: path, atomically: true, encoding: .utf8)

@@ -7,8 +7,8 @@ import Testing
 /// as a user or a script would: a receiver on a terminal, `--yes`, protected keys, many ids, and
 /// peers that misbehave after the version exchange. Tests that check an allocated nameplate was
 /// released run their own server: on the shared one a parallel test may be given the same number.
-@Suite("Transfer acceptance: the contract's remaining points, through a local mailbox server", .requires(.mailboxServer))
-struct TransferAcceptanceTests {
+@Suite("sealkit transfer receive and send on a terminal and against odd peers, through a local mailbox server", .requires(.mailboxServer))
+struct TransferTerminalCLITests {
     typealias Network = NetworkTransferCLITests
 
     /// Runs `sealkit transfer receive --format text` on a terminal (all three streams), has
