@@ -173,6 +173,9 @@ def main():
         fail("no planted repeat spans two files")
     if not any(f["field"] in ("dob", "card") for f in repeats):
         fail("no planted repeat is a v2 value")
+    census = expected["schema"]["summary"]["keys"]
+    if len(census["by_key"]) < 2 or census["naming_no_key"] == 0:
+        fail(f"the key census should name two keys at least and count v1 values: {census}")
 
     job = load_job()
     from pyspark.sql import SparkSession

@@ -16,8 +16,8 @@ How it works (docs/audit.md, "More than one machine"):
 2. `--partitions N` repartitions the tagged lines; each partition goes through `sealkit audit --facts` on its
    executor, which runs every per-value check (SealKit's own code) and prints the value's findings and its
    public facts: place, the nonce's first 16 bytes, a BLAKE2b digest of the ciphertext. Never a value or a key.
-3. Spark shuffles those facts by nonce (repeats: reused nonces and copied ciphertexts) and by file (bad lines),
-   and sums the counts.
+3. Spark shuffles those facts by nonce (repeats: reused nonces and copied ciphertexts), by key fingerprint (the key
+   census) and by file (bad lines), and sums the counts.
 4. `sealkit audit --from-facts` on the driver turns the merged facts into the report: the same findings,
    messages, JSON and SARIF writers as on one machine.
 
@@ -301,9 +301,11 @@ def merge(facts):
         .reduceByKey(lambda a, b: (min(a, b)[0], min(a, b)[1], a[2] + b[2])).collectAsMap()
     odd = facts.filter(lambda f: "not_profile" in f).map(lambda f: f["not_profile"]) \
         .map(lambda n: (n["file"], (n["line"], 1))).reduceByKey(lambda a, b: (min(a[0], b[0]), a[1] + b[1])).collectAsMap()
-    counts = facts.filter(lambda f: "counts" in f).map(lambda f: f["counts"]) \
-        .map(lambda c: (c["values"], c["profiles"], c["blank_lines"])) \
-        .fold((0, 0, 0), lambda a, b: (a[0] + b[0], a[1] + b[1], a[2] + b[2]))
+    parts = facts.filter(lambda f: "counts" in f).map(lambda f: f["counts"])
+    counts = parts.map(lambda c: (c["values"], c["profiles"], c["blank_lines"], c["naming_no_key"])) \
+        .fold((0, 0, 0, 0), lambda a, b: tuple(x + y for x, y in zip(a, b)))
+    # The key census: values per key fingerprint (a v2 header's, public), summed over the parts.
+    census = parts.flatMap(lambda c: c["keys"].items()).reduceByKey(lambda a, b: a + b).collectAsMap()
 
     # A file's one unreadable-file finding: its first bad line; for a file without any, its first value that is
     # not a profile. After the file's values.
@@ -323,6 +325,7 @@ def merge(facts):
         "values": counts[0], "profiles": counts[1], "blank_lines": counts[2],
         "copied_ciphertexts": copied, "shared_nonces": shared,
         "largest_group": largest[0] if largest is not None else 0, "largest_group_first": first,
+        "keys": dict(sorted(census.items())), "naming_no_key": counts[3],
     }
     return ordered, summary
 
@@ -386,7 +389,7 @@ def audit(spark, args, sealkit, executors):
     lines = tagged_lines(spark, files) if files else None
     ordered, summary = None, {
         "values": 0, "profiles": 0, "blank_lines": 0, "copied_ciphertexts": 0, "shared_nonces": 0,
-        "largest_group": 0, "largest_group_first": None}
+        "largest_group": 0, "largest_group_first": None, "keys": {}, "naming_no_key": 0}
     facts = None
     if lines is not None:
         if args.partitions:

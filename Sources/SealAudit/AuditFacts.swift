@@ -22,7 +22,8 @@ import SealJSON
 /// - `{"finding": {"file": F, "line": L, "seq": S, "kind": K, "field": N, "message": M, "severity": V}}`
 /// - `{"value": {"file": F, "line": L, "seq": S, "field": N, "nonce": HEX, "digest": HEX}}`
 /// - `{"bad_line": {"file": F, "line": L, "message": M}}`, `{"not_profile": {"file": F, "line": L}}`
-/// - `{"counts": {"values": N, "profiles": N, "blank_lines": N}}`, last.
+/// - `{"counts": {"values": N, "profiles": N, "blank_lines": N, "keys": {FINGERPRINT: N, ...}, "naming_no_key": N}}`,
+///   last: `keys` and `naming_no_key` are this part's key census (`AuditSummary.valuesByKey`), which the shuffle sums.
 ///
 /// `seq` orders a line's findings and values as one machine meets them (a value's repeat finding comes
 /// right after its own findings). Input of the report step, in the order the findings are to be reported:
@@ -32,7 +33,8 @@ import SealJSON
 /// - `{"bad_lines": {"file": F, "line": L, "message": M, "count": N}}` (the file's first bad line, and how
 ///   many it has) or, for a file without bad lines, `{"not_profiles": {"file": F, "line": L, "count": N}}`;
 /// - `{"summary": {"values": N, "profiles": N, "blank_lines": N, "copied_ciphertexts": N, "shared_nonces": N,
-///   "largest_group": N, "largest_group_first": {"file": F, "line": L, "field": N} or null}}`, last.
+///   "largest_group": N, "largest_group_first": {"file": F, "line": L, "field": N} or null,
+///   "keys": {FINGERPRINT: N, ...}, "naming_no_key": N}}`, last.
 public enum AuditFacts {
     /// Writes facts as NDJSON lines.
     final class Writer {
@@ -80,6 +82,8 @@ public enum AuditFacts {
             line("counts", [
                 ("values", Self.number(summary.valueCount)), ("profiles", Self.number(summary.profileCount)),
                 ("blank_lines", Self.number(summary.blankLineCount)),
+                ("keys", JSONReport.census(summary)["by_key"]!),
+                ("naming_no_key", Self.number(summary.valuesNamingNoKey)),
             ])
         }
     }
@@ -176,6 +180,15 @@ public enum AuditFacts {
                 summary.groups.largestGroup = try number(body, "largest_group")
                 if let first = body["largest_group_first"], !first.isNull {
                     summary.groups.largestGroupFirstPlace = try place(first)
+                }
+                summary.valuesNamingNoKey = try number(body, "naming_no_key")
+                guard case .object(let keys) = body["keys"] else {
+                    throw .badFacts(line: inputLine, reason: "keys is not an object of counts")
+                }
+                for (key, count) in keys {
+                    guard let fingerprint = KeyFingerprint(text: key), let lexeme = count.numberLexeme,
+                        let value = Int(lexeme), value > 0, summary.valuesByKey.updateValue(value, forKey: fingerprint) == nil
+                    else { throw .badFacts(line: inputLine, reason: "keys holds something else than key fingerprints and counts") }
                 }
             default:
                 throw .badFacts(line: inputLine, reason: "unknown fact '\(key)'")

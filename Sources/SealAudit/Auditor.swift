@@ -373,6 +373,7 @@ final class AuditRun {
     /// names its history; with keys, it must be one of theirs and open for its field.
     private func inspectBound(_ text: String, tag: KeyFingerprint, byteCount: Int, field: String, bindsField: Bool) {
         summary.valueCount += 1
+        summary.valuesByKey[tag, default: 0] += 1
         checkBound(text, tag: tag, field: field, bindsField: bindsField)
         // The checks above decrypt through their own buffers; `scratch` still holds the body.
         track(UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount]), nonceAt: BoundCipher.headerByteCount, field: field)
@@ -468,6 +469,7 @@ final class AuditRun {
     /// A decoded ciphertext in `scratch`: check it against the keys, then track its nonce.
     private func inspectSealed(byteCount: Int, field: String) {
         summary.valueCount += 1
+        summary.valuesNamingNoKey += 1
         let sealed = UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount])
         if !keys.isEmpty { checkKeys(sealed, field: field) }
         track(sealed, nonceAt: 0, field: field)

@@ -1,3 +1,5 @@
+import SealCore
+
 /// The kinds of problem an audit reports. The raw values are a contract: reports,
 /// CI rules and SARIF rule ids use them as they are.
 public enum FindingKind: String, CaseIterable, Sendable, Comparable {
@@ -276,6 +278,12 @@ public struct AuditSummary: Sendable, Equatable {
     public var findingCountsBySeverity: [Severity: Int] = [:]
     /// How repeated nonces group.
     public var groups = RepeatGroups()
+    /// The key census: how many ciphertexts each key sealed, by the key a v2 value's header names. It needs no
+    /// key (the header is public), so it is the same with `--key` or without, on one machine or on Spark: before a
+    /// rotation ends, a retired key still sealing values shows here.
+    public var valuesByKey: [KeyFingerprint: Int] = [:]
+    /// Ciphertexts that name no key (v1, Rownd's format): the census cannot attribute them without the keys.
+    public var valuesNamingNoKey = 0
 
     /// An empty summary.
     public init() {}

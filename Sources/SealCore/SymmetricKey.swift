@@ -159,6 +159,13 @@ public struct KeyFingerprint: Hashable, Sendable, CustomStringConvertible {
         bytes = out
     }
 
+    /// A fingerprint in the form `description` writes, and only that form (lowercase hex in groups of four).
+    package init?(text: String) {
+        guard text.utf8.count == 19, let bytes = Hex.decode(text.split(separator: ":").joined()), bytes.count == 8 else { return nil }
+        self.bytes = bytes
+        guard description == text else { return nil }
+    }
+
     /// Hex in groups of four, such as `3f9a:07c2:d41e:8b65`.
     public var description: String {
         let hex = Array(Hex.encode(bytes).utf8)

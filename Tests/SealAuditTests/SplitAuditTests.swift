@@ -79,6 +79,7 @@ struct SplitAuditTests {
         var byNonce: [String: [JSONValue]] = [:]
         var bad: [Int: (line: Int, message: String, count: Int)] = [:]
         var counts = (0, 0, 0)
+        var census: [String: Int] = [:], namingNoKey = 0
         for fact in facts {
             guard case .object(let members) = fact, let (key, body) = members.first else { continue }
             switch key {
@@ -96,6 +97,9 @@ struct SplitAuditTests {
                 counts.0 += Int(body["values"]!.numberLexeme!)!
                 counts.1 += Int(body["profiles"]!.numberLexeme!)!
                 counts.2 += Int(body["blank_lines"]!.numberLexeme!)!
+                namingNoKey += Int(body["naming_no_key"]!.numberLexeme!)!
+                guard case .object(let keys) = body["keys"] else { break }
+                for (key, count) in keys { census[key, default: 0] += Int(count.numberLexeme!)! }
             default: break
             }
         }
@@ -134,6 +138,8 @@ struct SplitAuditTests {
                 "values": .number(String(counts.0)), "profiles": .number(String(counts.1)),
                 "blank_lines": .number(String(counts.2)), "copied_ciphertexts": .number(String(copied)),
                 "shared_nonces": .number(String(shared)), "largest_group": .number("0"), "largest_group_first": .null,
+                "keys": .object(census.sorted { $0.key < $1.key }.map { ($0.key, .number(String($0.value))) }),
+                "naming_no_key": .number(String(namingNoKey)),
             ]
         ]
         return ([head.serialized()] + ordered.map(\.1) + [summary.serialized()]).joined(separator: "\n") + "\n"
@@ -187,14 +193,55 @@ struct SplitAuditTests {
         #expect(summary.findingCounts == expected.summary.findingCounts)
         #expect(summary.groups.copiedCiphertexts == expected.summary.groups.copiedCiphertexts)
         #expect(summary.groups.sharedNonces == expected.summary.groups.sharedNonces)
+        #expect(summary.valuesByKey == expected.summary.valuesByKey && summary.valuesNamingNoKey == expected.summary.valuesNamingNoKey)
+        #expect(expected.summary.valuesByKey.count == 2)
+    }
+
+    /// The key census, without keys: each v2 value counts for the key its header names, each v1 value as naming none;
+    /// every value that is no ciphertext counts for neither.
+    @Test func theKeyCensusCountsValuesPerKeyWithoutTheKeys() throws {
+        let old = Self.random(8)
+        let lines = [
+            "{\"ssn\": \"\(Self.v1())\", \"dob\": \"\(Self.v2(keyTag: Self.keyTag))\"}",
+            "{\"ssn\": \"\(Self.v1())\", \"dob\": \"\(Self.v2(keyTag: old))\"}",
+            "{\"ssn\": \"plain\", \"dob\": \"\(Self.v2(keyTag: Self.keyTag))\"}",
+            "{\"ssn\": 12, \"dob\": \"\(Self.v2(keyTag: Self.keyTag))\"}",
+        ]
+        let file = try write("census.ndjson", lines.joined(separator: "\n") + "\n")
+        let schema = try write(
+            "census-schema.json",
+            "{\"schema\": {\"ssn\": {\"encryption\": {\"state\": \"enabled\"}}, "
+                + "\"dob\": {\"encryption\": {\"state\": \"enabled\", \"sealkit\": {\"format\": 2}}}}}")
+        for auditor in [Auditor(), Auditor(schema: try AuditSchema.load(path: schema))] {
+            let summary = try auditor.audit(paths: [file]).summary
+            #expect(summary.valuesByKey == [KeyFingerprint(bytes: Self.keyTag): 3, KeyFingerprint(bytes: old): 1])
+            #expect(summary.valuesNamingNoKey == 2)
+        }
+        let json = JSONReport.census(try Auditor().audit(paths: [file]).summary)
+        #expect(json["naming_no_key"]?.numberLexeme == "2")
+        #expect(json["by_key"]?[KeyFingerprint(bytes: Self.keyTag).description]?.numberLexeme == "3")
+    }
+
+    @Test func aFingerprintIsReadOnlyInTheFormItIsWritten() {
+        let fingerprint = KeyFingerprint(bytes: [0x3f, 0x9a, 0x07, 0xc2, 0xd4, 0x1e, 0x8b, 0x65])
+        #expect(KeyFingerprint(text: "3f9a:07c2:d41e:8b65") == fingerprint)
+        for text in ["3F9A:07C2:D41E:8B65", "3f9a07c2d41e8b65", "3f9a:07c2:d41e:8b6", "3f9a:07c2:d41e:8b65:", "3f9a:07c2:d41e:8b6g",
+                     "3f9a::07c2d41e:8b65", ""] {
+            #expect(KeyFingerprint(text: text) == nil, "\(text)")
+        }
     }
 
     @Test func factsRefuseUntaggedLinesAndReportRefusesStrayFacts() throws {
         let untagged = try write("untagged", "0 1 {}\n{\"a\": 1}\n")
         #expect(throws: SealKitError.self) { _ = try Auditor().writeFacts(path: untagged) { _ in } }
-        for text in ["{\"finding\": {}}\n", "{\"files\": []}\n", "{\"files\": []}\n{\"summary\": {}}\n", "[1]\n"] {
+        let summary = #"{"values": 1, "profiles": 1, "blank_lines": 0, "copied_ciphertexts": 0, "shared_nonces": 0, "largest_group": 0, "naming_no_key": 0, "keys": "#
+        for text in ["{\"finding\": {}}\n", "{\"files\": []}\n", "{\"files\": []}\n{\"summary\": {}}\n", "[1]\n",
+                     "{\"files\": []}\n{\"summary\": \(summary)[]}}\n", "{\"files\": []}\n{\"summary\": \(summary){\"3F9A:07C2:D41E:8B65\": 1}}}\n",
+                     "{\"files\": []}\n{\"summary\": \(summary){\"3f9a:07c2:d41e:8b65\": 0}}}\n"] {
             let path = try write("facts-\(UUID().uuidString)", text)
             #expect(throws: SealKitError.self, "\(text)") { _ = try Auditor().report(fromFacts: path) { _ in } }
         }
+        let valid = try write("facts-valid", "{\"files\": []}\n{\"summary\": \(summary){\"3f9a:07c2:d41e:8b65\": 4}}}\n")
+        #expect(try Auditor().report(fromFacts: valid) { _ in }.valuesByKey.values.first == 4)
     }
 }

@@ -81,7 +81,8 @@ struct AuditScaleCLITests {
         #expect(facts.status == 0, "\(facts.stderr)")
         let lines = facts.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2 && lines[0].hasPrefix("{\"value\":{\"file\":3,\"line\":17,\"seq\":0,\"field\":\"ssn\",\"nonce\":\""), "\(lines)")
-        #expect(lines.last == "{\"counts\":{\"values\":1,\"profiles\":1,\"blank_lines\":0}}")
+        // The part's counts, with its key census: one v1 value, which names no key.
+        #expect(lines.last == "{\"counts\":{\"values\":1,\"profiles\":1,\"blank_lines\":0,\"keys\":{},\"naming_no_key\":1}}")
         #expect(!facts.stdout.contains(value) && !facts.stdout.contains("plain words"))
         let untagged = try cli.run(["audit", "--facts", "-"], stdin: "{\"a\": 1}\n")
         expectCleanFailure(untagged, containing: "FILE LINE")
@@ -90,7 +91,7 @@ struct AuditScaleCLITests {
         let merged = """
             {"files": ["e.ndjson"]}
             {"repeat": {"file": 0, "line": 9, "field": "ssn", "copy": true, "first": {"file": 0, "line": 2, "field": "ssn"}}}
-            {"summary": {"values": 5, "profiles": 9, "blank_lines": 0, "copied_ciphertexts": 1, "shared_nonces": 0, "largest_group": 2, "largest_group_first": null}}
+            {"summary": {"values": 5, "profiles": 9, "blank_lines": 0, "copied_ciphertexts": 1, "shared_nonces": 0, "largest_group": 2, "largest_group_first": null, "keys": {"3f9a:07c2:d41e:8b65": 3}, "naming_no_key": 2}}
 
             """
         let report = try cli.run(["audit", "--from-facts", "-"], stdin: merged)
@@ -100,8 +101,13 @@ struct AuditScaleCLITests {
         let clean = try cli.run(
             ["audit", "--from-facts", "--format", "json", "-"],
             stdin: "{\"files\": [\"e.ndjson\"]}\n{\"summary\": {\"values\": 5, \"profiles\": 5, \"blank_lines\": 0, "
-                + "\"copied_ciphertexts\": 0, \"shared_nonces\": 0, \"largest_group\": 0, \"largest_group_first\": null}}\n")
+                + "\"copied_ciphertexts\": 0, \"shared_nonces\": 0, \"largest_group\": 0, \"largest_group_first\": null, "
+                + "\"keys\": {\"3f9a:07c2:d41e:8b65\": 3, \"0000:0000:0000:0001\": 2}, \"naming_no_key\": 0}}\n")
         #expect(clean.status == 0 && clean.stdout.contains("\"values\": 5"), "\(clean.stderr)")
+        // The key census reaches the JSON report, keys in fingerprint order.
+        #expect(clean.stdout.contains(
+            "    \"keys\": {\n      \"by_key\": {\n        \"0000:0000:0000:0001\": 2,\n        \"3f9a:07c2:d41e:8b65\": 3\n      },\n"
+                + "      \"naming_no_key\": 0\n    }\n"), "\(clean.stdout)")
         let truncated = try cli.run(["audit", "--from-facts", "-"], stdin: "{\"files\": []}\n")
         expectCleanFailure(truncated, containing: "summary")
         #expect(truncated.status == 64)

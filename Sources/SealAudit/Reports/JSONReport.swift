@@ -1,7 +1,8 @@
 import SealJSON
 
 /// The report as JSON: `{"findings": [...], "summary": {"files": N, "values": N, "profiles": N, "blank_lines": N,
-/// "findings": {"<kind>": N}, "repeats": {"copied_ciphertexts": N, "shared_nonces": N, "largest_group": N}}}`.
+/// "findings": {"<kind>": N}, "repeats": {"copied_ciphertexts": N, "shared_nonces": N, "largest_group": N},
+/// "keys": {"by_key": {"<fingerprint>": N}, "naming_no_key": N}}}`.
 ///
 /// Each finding has `kind`, `severity`, `file`, `location` (a line number for NDJSON, a JSON
 /// pointer for JSON), `field` (null for whole-file findings) and `message`; `nonce-reuse` and
@@ -52,6 +53,16 @@ public enum JSONReport {
                 "shared_nonces": .number(String(groups.sharedNonces)),
                 "largest_group": .number(String(groups.largestGroup)),
             ],
+            "keys": census(summary),
+        ]
+    }
+
+    /// The key census, keys in fingerprint order: `{"by_key": {"3f9a:07c2:d41e:8b65": N}, "naming_no_key": N}`.
+    package static func census(_ summary: AuditSummary) -> JSONValue {
+        let byKey = summary.valuesByKey.map { (key: $0.key.description, value: $0.value) }.sorted { $0.key < $1.key }
+        return [
+            "by_key": .object(byKey.map { ($0.key, .number(String($0.value))) }),
+            "naming_no_key": .number(String(summary.valuesNamingNoKey)),
         ]
     }
 
