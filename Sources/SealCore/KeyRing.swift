@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A user's keys: the current one, which encrypts, and retired ones kept so that
 /// older ciphertexts still open after a rotation.
 package struct KeyRing: Sendable {
@@ -90,6 +94,59 @@ package struct KeyRing: Sendable {
                 }
             }
         }
+    }
+
+    /// Encrypts each line of `lines` with the current key in `format`, as one operation, appending each
+    /// ciphertext and a newline to `output`: the bulk path of `encrypt --lines` and of apps' exports, with no
+    /// `String` per value. A line ends at `\n`, which is no part of its value; the last line's may be missing.
+    /// Every line is checked first, so on a line that is not UTF-8 nothing is written.
+    /// - Returns: nil, or the 1-based number of the first line that is not UTF-8 text (`output` is then as it was).
+    /// - Throws: `SecureMemoryError` when guarded memory for v2's subkeys cannot be had (`output` as it was).
+    package func encrypt(
+        lines: UnsafeRawBufferPointer, format: CiphertextFormat, place: CiphertextPlace, appendingTo output: inout [UInt8]
+    ) throws(SecureMemoryError) -> Int? {
+        guard let base = lines.baseAddress, !lines.isEmpty else { return nil }
+        // Where each line starts, and one past its last byte; then what the output needs.
+        var bounds: [(start: Int, end: Int)] = []
+        var start = 0
+        while start < lines.count {
+            let end = memchr(base + start, 0x0A, lines.count - start).map { UnsafeRawPointer($0) - base } ?? lines.count
+            guard UTF8Validation.isValid(UnsafeRawBufferPointer(rebasing: lines[start..<end])) else { return bounds.count + 1 }
+            bounds.append((start, end))
+            start = end + 1
+        }
+        let v1 = format == .v1
+        func length(_ count: Int) -> Int {
+            v1 ? FieldCipher.ciphertextLength(forPlaintextByteCount: count) : BoundCipher.ciphertextLength(forPlaintextByteCount: count)
+        }
+        let total = bounds.reduce(0) { $0 + length($1.end - $1.start) + 1 }
+        let sealing: BoundCipher.Sealing?
+        if format == .v2 {
+            guard let id else { preconditionFailure("a v2 ciphertext binds its id: make the KeyRing with one") }
+            sealing = try bound.sealing(index: 0, key: current, id: id, place: place)
+        } else {
+            sealing = nil
+        }
+        let first = output.count
+        output.append(contentsOf: repeatElement(0, count: total))
+        output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) -> Void in
+            NonceBatch.withBatch(expecting: v1 ? bounds.count : 0) { (nonces: inout NonceBatch) -> Void in
+                var at = first
+                for (start, end) in bounds {
+                    let plaintext = UnsafeRawBufferPointer(rebasing: lines[start..<end])
+                    let count = length(plaintext.count)
+                    let into = UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + count)])
+                    if let sealing {
+                        BoundCipher.seal(plaintext, with: sealing, into: into)
+                    } else {
+                        FieldCipher.encrypt(bytes: plaintext, using: current, nonces: &nonces, into: into)
+                    }
+                    out[at + count] = UInt8(ascii: "\n")
+                    at += count + 1
+                }
+            }
+        }
+        return nil
     }
 
     /// Decrypts a v1 or v2 ciphertext. A v1 value is tried with the current key, then the retired

@@ -124,6 +124,51 @@ public final class Vault: Sendable {
         }
     }
 
+    /// Encrypts many values given as lines of UTF-8 text (an export, a pipe), appending each ciphertext and a
+    /// newline to `output`: what `encrypt(plaintexts:context:)` does, without a `String` per value in or out, which
+    /// for short values costs as much as the encryption (`sealkit encrypt --lines` runs on this).
+    ///
+    /// A line ends at `\n`, which is no part of its value (a `\r` before it is); the last line's may be missing.
+    /// The nonces of v1 values are drawn together, and none outlives the call: call it once per block of lines
+    /// you hold, not for lines still to come.
+    /// - Parameters:
+    ///   - lines: the values' UTF-8 text, one per line: `[UInt8]`, `ArraySlice<UInt8>`, `Data`, a buffer.
+    ///   - context: what the values are for, as in `encrypt(plaintext:context:)`.
+    ///   - output: receives one line per value, in order; on failure it is as it was.
+    /// - Throws: `SealKitError.Reason.invalidArgument` when a line is not UTF-8 text (the error names its number,
+    ///   never its text); otherwise as `encrypt(plaintexts:context:)`.
+    public func encrypt(
+        lines: some Sequence<UInt8>, context: String = "", appendingTo output: inout [UInt8]
+    ) throws(SealKitError) {
+        let keys = try reporting(.encryptionFailed(user)) { () throws(SealKitError) -> KeyRing in
+            try requirePlace(context)
+            return try ring()
+        }
+        let place = CiphertextPlace.context(context)
+        // Bytes in place when the sequence has them (an array, a slice, a buffer); a copy otherwise.
+        var outcome = lines.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(SecureMemoryError) -> Int? in
+                try keys.encrypt(lines: UnsafeRawBufferPointer(buffer), format: format, place: place, appendingTo: &output)
+            }
+        }
+        if outcome == nil {
+            outcome = Array(lines).withUnsafeBytes { bytes in
+                Result { () throws(SecureMemoryError) -> Int? in
+                    try keys.encrypt(lines: bytes, format: format, place: place, appendingTo: &output)
+                }
+            }
+        }
+        try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
+            let failed: Int?
+            do throws(SecureMemoryError) {
+                failed = try outcome!.get()
+            } catch {
+                throw SealKitError(error)
+            }
+            if let failed { throw SealKitError(.invalidArgument, keyID: user, "line \(failed) of the values given is not UTF-8 text") }
+        }
+    }
+
     /// Decrypts many values at once, for imports and bulk jobs. A value that does not open fails alone:
     /// its result says why, in words that name the problem but not the value, for the caller to say
     /// which value it was.

@@ -101,19 +101,28 @@ struct EncryptCommand: ParsableCommand {
             let reader = LineReader(
                 fd: fd, what: "the text on stdin", maximumLineLength: InputLimits.plaintext, maximumTotal: .max)
             // The lines of one block are encrypted together (their nonces drawn together), before the
-            // next read, which may wait for input for a long time: no nonce drawn waits with it.
-            var pending: [String] = []
+            // next read, which may wait for input for a long time: no nonce drawn waits with it. They are
+            // encrypted where the reader holds them, one after the other, newlines included: no copy, no
+            // String per line (`Vault.encrypt(lines:context:appendingTo:)`, which apps have too).
+            var pending: (start: UnsafeRawPointer, end: UnsafeRawPointer)?
+            var ciphertexts: [UInt8] = []
             let encryptPending: () throws -> Void = {
-                guard !pending.isEmpty else { return }
-                let ciphertexts = try vault.encrypt(plaintexts: pending, context: options.boundContext)
-                pending.removeAll(keepingCapacity: true)
-                for ciphertext in ciphertexts { try output.writeLine(ciphertext) }
+                guard let lines = pending else { return }
+                pending = nil
+                try vault.encrypt(
+                    lines: UnsafeRawBufferPointer(start: lines.start, count: lines.end - lines.start),
+                    context: options.boundContext, appendingTo: &ciphertexts)
+                try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
+                ciphertexts.removeAll(keepingCapacity: true)
             }
             try Self.readLines(reader, beforeRead: encryptPending) { line in
-                guard let text = String(utf8Line: line.assumingMemoryBound(to: UInt8.self)) else {
+                // Checked here as well, so that the lines before a bad one are written and the error names
+                // the input's line.
+                guard line.isUTF8 else {
                     throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
                 }
-                pending.append(text)
+                let end = line.baseAddress! + line.count + (reader.lastLineEnded ? 1 : 0)
+                pending = (pending?.start ?? line.baseAddress!, end)
             }
         } else {
             let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)

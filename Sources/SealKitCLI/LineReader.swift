@@ -19,6 +19,9 @@ final class LineReader {
     private var finished = false
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
+    /// Whether the last line returned ended with a newline, which the reader's buffer holds right after it
+    /// (only the input's last line may have none).
+    private(set) var lastLineEnded = false
     /// Names the input in errors ("the reply on stdin").
     private let what: String
     /// The longest line returned, newline excluded; a longer one is an error.
@@ -47,12 +50,11 @@ final class LineReader {
 
     /// Raw chunks as they come, for reading everything.
     func readChunk() throws -> ArraySlice<UInt8>? {
-        let count = try fill(at: 0, beforeRead: {})
+        let count = try fill(at: 0)
         return count == 0 ? nil : block[0..<count]
     }
 
-    private func fill(at offset: Int, beforeRead: () throws -> Void) throws -> Int {
-        try beforeRead()
+    private func fill(at offset: Int) throws -> Int {
         while true {
             let count = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 && errno == EINTR { continue }
@@ -70,6 +72,9 @@ final class LineReader {
     }
 
     /// Calls `body` with the next line's bytes (without its newline).
+    ///
+    /// The lines returned since the last `beforeRead` stand one after the other in the reader's buffer, each
+    /// followed by its newline, until the next `beforeRead` returns: nothing moves them before then.
     /// - Parameter beforeRead: runs before each read from the descriptor, which may block:
     ///   `encrypt --lines` encrypts the lines it holds there, so no nonce drawn waits in memory for more input.
     /// - Returns: false at the end of input.
@@ -86,6 +91,7 @@ final class LineReader {
             if let newline = found {
                 try checkLength(newline - start)
                 lineNumber += 1
+                lastLineEnded = true
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
                 return true
@@ -94,10 +100,13 @@ final class LineReader {
             if finished {
                 guard start < end else { return false }
                 lineNumber += 1
+                lastLineEnded = false
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
                 start = end
                 return true
             }
+            // Before the lines returned move or their memory goes.
+            try beforeRead()
             // Move the partial line to the front, growing the block for long lines.
             if start > 0 {
                 block.withUnsafeMutableBytes { raw in
@@ -113,7 +122,7 @@ final class LineReader {
                 let grown = min(block.count * 2, maximumLineLength + 1)
                 block += [UInt8](repeating: 0, count: grown - block.count)
             }
-            let count = try fill(at: end, beforeRead: beforeRead)
+            let count = try fill(at: end)
             if count == 0 { finished = true } else { end += count }
         }
     }

@@ -9,18 +9,21 @@ import SealKit
 import Glibc
 #endif
 
-extension String {
-    /// `bytes` as text, or nil when they are not UTF-8. A short ASCII line (nearly every value) takes
-    /// `String(decoding:as:)`, which is specialized; `String(validating:as:)` is generic over the encoding and
-    /// looked up its metadata on every call, 3% of `encrypt --lines` of 64-byte values. A long line amortizes
-    /// that, and the validator's own ASCII scan is faster than this byte loop (1 MiB values: 20% slower).
-    init?(utf8Line bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.count <= 4096, bytes.allSatisfy({ $0 < 0x80 }) {
-            self.init(decoding: bytes, as: UTF8.self)
-        } else {
-            guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
-            self = text
+extension UnsafeRawBufferPointer {
+    /// Whether the bytes are UTF-8 text, without making a String of them: ASCII a word at a time (nearly every
+    /// value), the standard library's validator for the rest. The library checks the same (SealCore's
+    /// `UTF8Validation`, package API, which the command line, a client of the products, does not use); this
+    /// check tells the command which input line is bad, so it writes the lines before it and names the line.
+    var isUTF8: Bool {
+        guard let base = baseAddress else { return true }
+        var index = 0
+        while index + 8 <= count {
+            if base.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
         }
+        while index < count, base.load(fromByteOffset: index, as: UInt8.self) < 0x80 { index += 1 }
+        return index == count
+            || String(validating: UnsafeRawBufferPointer(rebasing: self[index...]).assumingMemoryBound(to: UInt8.self), as: UTF8.self) != nil
     }
 }
 
