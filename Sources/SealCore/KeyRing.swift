@@ -127,9 +127,7 @@ package struct KeyRing: Sendable {
         } else {
             sealing = nil
         }
-        let first = output.count
-        output.append(contentsOf: repeatElement(0, count: total))
-        output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) -> Void in
+        let seal = { (out: UnsafeMutableRawBufferPointer, first: Int) -> Void in
             NonceBatch.withBatch(expecting: v1 ? bounds.count : 0) { (nonces: inout NonceBatch) -> Void in
                 var at = first
                 for (start, end) in bounds {
@@ -145,6 +143,17 @@ package struct KeyRing: Sendable {
                     at += count + 1
                 }
             }
+        }
+        // Written in place, without zeroing it first: for 1 MiB values, filling the output twice cost 13% (issue 37).
+        if output.isEmpty {
+            output = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                seal(UnsafeMutableRawBufferPointer(buffer), 0)
+                count = total
+            }
+        } else {
+            let first = output.count
+            output.append(contentsOf: repeatElement(0, count: total))
+            output.withUnsafeMutableBytes { seal($0, first) }
         }
         return nil
     }

@@ -104,31 +104,57 @@ struct EncryptCommand: ParsableCommand {
             // next read, which may wait for input for a long time: no nonce drawn waits with it. They are
             // encrypted where the reader holds them, one after the other, newlines included: no copy, no
             // String per line (`Vault.encrypt(lines:context:appendingTo:)`, which apps have too).
-            var pending: (start: UnsafeRawPointer, end: UnsafeRawPointer)?
-            var ciphertexts: [UInt8] = []
-            let encryptPending: () throws -> Void = {
-                guard let lines = pending else { return }
-                pending = nil
-                try vault.encrypt(
-                    lines: UnsafeRawBufferPointer(start: lines.start, count: lines.end - lines.start),
-                    context: options.boundContext, appendingTo: &ciphertexts)
-                try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
-                ciphertexts.removeAll(keepingCapacity: true)
-            }
-            try Self.readLines(reader, beforeRead: encryptPending) { line in
-                // Checked here as well, so that the lines before a bad one are written and the error names
-                // the input's line.
-                guard line.isUTF8 else {
-                    throw CLIFailure("line \(reader.lineNumber): not UTF-8 text; nothing more was written", status: .dataError)
-                }
-                let end = line.baseAddress! + line.count + (reader.lastLineEnded ? 1 : 0)
-                pending = (pending?.start ?? line.baseAddress!, end)
+            var pending = PendingLines()
+            try Self.readLines(
+                reader, beforeRead: { try pending.encrypt(with: vault, context: options.boundContext, to: output) }
+            ) { line in
+                if pending.start == nil { (pending.start, pending.firstLine) = (line.baseAddress!, reader.lineNumber) }
+                pending.end = line.baseAddress! + line.count + (reader.lastLineEnded ? 1 : 0)
             }
         } else {
             let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
             try output.write(try vault.encrypt(plaintext: plaintext, context: options.boundContext) + "\n")
         }
         try output.flush()
+    }
+
+    /// The lines `encrypt --lines` holds and has not encrypted yet: where the reader holds them, one after the other
+    /// with their newlines, until its next read.
+    struct PendingLines {
+        var start: UnsafeRawPointer?
+        var end: UnsafeRawPointer?
+        /// The input's line number of the first.
+        var firstLine = 0
+
+        /// Encrypts the lines in one call, writes their ciphertexts, and holds none after. A line that is not UTF-8
+        /// fails the call, so the lines before it are encrypted and written first, and the input's line is named.
+        mutating func encrypt(with vault: Vault, context: String, to output: StandardOutput) throws {
+            guard let start, let end else { return }
+            (self.start, self.end) = (nil, nil)
+            let lines = UnsafeRawBufferPointer(start: start, count: end - start)
+            var ciphertexts: [UInt8] = []
+            do {
+                try vault.encrypt(lines: lines, context: context, appendingTo: &ciphertexts)
+            } catch {
+                guard error.reason == .invalidArgument, let (offset, index) = EncryptCommand.firstLineNotUTF8(in: lines) else { throw error }
+                try vault.encrypt(lines: UnsafeRawBufferPointer(rebasing: lines[..<offset]), context: context, appendingTo: &ciphertexts)
+                try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
+                throw CLIFailure("line \(firstLine + index): not UTF-8 text; nothing more was written", status: .dataError)
+            }
+            try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
+        }
+    }
+
+    /// Where the first line of `lines` that is not UTF-8 starts, and its index; nil when every line is UTF-8.
+    static func firstLineNotUTF8(in lines: UnsafeRawBufferPointer) -> (offset: Int, index: Int)? {
+        guard let base = lines.baseAddress else { return nil }
+        var offset = 0, index = 0
+        while offset < lines.count {
+            let stop = memchr(base + offset, 0x0A, lines.count - offset).map { UnsafeRawPointer($0) - base } ?? lines.count
+            if !UnsafeRawBufferPointer(rebasing: lines[offset..<stop]).isUTF8 { return (offset, index) }
+            (offset, index) = (stop + 1, index + 1)
+        }
+        return nil
     }
 
     /// Reads every line into `body`, running `beforeRead` before each read that may block and at the

@@ -68,6 +68,12 @@ final class StandardOutput {
     }
 
     func write(bytes: UnsafeRawBufferPointer) throws {
+        // More than a buffer's worth goes out from where it is, after what is pending: no copy of a large block.
+        if bytes.count >= threshold, let source = bytes.baseAddress {
+            try flush()
+            try writeAll(source, bytes.count)
+            return
+        }
         try reserve(bytes.count)
         if let source = bytes.baseAddress { (storage + count).copyMemory(from: source, byteCount: bytes.count) }
         count += bytes.count
@@ -75,9 +81,14 @@ final class StandardOutput {
     }
 
     func flush() throws {
+        try writeAll(storage, count)
+        count = 0
+    }
+
+    private func writeAll(_ bytes: UnsafeRawPointer, _ byteCount: Int) throws {
         var offset = 0
-        while offset < count {
-            let written = Glibc.write(1, storage + offset, count - offset)
+        while offset < byteCount {
+            let written = Glibc.write(1, bytes + offset, byteCount - offset)
             if written < 0 && errno == EINTR { continue }
             if written < 0 && errno == EPIPE {
                 // The reader is gone (`| head -1`): end quietly, as cat does, by the signal
@@ -90,7 +101,6 @@ final class StandardOutput {
             }
             offset += written
         }
-        count = 0
     }
 
     /// Makes room for `extra` more bytes, keeping what is pending.

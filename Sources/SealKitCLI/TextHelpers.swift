@@ -12,8 +12,8 @@ import Glibc
 extension UnsafeRawBufferPointer {
     /// Whether the bytes are UTF-8 text, without making a String of them: ASCII a word at a time (nearly every
     /// value), the standard library's validator for the rest. The library checks the same (SealCore's
-    /// `UTF8Validation`, package API, which the command line, a client of the products, does not use); this
-    /// check tells the command which input line is bad, so it writes the lines before it and names the line.
+    /// `UTF8Validation`, package API, which the command line, a client of the products, does not use); when it
+    /// refuses a block of lines, this check finds which input line is bad, to write those before it and name it.
     var isUTF8: Bool {
         guard let base = baseAddress else { return true }
         var index = 0
