@@ -54,6 +54,9 @@ public actor KeyReceiver {
         log.yield(.codeAllocated(code))
     }
 
+    // A receiver let go of mid-transfer ends its subscribers' streams: no loop over `events()` waits for ever.
+    deinit { log.finish() }
+
     /// The code and the relay in one `sealkit-transfer:` link, for a QR code the sender scans.
     public nonisolated var link: String { TransferLink.make(code: code, relay: receiver.relay) }
 
@@ -192,6 +195,9 @@ public actor KeySender {
             throw SealKitError(transferFailure: error)
         }
     }
+
+    // A sender let go of mid-transfer ends its subscribers' streams: no loop over `events()` waits for ever.
+    deinit { log.finish() }
 
     /// The transfer's events: ``TransferEvent/peerJoined`` and ``TransferEvent/keysOffered(_:)`` once the receiver
     /// proved the code, then ``TransferEvent/stored`` or ``TransferEvent/refused(_:)`` as the receiver answered.

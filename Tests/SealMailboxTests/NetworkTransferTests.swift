@@ -109,7 +109,7 @@ struct NetworkTransferTests {
 /// Events in order, the store decision answered to the sender, and Task cancellation ending a transfer as Ctrl-C
 /// does: at once, with the nameplate released.
 @Suite("KeyReceiver and KeySender (async) through magic-wormhole's mailbox server", .requires(.mailboxServer))
-struct AsyncKeyTransferTests {
+struct AsyncTransferTests {
     /// A sender who types the code's number with the wrong words: both sides end with `.wrongCode` and nothing
     /// travels. (Issue 37 planted a wrong reason in `Wormhole`; only the CLI tests noticed, none here.)
     @Test(.requires(.mailboxServer)) func aWrongCodeEndsBothSidesAsAWrongCode() async throws {
@@ -135,11 +135,33 @@ struct AsyncKeyTransferTests {
         }
     }
 
-    /// Every event of a stream, until the transfer ended it.
-    static func all(_ events: AsyncStream<TransferEvent>) async -> [TransferEvent] {
-        var seen: [TransferEvent] = []
-        for await event in events { seen.append(event) }
-        return seen
+    /// Every event of a stream, until the transfer ended it; nil when it did not end within `limit`.
+    static func all(_ events: AsyncStream<TransferEvent>, within limit: Duration = .seconds(60)) async -> [TransferEvent]? {
+        await withTaskGroup(of: [TransferEvent]?.self) { group in
+            group.addTask {
+                var seen: [TransferEvent] = []
+                for await event in events { seen.append(event) }
+                return Task.isCancelled ? nil : seen
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// A receiver let go of before its transfer ended finishes its events' streams: a loop over them ends.
+    @Test func aReceiverLetGoOfFinishesItsEvents() async throws {
+        try await MailboxServer.withAsync { relay in
+            var receiver: KeyReceiver? = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+            let events = try #require(receiver).events()
+            let code = try #require(receiver).code
+            receiver = nil
+            #expect(await Self.all(events, within: .seconds(10)) == [.codeAllocated(code)])
+        }
     }
 
     /// Every event of both sides, in order, for one transfer; and the store decision answered to the sender.
@@ -200,7 +222,7 @@ struct AsyncKeyTransferTests {
             }
             #expect(try keystore.entry(for: KeyID("erin")) == nil)
             #expect(await Self.failure(of: sent)?.description == ReceiverRefusedError(reason: .declined).description)
-            #expect(await Self.all(receiver.events()).last == .refused(.declined))
+            #expect(await Self.all(receiver.events())?.last == .refused(.declined))
         }
     }
 
@@ -377,9 +399,9 @@ struct PublicKeyTransferTests {
             let received = Task { try await receiver.receive(into: other) { _ in true } }
             let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30))
             let sent = Task { try await sender.send(try laptop.exportKeys([alice], passphrase: nil)) }
-            #expect(await AsyncKeyTransferTests.failure(of: received)?.reason == .conflictingKey)
-            #expect(await AsyncKeyTransferTests.failure(of: sent)?.reason == .conflictingKey)
-            #expect(await AsyncKeyTransferTests.all(sender.events()).last == .refused(.conflict))
+            #expect(await AsyncTransferTests.failure(of: received)?.reason == .conflictingKey)
+            #expect(await AsyncTransferTests.failure(of: sent)?.reason == .conflictingKey)
+            #expect(await AsyncTransferTests.all(sender.events())?.last == .refused(.conflict))
             #expect(try other.entry(for: alice)?.fingerprint != made.fingerprint)
             // A code that is not the receiver's kind of code is refused before anything travels.
             do {
