@@ -10,9 +10,9 @@ import SealMailbox
 /// reply's lifetime (``defaultReplyLifetime``).
 ///
 /// A transfer is two actors, one engine: ``KeyReceiver`` allocates a code and stores the keys, ``KeySender`` joins
-/// the code and sends them. Each has two flavours: step by step (``KeyReceiver/receiveKeys()``, then
+/// the code and sends them. The receiver has two flavours: step by step (``KeyReceiver/receiveKeys()``, then
 /// ``KeyReceiver/store(into:passphrase:)`` or ``KeyReceiver/decline(_:)``), or in one call
-/// (``KeyReceiver/receive(into:passphrase:confirm:)``), and both report progress through `events()`. Both sides prove
+/// (``KeyReceiver/receive(into:passphrase:confirm:)``); both actors report progress through `events()`. Both sides prove
 /// the code (SPAKE2) before anything travels, both show the keys' fingerprints for people to compare, and the receiver
 /// stores all of them or none and tells the sender which, once. Every step ends within the timeout whatever the relay
 /// does, and on task cancellation as on Ctrl-C: the nameplate is released and the mailbox closed.
