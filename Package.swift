@@ -149,7 +149,7 @@ let package = Package(
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
         .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
         // The async transfer API in a process of its own, for tests that time it (SealKitCLITests).
-        .executableTarget(name: "SealTransferProbe", dependencies: ["SealCore", "SealKeystore", "SealMailbox", "SealTransfer"], path: "Tests/SealTransferProbe"),
+        .executableTarget(name: "SealTransferProbe", dependencies: ["SealCore", "SealKeystore", "SealKitTransfer"], path: "Tests/SealTransferProbe"),
         // The test support itself: the process runner's deadlines, the peers' requirements.
         .testTarget(name: "SealTestSupportTests", dependencies: ["SealTestSupport"]),
         .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),

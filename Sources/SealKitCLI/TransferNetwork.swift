@@ -39,7 +39,7 @@ enum TransferNetwork {
     ) async throws {
         let keystore = try keystoreOptions.openKeystore()
         let interrupts = InterruptHandler()
-        let receiver = try await KeyReceiver(relay: relay, timeout: timeout)
+        let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(timeout))
         interrupts.arm { await receiver.abandon() ? nil : TransferNetwork.unreleased }
         let code = receiver.code.text
         // The whole command the sender types: with our relay, unless it is the one a sender uses by default.
@@ -97,7 +97,7 @@ enum TransferNetwork {
         // Taken before the code prompt: Ctrl-C there says, as docs/transfer.md does, that the transfer was cancelled.
         let interrupts = InterruptHandler()
         let code = try codeOption.map(CodeEntry.parse(given:)) ?? askForCode()
-        let sender = try await KeySender(code: code, relay: relay, timeout: timeout)
+        let sender = try await KeySender(code: code, relay: relay, timeout: .seconds(timeout))
         interrupts.arm {
             // Once the keys went out, "cancelled" would be untrue: the receiver may still store them.
             let sent = await sender.hasSentKeys
@@ -108,10 +108,19 @@ enum TransferNetwork {
         }
         if StandardError.isTerminal { TransferDisplay.describe(keys, "Sending") }
         progress("Waiting for the receiver to join...\n")
-        // Once the keys went out and no answer came, the error says the receiver may have stored them.
-        try await interrupts.guarding {
-            try await sender.send(keys, onReceiverJoined: { progress("The receiver joined; waiting for it to confirm...\n") })
+        // The stream ends with the transfer: waiting for it keeps this line before whatever the send ends with.
+        let events = sender.events()
+        let joined = Task {
+            for await event in events where event == .peerJoined { progress("The receiver joined; waiting for it to confirm...\n") }
         }
+        // Once the keys went out and no answer came, the error says the receiver may have stored them.
+        do {
+            try await interrupts.guarding { try await sender.send(keys) }
+        } catch {
+            await joined.value
+            throw error
+        }
+        await joined.value
         await interrupts.disarm()
         let count = keys.count
         progress("The receiver stored \(count == 1 ? "the key" : "all \(count) ids' keys").\n")

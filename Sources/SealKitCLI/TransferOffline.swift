@@ -32,7 +32,7 @@ enum TransferOffline {
         let code = try senderCode(code)
         let keystore = try keystoreOptions.openKeystore()
         let keys = try keystoreOptions.exportKeys(keystoreOptions.idsToExport(ids, all: all, in: keystore), from: keystore)
-        let lines = try offer.reply(sending: keys, code: code, expiresIn: expiresIn ?? KeyTransfer.defaultReplyLifetime)
+        let lines = try offer.reply(sending: keys, code: code, expiresIn: expiresIn.map { .seconds($0) } ?? KeyTransfer.defaultReplyLifetime)
         TransferDisplay.describe(keys, "Sending")
         if format == .qr {
             StandardError.write(
@@ -109,11 +109,12 @@ enum TransferOffline {
                 continue
             }
             let limit = KeyTransfer.defaultReplyLifetime
-            StandardError.write("sealkit: waiting for the reply's photo at \(shown) (up to \(limit / 60) minutes; Ctrl-C cancels)\n")
-            let deadline = ContinuousClock.now + .seconds(limit)
+            let minutes = limit.components.seconds / 60
+            StandardError.write("sealkit: waiting for the reply's photo at \(shown) (up to \(minutes) minutes; Ctrl-C cancels)\n")
+            let deadline = ContinuousClock.now + limit
             while !exists(path) {
                 guard ContinuousClock.now < deadline else {
-                    throw CLIFailure("no photo of the reply appeared at \(shown) within \(limit / 60) minutes: nothing was stored", status: .noInput)
+                    throw CLIFailure("no photo of the reply appeared at \(shown) within \(minutes) minutes: nothing was stored", status: .noInput)
                 }
                 usleep(200_000)
             }

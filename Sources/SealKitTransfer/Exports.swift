@@ -6,74 +6,48 @@ import SealKeystore
 import SealMailbox
 @_exported import SealTransfer
 
-/// Moves a user's keys between devices through a magic-wormhole mailbox relay, for async code.
+/// What the two ends of a network transfer share: the relay (``publicRelay``, ``relay(_:)``), and the offline
+/// reply's lifetime (``defaultReplyLifetime``).
 ///
-/// The receiver shows a short code (`7-guitarist-revenge`); a person types it on the sender. Both sides
-/// prove the code (SPAKE2) before anything travels, both show the keys' fingerprints for people to
-/// compare, and the receiver stores all of them or none and tells the sender which. Both calls end
-/// within `timeout` whatever the relay does, and on task cancellation as on Ctrl-C: the nameplate is
-/// released and the mailbox closed.
+/// A transfer is two actors, one engine: ``KeyReceiver`` allocates a code and stores the keys, ``KeySender`` joins
+/// the code and sends them. The receiver has two flavours: step by step (``KeyReceiver/receiveKeys()``, then
+/// ``KeyReceiver/store(into:passphrase:)`` or ``KeyReceiver/decline(_:)``), or in one call
+/// (``KeyReceiver/receive(into:passphrase:confirm:)``); both actors report progress through `events()`. Both sides prove
+/// the code (SPAKE2) before anything travels, both show the keys' fingerprints for people to compare, and the receiver
+/// stores all of them or none and tells the sender which, once. Every step ends within the timeout whatever the relay
+/// does, and on task cancellation as on Ctrl-C: the nameplate is released and the mailbox closed.
 ///
 /// ```swift
-/// let stored = try await KeyTransfer.receive(into: keystore) { offered in
+/// let receiver = try await KeyReceiver()
+/// show(receiver.code.text)                     // the sender types it
+/// let stored = try await receiver.receive(into: keystore) { offered in
 ///     await askThePerson(toCompare: offered)   // true stores them
 /// }
 /// ```
 public enum KeyTransfer {
     /// The public relay magic-wormhole's own clients use.
     public static let publicRelay = RelayURL.publicRelay.description
+}
 
-    /// Receives keys into `keystore`: allocates a code (`.codeAllocated`), waits for the sender, shows
-    /// the keys (`.keysOffered`) and stores them when `confirm` says yes. The sender is told either way.
-    /// - Parameters:
-    ///   - keystore: where the keys go; an id already holding a different key is refused, nothing stored.
-    ///   - relay: the mailbox relay's WebSocket URL.
-    ///   - timeout: seconds to wait for the other side at each step.
-    ///   - passphrase: protects new keys at rest, and unlocks protected ones already stored.
-    ///   - events: progress, for the app to show.
-    ///   - confirm: decides, after people compared the fingerprints; false stores nothing.
-    /// - Returns: the keys stored.
-    /// - Throws: `SealKitError`: `.declined` when `confirm` said no, `.conflictingKey`, `.wrongCode`,
-    ///   `.timedOut`, `.relayUnavailable`, `.protocolViolation`, `.cancelled`.
-    @discardableResult
-    public static func receive(
-        into keystore: Keystore, relay: String = publicRelay, timeout: Int = 600, passphrase: Passphrase? = nil,
-        events: AsyncStream<TransferEvent>.Continuation? = nil,
-        confirm: @escaping @Sendable ([KeyOffer]) async -> Bool
-    ) async throws(SealKitError) -> [KeyOffer] {
-        let storage = keystore.storage
-        do {
-            let keys = try await AsyncKeyTransfer.receive(relay: try RelayURL(relay), timeout: timeout, events: events) { keys in
-                guard await confirm(keys.map(KeyOffer.init)) else { throw KeysDeclined(.declined) }
-                try storage.storeAll(keys, passphrase: passphrase)
-            }
-            return keys.map(KeyOffer.init)
-        } catch {
-            throw SealKitError(transferFailure: error)
+extension Refusal {
+    /// What the sender is told when the receiver stores nothing because of `error`: the one rule, for every way a
+    /// receive ends without storing (``KeyReceiver/store(into:passphrase:)`` failing,
+    /// ``KeyReceiver/receive(into:passphrase:confirm:)`` declined or cancelled).
+    init(refusing error: SealKitError) {
+        switch error.reason {
+        case .declined: self = .declined
+        case .conflictingKey: self = .conflict
+        case .cancelled: self = .cancelled
+        default: self = .failed
         }
     }
+}
 
-    /// Sends the keys of `ids` to the receiver showing `code`, and returns once it stored them.
-    /// - Parameters:
-    ///   - ids: the ids whose keys (current and retired) go.
-    ///   - keystore: where they are read from.
-    ///   - passphrase: unlocks protected keys.
-    ///   - code: the code the receiver shows.
-    ///   - relay: the mailbox relay's WebSocket URL; the receiver's.
-    ///   - timeout: seconds to wait for the other side at each step.
-    ///   - events: progress, for the app to show.
-    /// - Throws: `SealKitError`: `.declined` or `.conflictingKey` when the receiver stored nothing, and as `receive`.
-    public static func send(
-        _ ids: [KeyID], from keystore: Keystore, passphrase: Passphrase? = nil, code: String, relay: String = publicRelay,
-        timeout: Int = 600, events: AsyncStream<TransferEvent>.Continuation? = nil
-    ) async throws(SealKitError) {
-        do {
-            let keys = try ids.map { id throws(KeystoreError) in try keystore.storage.history(for: id, passphrase: passphrase) }
-            try await AsyncKeyTransfer.send(
-                keys, code: try WormholeCode(parsing: code), relay: try RelayURL(relay), timeout: timeout, events: events)
-        } catch {
-            throw SealKitError(transferFailure: error)
-        }
+extension Duration {
+    /// The whole seconds the mailbox client counts in: rounded up, at least one.
+    var wholeSeconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(clamping: max(1, attoseconds > 0 ? seconds + 1 : seconds))
     }
 }
 
@@ -83,7 +57,6 @@ extension SealKitError {
         switch error {
         case let error as SealKitError: self = error
         case let error as KeystoreError: self.init(error)
-        case let declined as KeysDeclined: self.init(declined.reason, "the keys were not stored: \(declined.reason.rawValue)")
         case let refused as ReceiverRefusedError:
             // The receiver's Ctrl-C declined this side's keys: this side was not cancelled.
             self.init(refused.reason == .cancelled ? .declined : refused.reason, String(describing: refused))

@@ -10,8 +10,8 @@ import SealKeystore
 import SealTransfer
 
 extension KeyTransfer {
-    /// Seconds an offline reply stays valid unless the sender chooses otherwise.
-    public static let defaultReplyLifetime = Int(TransferOffer.defaultLifetime)
+    /// How long an offline reply stays valid unless the sender chooses otherwise: ten minutes.
+    public static let defaultReplyLifetime = Duration.seconds(TransferOffer.defaultLifetime)
 }
 
 /// The receiving side of an offline transfer: texts carried by hand (pasted, or photographed as QR
@@ -97,15 +97,16 @@ public struct OfflineOffer: Sendable {
     /// - Parameters:
     ///   - keys: the keys to send.
     ///   - code: the code the receiver shows.
-    ///   - expiresIn: seconds until the receiver refuses the reply (1 to 86400).
+    ///   - expiresIn: how long until the receiver refuses the reply: one second to a day (whole seconds, rounded down).
     /// - Returns: the reply's lines: one, or numbered parts when it is too long for one QR code.
     /// - Throws: `SealKitError`: `.invalidArgument` for a bad lifetime, `.tooLarge`, `.invalidTransfer`
     ///   for an offer that is not valid.
-    public func reply(sending keys: [KeyHistory], code: TransferCode, expiresIn: Int = KeyTransfer.defaultReplyLifetime)
+    public func reply(sending keys: [KeyHistory], code: TransferCode, expiresIn: Duration = KeyTransfer.defaultReplyLifetime)
         throws(SealKitError) -> [String]
     {
+        let (seconds, attoseconds) = expiresIn.components
         do {
-            return try offer.reply(sending: keys, code: code.code, expiresIn: TimeInterval(expiresIn))
+            return try offer.reply(sending: keys, code: code.code, expiresIn: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
         } catch {
             throw SealKitError(error)
         }

@@ -8,7 +8,7 @@ import SealTransfer
 ///
 /// The code is the transfer's secret: only someone who knows it can send keys to the receiver that
 /// shows it. `description` shows only the number; `text` is the code itself, to show a person.
-public struct TransferCode: Sendable, CustomStringConvertible {
+public struct TransferCode: Sendable, Equatable, CustomStringConvertible {
     package let code: WormholeCode
 
     package init(_ code: WormholeCode) { self.code = code }
@@ -30,6 +30,13 @@ public struct TransferCode: Sendable, CustomStringConvertible {
 
     /// The code's number only: the words are the secret.
     public var description: String { "TransferCode(\(code.nameplate)-...)" }
+
+    /// Whether two codes are the same, compared in constant time.
+    /// - Parameters:
+    ///   - lhs: a code.
+    ///   - rhs: another code.
+    /// - Returns: true when both hold the same number and words.
+    public static func == (lhs: TransferCode, rhs: TransferCode) -> Bool { lhs.code == rhs.code }
 
     /// The words a code may hold at `position` (0 is the number, 1 the first word, 2 the second),
     /// for completing a code as it is typed: none for the number.

@@ -160,8 +160,8 @@ package struct ReceiverRefusedError: Error, Equatable, Sendable, CustomStringCon
 
 /// The receiving end: allocates a code, waits for a sender, takes its keys, answers.
 ///
-/// `AsyncKeyTransfer.receive` drives one for apps; the `sealkit` CLI drives one directly, because
-/// its Ctrl-C must answer the sender while the person is at a prompt (`abandon()`).
+/// SealKitTransfer's `KeyReceiver` drives one, for apps and for the `sealkit` command alike (whose Ctrl-C
+/// must answer the sender while the person is at a prompt: `abandon()`).
 package actor NetworkKeyReceiver {
     /// The code to show; the sender types it.
     package nonisolated let code: WormholeCode

@@ -67,7 +67,8 @@ package struct TransferOffer: Sendable, CustomStringConvertible {
     package func reply(
         sending keys: [KeyHistory], code: WormholeCode, expiresIn: TimeInterval = defaultLifetime, now: Date = Date()
     ) throws(TransferError) -> [String] {
-        guard expiresIn >= 1, expiresIn <= Self.maximumLifetime else { throw .badLifetime(seconds: Int(expiresIn)) }
+        // Clamped for the message: a lifetime of any size (an app's `Duration`) is refused, never a crash.
+        guard expiresIn >= 1, expiresIn <= Self.maximumLifetime else { throw .badLifetime(seconds: Int(max(-1e15, min(expiresIn, 1e15)))) }
         try TransferError.converting { () throws(CodeError) in try KeyBundle.validate(keys) }
         let created = unixTime(now)
         return try sealReply(sending: keys, code: code, created: created, expires: created + Int64(expiresIn.rounded(.down)))

@@ -66,8 +66,8 @@ struct SecretPrintingTests {
 
         // The network sessions, on the tests' shared mailbox server.
         let relay = try MailboxServer.shared { $0.relay }
-        let receiver = try await KeyReceiver(relay: relay, timeout: 30)
-        let sender = try await KeySender(code: receiver.code, relay: relay, timeout: 30)
+        let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+        let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30))
         let networkWords = receiver.code.text.split(separator: "-").dropFirst().map(String.init)
 
         return [
@@ -96,7 +96,7 @@ struct SecretPrintingTests {
                 type: "ShareBackup.Made", value: made, texts: made.shares.flatMap { $0 } + [made.bundle, String(made.bundle.suffix(40))]),
             Sample(type: "ShareBackup.Share", value: share, texts: [shareText], bytes: [share.slip39.value]),
             Sample(type: "TransferCode", value: try TransferCode(code), texts: codeWords),
-            Sample(type: "TransferEvent", value: TransferEvent.codeAllocated(code), texts: codeWords),
+            Sample(type: "TransferEvent", value: TransferEvent.codeAllocated(try TransferCode(code)), texts: codeWords),
             Sample(type: "TransferLink", value: link, texts: codeWords),
             Sample(type: "Vault", value: vault, texts: keyTexts + [Self.passphrase], bytes: [keyBytes, Array(Self.passphrase.utf8)]),
         ]

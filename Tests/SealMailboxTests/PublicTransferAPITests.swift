@@ -77,7 +77,7 @@ struct PublicTransferAPITests {
             #expect(error.reason == .invalidArgument)
         }
         do {
-            _ = try OfflineOffer(receiver.offer).reply(sending: try sending.exportKeys([alice], passphrase: nil), code: receiver.code, expiresIn: 0)
+            _ = try OfflineOffer(receiver.offer).reply(sending: try sending.exportKeys([alice], passphrase: nil), code: receiver.code, expiresIn: .zero)
             Issue.record("a reply that expires at once was made")
         } catch {
             #expect(error.reason == .invalidArgument)

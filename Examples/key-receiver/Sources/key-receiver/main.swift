@@ -32,11 +32,12 @@ guard arguments.count == 4, arguments[0] == "--keystore", arguments[2] == "--rel
 }
 do {
     let keystore = try Keystore(directory: arguments[1])
-    let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
+    let receiver = try await KeyReceiver(relay: arguments[3], timeout: .seconds(120))
+    let events = receiver.events()
     let shown = Task {
         for await event in events {
             switch event {
-            case .codeAllocated(let code): say(code)
+            case .codeAllocated(let code): say(code.text)
             case .peerJoined: say("event: peer joined")
             case .keysOffered(let offers):
                 say("event: keys offered: " + offers.map { "\($0.id) \($0.fingerprint)" }.joined(separator: ", "))
@@ -45,11 +46,11 @@ do {
             }
         }
     }
-    let keys = try await KeyTransfer.receive(into: keystore, relay: arguments[3], timeout: 120, events: continuation) { _ in
+    let keys = try await receiver.receive(into: keystore) { _ in
         // The app's decision: a real app shows the fingerprints and asks; this one stores them all.
         true
     }
-    continuation.finish()
+    // The stream ended with the transfer: every event is shown before the result.
     await shown.value
     for key in keys { say("stored \(key.id) \(key.fingerprint)") }
 } catch {
