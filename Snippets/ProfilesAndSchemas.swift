@@ -8,8 +8,11 @@ let schema = try ProfileSchema(json: #"""
     """#)
 let vault = Vault(keystore: try .inMemory(), user: try KeyID("ada"), format: .v2)
 try vault.ensureKey(existing: "{}")
-let upload = try vault.encryptProfile(#"{"ssn": "078-05-1120", "score": 812, "name": "Ada"}"#, schema: schema)
-let back = try vault.decryptProfile(upload, schema: schema)
+// Prepare each operation once; the schema decides each field's format (score is v2, ssn v1).
+let encrypting = try ProfileProcessor(.encrypt, schema: schema)
+let decrypting = try ProfileProcessor(.decrypt, schema: schema)
+let upload = try encrypting.process(#"{"ssn": "078-05-1120", "score": 812, "name": "Ada"}"#, with: vault).json
+let back = try decrypting.process(upload, with: vault)
 print(back.json)  // {"ssn":"078-05-1120","score":812,"name":"Ada"}
 // Before a second device makes a key, it checks the user's data: sealed under another key means receive it.
 let phone = Vault(keystore: try .inMemory(), user: try KeyID("ada"), format: .v2)

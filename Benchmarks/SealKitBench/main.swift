@@ -3,7 +3,7 @@
 // benchmark with every repetition's ns/op (Scripts/bench takes the medians).
 //
 //   SealKitBench ops SIZE KEYFILE                  Vault.encrypt(plaintext:) / decrypt(ciphertext:)
-//   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile, JSON text in and out: Vault.encryptProfile(_:schema:)
+//   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile, JSON text in and out: ProfileProcessor.process(_:with:)
 //
 // KEYFILE holds the key as standard base64 on its first line.
 import Foundation
@@ -89,7 +89,7 @@ func ops(size: Int, key: SymmetricKey) throws {
 }
 
 /// One profile at a time, JSON text in and out, as an app or backend would handle it:
-/// `Vault.encryptProfile(_:schema:)`, the call for profiles held as text.
+/// `ProfileProcessor.process(_:with:)`, the call for profiles held as text, prepared once as an app prepares it.
 func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws {
     let vault = try vault(with: key)
     guard let schemaBytes = FileManager.default.contents(atPath: schemaPath),
@@ -97,9 +97,10 @@ func profile(schemaPath: String, profilePath: String, key: SymmetricKey) throws 
     else { fail("cannot read the schema or profile file") }
     let schema = try ProfileSchema(parsing: Array(schemaBytes))
     let text = try JSONValue.parse(Array(profileBytes)).serialized()
+    let encrypting = try ProfileProcessor(.encrypt, schema: schema)
     try measure("profile encrypt", size: 0) { iterations in
         for _ in 0..<iterations {
-            sink &+= try vault.encryptProfile(text, schema: schema).utf8.count
+            sink &+= try encrypting.process(text, with: vault).json.utf8.count
         }
     }
 }

@@ -7,7 +7,7 @@
                                        `sealkit encrypt --lines`
   pynacl_peer.py profile KEYFILE SCHEMA PROFILE
                                        time encrypting one profile's encrypted fields, JSON text in
-                                       and out, like `Vault.encryptProfile` between parse and serialize
+                                       and out, like `ProfileProcessor.process(_:with:)` between parse and serialize
   pynacl_peer.py profile-ndjson KEYFILE SCHEMA
                                        the same for one profile per stdin line, like
                                        `sealkit profile encrypt --ndjson`

@@ -2,16 +2,24 @@
 import SealJSON
 import SealProfile
 
-/// One profile operation with its options, prepared once and applied to many profiles (an export,
-/// a file of newline-delimited JSON), from as many threads at once as you like.
+/// Encrypts, decrypts or rotates the fields of user profiles that an app schema flags: the one way
+/// SealKit works on profiles, one at a time or many.
 ///
-/// It does what ``Vault/encryptProfile(_:schema:)``, ``Vault/decryptProfile(_:schema:)`` and
-/// ``Vault/rotateProfile(_:schema:migratingFromV1:)`` do, on UTF-8 text in and out, without a
-/// `String` per profile: strict encryption of plain values copies the text with each flagged value
-/// replaced, without building a value tree. It also does what Rownd's SDKs did, for profiles that
-/// Rownd apps wrote or will read.
+/// A processor is one operation with its ``Options``, prepared once, then applied to each profile with
+/// a ``Vault`` for the user's keys. Every call returns a ``ProfileOutcome``. ``process(_:with:)`` takes
+/// and gives JSON text, for an app's profile; ``process(_:with:line:appendingTo:)`` takes UTF-8 bytes
+/// and appends to a buffer of yours, for many profiles (an export, a file of newline-delimited JSON),
+/// from as many threads at once as you like: strict encryption of plain values copies the text with
+/// each flagged value replaced, without building a value tree or a `String` per profile.
+///
+/// The schema decides each field's format, not the vault: a flagged field is written as v1 (Rownd's)
+/// unless its definition says `"sealkit": {"format": 2}`, and a field written as v2 opens only v2 values.
+/// ``Vault/format`` is for single values (``Vault/encrypt(plaintext:context:)``) and plays no part here.
 ///
 /// ```swift
+/// let encrypting = try ProfileProcessor(.encrypt, schema: schema)
+/// let upload = try encrypting.process(profileJSON, with: vault).json
+///
 /// let decrypting = try ProfileProcessor(.decrypt, schema: schema)
 /// var output: [UInt8] = []
 /// for (index, line) in lines.enumerated() {
@@ -21,58 +29,91 @@ import SealProfile
 ///     if outcome != nil { output.append(UInt8(ascii: "\n")) }
 /// }
 /// ```
+///
+/// With ``Options/asRownd`` it does what Rownd's SDKs did, for profiles that Rownd apps wrote or will read.
 public struct ProfileProcessor: Sendable {
     /// What a processor does to each profile.
     public enum Operation: Sendable, Equatable {
         /// Encrypt the flagged fields under the current key; values already sealed under the user's keys stay.
         case encrypt
-        /// Decrypt the flagged fields with the current or a retired key.
+        /// Decrypt the flagged fields with the current or a retired key, restoring each value's JSON type.
         case decrypt
-        /// Re-encrypt under the current key the fields only a retired key opens; `migratingFromV1` reads
-        /// v1 values in fields written as v2 and rewrites them as v2.
-        case rotate(migratingFromV1: Bool)
+        /// Re-encrypt under the current key the fields only a retired key opens.
+        case rotate
+    }
+
+    /// How a processor treats each profile. Every option is off by default: strict, compact, and refusing
+    /// what does not fit.
+    public struct Options: Sendable, Equatable {
+        /// Do exactly what Rownd's SDKs did: only strings are encrypted, decrypted values are strings, a
+        /// flagged value that does not open is left as it is and noted in ``ProfileOutcome/notes`` (by path
+        /// and reason, never by value), and `meta`'s flagged fields are decrypted, never encrypted. Writes v1
+        /// only, so a schema that makes a field v2 or asks for seals is refused.
+        public var asRownd: Bool
+        /// Write each profile indented, for people to read; compact otherwise.
+        public var pretty: Bool
+        /// On ``Operation/rotate``: read v1 values in fields the schema writes as v2 (which otherwise refuse
+        /// them: a v1 value names no field, so it may have been moved from another) and rewrite them as v2
+        /// bound to their field. Migrate data you trust, then rotate the user's key, so no earlier v1 value
+        /// opens under the new one.
+        public var migratingFromV1: Bool
+        /// On ``Operation/decrypt`` of one profile, with a schema that asks for seals: also accept a seal of
+        /// the version this device wrote or verified but with another MAC (`SealKitError.Reason.sealConflict`:
+        /// two devices wrote at once), and remember it. Both are genuine writes of the user's; reading the other
+        /// one on purpose is how an app merges: decrypt it this way, merge in its own changes, and encrypt the
+        /// result (with the read profile's `sealkit_seal` in it), which takes a version higher than both. An
+        /// older seal, or one that does not verify, is still refused.
+        public var acceptingConflict: Bool
+
+        /// Options for a processor.
+        /// - Parameters:
+        ///   - asRownd: do what Rownd's SDKs did (``asRownd``).
+        ///   - pretty: write profiles indented (``pretty``).
+        ///   - migratingFromV1: on rotation, rewrite v1 values of v2 fields as v2 (``migratingFromV1``).
+        ///   - acceptingConflict: on decryption, accept a conflicting write to merge it (``acceptingConflict``).
+        public init(asRownd: Bool = false, pretty: Bool = false, migratingFromV1: Bool = false, acceptingConflict: Bool = false) {
+            self.asRownd = asRownd
+            self.pretty = pretty
+            self.migratingFromV1 = migratingFromV1
+            self.acceptingConflict = acceptingConflict
+        }
     }
 
     private let operation: Operation
+    private let options: Options
     private let encryptor: ProfileEncryptor
     /// Set in Rownd's mode.
     private let rownd: RowndProfileEncryptor?
-    private let pretty: Bool
-    /// With a schema that asks for seals, on decryption of a profile alone: accept a seal of the version this
-    /// device remembers with another MAC (a conflicting write: two devices wrote at once), to merge it, and
-    /// remember it. An older seal, or one that does not verify, is still refused. See
-    /// ``Vault/decryptProfile(_:schema:acceptingConflict:)``.
-    public var acceptsConflictingWrite = false
 
     /// Prepares an operation.
     /// - Parameters:
     ///   - operation: what to do to each profile.
-    ///   - schema: the app schema saying which fields are encrypted; it must flag one at least.
-    ///   - format: the format of every new ciphertext, whatever each field's schema says; nil follows the schema.
-    ///   - asRownd: do exactly what Rownd's SDKs did: only strings are encrypted, decrypted values are
-    ///     strings, a flagged value that does not open is left as it is and noted (by path and reason,
-    ///     never by value), and `meta`'s flagged fields are decrypted, never encrypted. Writes v1 only.
-    ///   - pretty: write each profile indented, for people to read; compact otherwise.
+    ///   - schema: the app schema saying which fields are encrypted, and in which format; it must flag one at least.
+    ///   - options: how to treat each profile; the defaults are strict and compact.
     /// - Throws: `SealKitError.Reason.invalidSchema` for a schema that flags no field, or, with
-    ///   `asRownd`, a field written as v2; `SealKitError.Reason.invalidArgument` for `asRownd` with `.v2`
-    ///   or a migration from v1.
-    public init(
-        _ operation: Operation, schema: ProfileSchema, format: CiphertextFormat? = nil, asRownd: Bool = false,
-        pretty: Bool = false
-    ) throws(SealKitError) {
+    ///   ``Options/asRownd``, one that makes a field v2; `SealKitError.Reason.invalidArgument` for an option
+    ///   the operation does not take (``Options/migratingFromV1`` but to rotate, ``Options/acceptingConflict``
+    ///   but to decrypt), for Rownd's mode with a migration to v2 or a schema that asks for seals.
+    public init(_ operation: Operation, schema: ProfileSchema, options: Options = Options()) throws(SealKitError) {
         do {
             try SchemaLint.requireEncryptedField(schema)
         } catch {
             throw SealKitError(error)
         }
-        if asRownd && schema.requiresSeal {
+        if options.migratingFromV1 && operation != .rotate {
+            throw SealKitError(.invalidArgument, "migratingFromV1 rewrites values as they are rotated: it goes with .rotate only")
+        }
+        if options.acceptingConflict && operation != .decrypt {
+            throw SealKitError(.invalidArgument, "acceptingConflict reads a conflicting write to merge it: it goes with .decrypt only")
+        }
+        if options.asRownd && schema.requiresSeal {
             throw SealKitError(
                 .invalidArgument,
                 "the schema asks for profile seals (\"sealkit\": {\"seal\": true}), which Rownd's SDKs would not understand",
                 advice: .dropRowndForSeals)
         }
-        if asRownd {
-            if format == .v2 || operation == .rotate(migratingFromV1: true) {
+        if options.asRownd {
+            if options.migratingFromV1 {
                 throw SealKitError(.invalidArgument, "Rownd's SDKs read and write v1 only, so Rownd's mode neither writes v2 nor migrates to it")
             }
             if let field = schema.encryptedFields.first(where: { $0.format == .v2 }) {
@@ -82,60 +123,100 @@ public struct ProfileProcessor: Sendable {
             }
         }
         self.operation = operation
-        encryptor = ProfileEncryptor(schema: schema, format: format)
-        rownd = asRownd ? RowndProfileEncryptor(schema: schema) : nil
-        self.pretty = pretty
+        self.options = options
+        encryptor = ProfileEncryptor(schema: schema)
+        rownd = options.asRownd ? RowndProfileEncryptor(schema: schema) : nil
     }
 
-    /// Processes one profile, appending the resulting profile's JSON text (without a newline) to `output`.
+    /// Processes one profile given as JSON text, as an app holds it.
+    ///
+    /// With a schema that asks for seals, the profile's seal is also checked against, and recorded as, the
+    /// highest seal version this device has seen for the user (rollback detection).
+    /// - Parameters:
+    ///   - profile: JSON text: an object of fields, or Rownd's user-state shape (`{"data": {...}}`).
+    ///   - vault: the user whose keys to use. A failed encryption or decryption is told to its ``Vault/events()``.
+    /// - Returns: the resulting profile in ``ProfileOutcome/json`` (compact, members in their order, unless
+    ///   ``Options/pretty``), and what to tell about it.
+    /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value: in strict
+    ///   mode any field that fails; in Rownd's mode only a profile that is not a JSON object.
+    public func process(_ profile: String, with vault: Vault) throws(SealKitError) -> ProfileOutcome {
+        var text = profile
+        var output: [UInt8] = []
+        let result = text.withUTF8 { bytes in
+            Result { () throws(SealKitError) in try apply(bytes, with: vault, line: nil, appendingTo: &output) }
+        }
+        var outcome = try result.get()
+        outcome.json = String(decoding: output, as: UTF8.self)
+        return outcome
+    }
+
+    /// Processes one profile given as UTF-8 bytes, appending the resulting profile's JSON text (without a
+    /// newline) to `output`: for many profiles, without a `String` per profile.
     /// - Parameters:
     ///   - profile: the profile's UTF-8 JSON text: an object of fields, or Rownd's user-state shape.
-    ///   - vault: the user whose keys to use.
+    ///   - vault: the user whose keys to use. A failed encryption or decryption is told to its ``Vault/events()``.
     ///   - line: the profile's line in newline-delimited JSON, which errors name; a blank line there
-    ///     (spaces, tabs and carriage returns only) holds no profile and gives nil. Nil for a profile alone.
-    ///     With a schema that asks for seals, a profile alone is also checked against, and recorded as, the
-    ///     highest seal version this device has seen for the user (rollback detection); lines of many
-    ///     profiles under one key id have their seals written and checked, but no version is remembered
+    ///     (spaces, tabs and carriage returns only) holds no profile and gives nil. Nil for a profile alone,
+    ///     which is then read as ``process(_:with:)`` reads one. With a schema that asks for seals, lines of
+    ///     many profiles under one key id have their seals written and checked, but no version is remembered
     ///     for them, since which of them is newest cannot be told.
     ///   - output: where the result goes; on failure it is as it was.
-    /// - Returns: what to tell about the profile besides its JSON, or nil for a blank line.
-    /// - Throws: `SealKitError` naming every failing field, never a value: in strict mode any field
-    ///   that fails; in Rownd's mode only a profile that is not a JSON object.
+    /// - Returns: what to tell about the profile, with ``ProfileOutcome/json`` empty (the JSON is in
+    ///   `output`), or nil for a blank line.
+    /// - Throws: `SealKitError` naming every failing field, never a value, and the line when given: in strict
+    ///   mode any field that fails; in Rownd's mode only a profile that is not a JSON object.
     public func process(
         _ profile: UnsafeBufferPointer<UInt8>, with vault: Vault, line: Int? = nil, appendingTo output: inout [UInt8]
     ) throws(SealKitError) -> ProfileOutcome? {
         if line != nil && NDJSON.isBlank(UnsafeRawBufferPointer(profile)) { return nil }
-        let keys = try vault.keyRing()
-        let prefix = line.map { "line \($0): " } ?? ""
-        do {
-            if rownd == nil && encryptor.schema.requiresSeal {
-                return try runSealed(profile, with: keys, vault: vault, tracking: line == nil, appendingTo: &output)
+        return try apply(profile, with: vault, line: line, appendingTo: &output)
+    }
+
+    /// Both entry points' one engine: the operation on one profile's text, its errors in SealKit's words,
+    /// a failure told to the vault's subscribers.
+    private func apply(
+        _ profile: UnsafeBufferPointer<UInt8>, with vault: Vault, line: Int?, appendingTo output: inout [UInt8]
+    ) throws(SealKitError) -> ProfileOutcome {
+        do throws(SealKitError) {
+            let keys = try vault.keyRing()
+            let prefix = line.map { "line \($0): " } ?? ""
+            do {
+                if rownd == nil && encryptor.schema.requiresSeal {
+                    return try runSealed(profile, with: keys, vault: vault, tracking: line == nil, appendingTo: &output)
+                }
+                return try run(profile, with: keys, appendingTo: &output)
+            } catch .seal(let problem) {
+                let plain = SealKitError(ProfileError.seal(problem), keyID: vault.user)
+                throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description, advice: plain.advice)
+            } catch .fieldsFailed(let failures) where rownd == nil {
+                throw SealKitError(
+                    .profileFields, keyID: vault.user, fields: failures.map(\.field),
+                    prefix + ProfileError.fieldsFailed(failures).description, advice: Self.hint(for: failures))
+            } catch .invalidJSON(let error) {
+                // Within one line the parser's line is always 1; name the input's line instead.
+                let located = line.map { JSONError(reason: error.reason, line: $0, column: error.column, byteOffset: error.byteOffset) }
+                throw SealKitError(.invalidJSON, keyID: vault.user, "the profile is \(located ?? error)")
+            } catch {
+                let plain = SealKitError(error, keyID: vault.user)
+                throw SealKitError(plain.reason, keyID: plain.keyID, fields: plain.fields, prefix + plain.description, advice: plain.advice)
             }
-            return try run(profile, with: keys, appendingTo: &output)
-        } catch .seal(let problem) {
-            let plain = SealKitError(ProfileError.seal(problem), keyID: vault.user)
-            throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description, advice: plain.advice)
-        } catch .fieldsFailed(let failures) where rownd == nil {
-            throw SealKitError(
-                .profileFields, keyID: vault.user, fields: failures.map(\.field),
-                prefix + ProfileError.fieldsFailed(failures).description, advice: Self.hint(for: failures))
-        } catch .invalidJSON(let error) {
-            // Within one line the parser's line is always 1; name the input's line instead.
-            let located = line.map { JSONError(reason: error.reason, line: $0, column: error.column, byteOffset: error.byteOffset) }
-            throw SealKitError(.invalidJSON, keyID: vault.user, "the profile is \(located ?? error)")
         } catch {
-            let plain = SealKitError(error, keyID: vault.user)
-            throw SealKitError(plain.reason, keyID: plain.keyID, fields: plain.fields, prefix + plain.description, advice: plain.advice)
+            switch operation {
+            case .encrypt: vault.report(.encryptionFailed(vault.user))
+            case .decrypt: vault.report(.decryptionFailed(vault.user))
+            case .rotate: break
+            }
+            throw error
         }
     }
 
     private func run(
         _ text: UnsafeBufferPointer<UInt8>, with keys: KeyRing, appendingTo output: inout [UInt8]
     ) throws(ProfileError) -> ProfileOutcome {
-        if rownd == nil && operation == .encrypt && !pretty {
+        if rownd == nil && operation == .encrypt && !options.pretty {
             // Compact output comes straight from the text, without a value tree.
             try encryptor.encrypt(jsonText: text, with: keys, appendingTo: &output)
-            return ProfileOutcome(fieldsUnderRetiredKeys: [], notes: [])
+            return ProfileOutcome()
         }
         let profile: JSONValue
         do throws(JSONError) {
@@ -153,24 +234,27 @@ public struct ProfileProcessor: Sendable {
             case .rotate: done = try rownd.rotate(profile, with: keys)
             }
             result = done.profile
+            // After a rotation, Rownd's encryptor names the fields it re-encrypted.
             outcome = ProfileOutcome(
-                fieldsUnderRetiredKeys: operation == .decrypt || operation == .encrypt ? done.fieldsUnderRetiredKeys : [],
+                fieldsUnderRetiredKeys: operation == .rotate ? [] : done.fieldsUnderRetiredKeys,
+                rotatedFields: operation == .rotate ? done.fieldsUnderRetiredKeys : [],
                 notes: done.notes.map(\.description))
         } else {
             switch operation {
             case .encrypt:
                 result = try encryptor.encrypt(profile, with: keys)
-                outcome = ProfileOutcome(fieldsUnderRetiredKeys: [], notes: [])
+                outcome = ProfileOutcome()
             case .decrypt:
                 let decrypted = try encryptor.decrypt(profile, with: keys)
                 result = decrypted.profile
-                outcome = ProfileOutcome(fieldsUnderRetiredKeys: decrypted.fieldsUnderRetiredKeys, notes: [])
-            case .rotate(let migratingFromV1):
-                result = try encryptor.rotate(profile, with: keys, migratingFromV1: migratingFromV1).profile
-                outcome = ProfileOutcome(fieldsUnderRetiredKeys: [], notes: [])
+                outcome = ProfileOutcome(fieldsUnderRetiredKeys: decrypted.fieldsUnderRetiredKeys)
+            case .rotate:
+                let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: options.migratingFromV1)
+                result = rotation.profile
+                outcome = ProfileOutcome(rotatedFields: rotation.rotatedFields)
             }
         }
-        output.append(contentsOf: result.serialized(pretty: pretty).utf8)
+        output.append(contentsOf: result.serialized(pretty: options.pretty).utf8)
         return outcome
     }
 
@@ -200,13 +284,13 @@ public struct ProfileProcessor: Sendable {
             let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
             (result, seal) = try encryptor.sealing(encrypted, with: keys, version: version)
         case .decrypt:
-            seal = try encryptor.verifySeal(of: profile, with: keys, against: mark, acceptingConflict: acceptsConflictingWrite)
+            seal = try encryptor.verifySeal(of: profile, with: keys, against: mark, acceptingConflict: options.acceptingConflict)
             let decrypted = try encryptor.decrypt(profile, with: keys)
             result = decrypted.profile
             retired = decrypted.fieldsUnderRetiredKeys
-        case .rotate(let migratingFromV1):
+        case .rotate:
             _ = try encryptor.verifySeal(of: profile, with: keys, against: mark)
-            let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: migratingFromV1)
+            let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: options.migratingFromV1)
             rotatedFields = rotation.rotatedFields
             let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
             (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
@@ -220,13 +304,10 @@ public struct ProfileProcessor: Sendable {
                 let base = (try? ProfileEncryptor.seal(of: profile))??.version ?? mark?.lowestVersionToEdit ?? 0
                 recorded = recorded.written(over: base)
             }
-            try vault.rememberSeal(recorded, acceptingConflict: acceptsConflictingWrite && operation == .decrypt)
+            try vault.rememberSeal(recorded, acceptingConflict: options.acceptingConflict)
         }
-        output.append(contentsOf: result.serialized(pretty: pretty).utf8)
-        var outcome = ProfileOutcome(fieldsUnderRetiredKeys: retired, notes: [])
-        outcome.rotatedFields = rotatedFields
-        outcome.sealVersion = seal.version
-        return outcome
+        output.append(contentsOf: result.serialized(pretty: options.pretty).utf8)
+        return ProfileOutcome(fieldsUnderRetiredKeys: retired, rotatedFields: rotatedFields, sealVersion: seal.version)
     }
 
     /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required, says so in
@@ -241,20 +322,31 @@ public struct ProfileProcessor: Sendable {
     }
 }
 
-/// What processing one profile tells besides the profile's JSON.
+/// What processing one profile gave: the same shape from every operation and both entry points.
 public struct ProfileOutcome: Sendable, Equatable {
+    /// The resulting profile as JSON text, from ``ProfileProcessor/process(_:with:)``: compact, members in their
+    /// order (indented with ``ProfileProcessor/Options/pretty``). Empty from
+    /// ``ProfileProcessor/process(_:with:line:appendingTo:)``, which appends it to your buffer instead.
+    public internal(set) var json: String
     /// Fields that only a retired key opened, in profile order (on decryption): rotate the profile
     /// to move them to the current key.
     public let fieldsUnderRetiredKeys: [String]
+    /// The fields that were re-encrypted under the current key, in profile order (on rotation).
+    public let rotatedFields: [String]
     /// In Rownd's mode, each flagged value left as it was, by path and reason (never by value).
     public let notes: [String]
-    /// With a schema that asks for seals: the version of the profile's seal, read or written (issue 38); nil otherwise.
-    public internal(set) var sealVersion: UInt64?
-    /// On rotation with a seal, the fields that were re-encrypted.
-    var rotatedFields: [String] = []
+    /// With a schema that asks for seals: the version of the profile's seal, verified on decryption,
+    /// written on encryption and rotation (issue 38); nil otherwise.
+    public let sealVersion: UInt64?
 
-    init(fieldsUnderRetiredKeys: [String], notes: [String]) {
+    init(
+        json: String = "", fieldsUnderRetiredKeys: [String] = [], rotatedFields: [String] = [], notes: [String] = [],
+        sealVersion: UInt64? = nil
+    ) {
+        self.json = json
         self.fieldsUnderRetiredKeys = fieldsUnderRetiredKeys
+        self.rotatedFields = rotatedFields
         self.notes = notes
+        self.sealVersion = sealVersion
     }
 }

@@ -1,15 +1,22 @@
 /// Plaintexts and the keys behind a vault never print (issue 36): `print`, string interpolation,
 /// `String(reflecting:)` and `dump` show ids, formats and field names, never a value or a key.
-extension DecryptedProfile: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The JSON's length and the fields under retired keys: never the profile's values.
+extension ProfileOutcome: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The JSON's length, the field names, the notes and the seal's version: never the profile's values.
     public var description: String {
-        "DecryptedProfile(\(json.utf8.count) bytes of JSON redacted, fieldsUnderRetiredKeys: \(fieldsUnderRetiredKeys))"
+        "ProfileOutcome(\(json.utf8.count) bytes of JSON redacted, fieldsUnderRetiredKeys: \(fieldsUnderRetiredKeys), "
+            + "rotatedFields: \(rotatedFields), notes: \(notes), sealVersion: \(sealVersion.map(String.init) ?? "nil"))"
     }
     /// The same as `description`.
     public var debugDescription: String { description }
-    /// The field names under retired keys only, so `dump` shows no plaintext.
+    /// Everything but the JSON, so `dump` shows no plaintext.
     public var customMirror: Mirror {
-        Mirror(self, children: ["fieldsUnderRetiredKeys": fieldsUnderRetiredKeys], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "fieldsUnderRetiredKeys": fieldsUnderRetiredKeys, "rotatedFields": rotatedFields, "notes": notes,
+                "sealVersion": sealVersion as Any,
+            ],
+            displayStyle: .struct)
     }
 }
 

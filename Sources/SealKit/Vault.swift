@@ -15,8 +15,8 @@ import Synchronization
 /// The format is chosen once, when the vault is made: `CiphertextFormat.v1` is Rownd's, which the
 /// SDKs read and which binds nothing; `CiphertextFormat.v2` binds every value to the user and to its
 /// context, and names the key that sealed it. A vault reads what it writes, and a v2 vault refuses v1
-/// values, which could have been copied from anywhere. Profile fields follow the app schema instead,
-/// field by field.
+/// values, which could have been copied from anywhere. Profiles are not the vault's to format: a
+/// ``ProfileProcessor`` writes each field in the format the app schema gives it.
 ///
 /// ```swift
 /// let vault = Vault(keystore: try Keystore(directory: folder), user: try KeyID("user-123"), format: .v2)
@@ -32,7 +32,8 @@ public final class Vault: Sendable {
     public let keystore: Keystore
     /// The signed-in user, whose id names the key and, in v2, is bound into every value.
     public let user: KeyID
-    /// The format `encrypt(plaintext:context:)` writes and `decrypt(ciphertext:context:)` reads.
+    /// The format `encrypt(plaintext:context:)` writes and `decrypt(ciphertext:context:)` reads: single
+    /// values only. A profile's fields are written in the format their schema gives each one (see ``ProfileProcessor``).
     public let format: CiphertextFormat
     private let passphrase: Passphrase?
     private let state = Mutex(State())
@@ -48,7 +49,8 @@ public final class Vault: Sendable {
     /// - Parameters:
     ///   - keystore: where the user's keys live.
     ///   - user: the signed-in user.
-    ///   - format: `.v1` for values Rownd's SDKs read, `.v2` for values bound to the user and their context.
+    ///   - format: `.v1` for values Rownd's SDKs read, `.v2` for values bound to the user and their context
+    ///     (single values; profiles follow their schema).
     ///   - passphrase: unlocks passphrase-protected keys, and protects the keys `ensureKey` makes.
     public init(keystore: Keystore, user: KeyID, format: CiphertextFormat, passphrase: Passphrase? = nil) {
         self.keystore = keystore
@@ -343,103 +345,6 @@ public final class Vault: Sendable {
         }
     }
 
-    // MARK: Profiles
-
-    /// Encrypts the fields the schema flags, as Rownd's SDK does before upload, but for every JSON
-    /// type. Each field is written in the format its schema names (v1 unless it says `"format": "v2"`);
-    /// v2 values are bound to the user and the field's name. Values already encrypted are left alone; a
-    /// value sealed under a key this keystore lacks fails the whole profile rather than being sealed twice.
-    /// - Parameters:
-    ///   - profile: JSON text: an object of fields, or Rownd's user-state shape (`{"data": {...}}`).
-    ///   - schema: the app schema saying which fields are encrypted.
-    /// - Returns: compact JSON text, members in their order, flagged fields encrypted.
-    /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value.
-    public func encryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> String {
-        try reporting(.encryptionFailed(user)) { () throws(SealKitError) in
-            if schema.requiresSeal { return try sealedProfile(.encrypt, profile, schema: schema).json }
-            let keys = try ring()
-            var profile = profile
-            let result = profile.withUTF8 { text in
-                Result { () throws(ProfileError) -> String in
-                    var output: [UInt8] = []
-                    try ProfileEncryptor(schema: schema).encrypt(jsonText: text, with: keys, appendingTo: &output)
-                    return String(decoding: output, as: UTF8.self)
-                }
-            }
-            do throws(ProfileError) {
-                return try result.get()
-            } catch {
-                throw SealKitError(error, keyID: user)
-            }
-        }
-    }
-
-    /// Decrypts every flagged field, restoring each value's JSON type from the schema.
-    /// - Parameters:
-    ///   - profile: JSON text of an encrypted profile, as fields or in Rownd's user-state shape.
-    ///   - schema: the app schema saying which fields are encrypted, and in which format.
-    /// - Returns: the profile, and the fields only a retired key opened (for ``rotateProfile(_:schema:migratingFromV1:)``).
-    /// - Throws: `SealKitError` naming every failing field in `SealKitError.fields`, never a value.
-    public func decryptProfile(_ profile: String, schema: ProfileSchema) throws(SealKitError) -> DecryptedProfile {
-        try decryptProfile(profile, schema: schema, acceptingConflict: false)
-    }
-
-    /// Decrypts a sealed profile as ``decryptProfile(_:schema:)`` does, and, with `acceptingConflict`, also one
-    /// whose seal has the version of one this device wrote or verified but another MAC (`SealKitError.Reason.sealConflict`:
-    /// two devices wrote at once). Both are genuine writes of the user's; reading the other one on purpose is how an app
-    /// merges: decrypt it this way, merge in its own changes, and encrypt the result (with the read profile's
-    /// `sealkit_seal` in it), which takes a version higher than both. The device then remembers the profile read. An
-    /// older seal, or one that does not verify, is still refused.
-    /// - Parameters:
-    ///   - profile: JSON text of an encrypted profile.
-    ///   - schema: the app schema; it must ask for seals for `acceptingConflict` to matter.
-    ///   - acceptingConflict: accept a conflicting write.
-    /// - Returns: the profile, and the fields only a retired key opened.
-    /// - Throws: `SealKitError` as ``decryptProfile(_:schema:)``.
-    public func decryptProfile(_ profile: String, schema: ProfileSchema, acceptingConflict: Bool) throws(SealKitError) -> DecryptedProfile {
-        try reporting(.decryptionFailed(user)) { () throws(SealKitError) in
-            if schema.requiresSeal {
-                let (json, outcome) = try sealedProfile(.decrypt, profile, schema: schema, acceptingConflict: acceptingConflict)
-                return DecryptedProfile(json: json, fieldsUnderRetiredKeys: outcome.fieldsUnderRetiredKeys, sealVersion: outcome.sealVersion)
-            }
-            let keys = try ring()
-            let tree = try Self.parse(profile)
-            do throws(ProfileError) {
-                let result = try ProfileEncryptor(schema: schema).decrypt(tree, with: keys)
-                return DecryptedProfile(json: result.profile.serialized(), fieldsUnderRetiredKeys: result.fieldsUnderRetiredKeys)
-            } catch {
-                throw SealKitError(error, keyID: user)
-            }
-        }
-    }
-
-    /// Re-encrypts, under the current key, the fields that only a retired key opens.
-    ///
-    /// A field written as v2 opens only v2 values; `migratingFromV1` reads its v1 values on purpose and
-    /// rewrites them as v2. Rotate the user's key afterwards: a v1 value of the old key could otherwise
-    /// still be copied into the field.
-    /// - Parameters:
-    ///   - profile: JSON text of an encrypted profile, as fields or in Rownd's user-state shape.
-    ///   - schema: the app schema saying which fields are encrypted, and in which format.
-    ///   - migratingFromV1: read v1 values in fields written as v2, and rewrite them as v2.
-    /// - Returns: the profile, and the fields that were re-encrypted.
-    public func rotateProfile(
-        _ profile: String, schema: ProfileSchema, migratingFromV1: Bool = false
-    ) throws(SealKitError) -> RotatedProfile {
-        if schema.requiresSeal {
-            let (json, outcome) = try sealedProfile(.rotate(migratingFromV1: migratingFromV1), profile, schema: schema)
-            return RotatedProfile(json: json, rotatedFields: outcome.rotatedFields, sealVersion: outcome.sealVersion)
-        }
-        let keys = try ring()
-        let tree = try Self.parse(profile)
-        do {
-            let result = try ProfileEncryptor(schema: schema).rotate(tree, with: keys, migratingFromV1: migratingFromV1)
-            return RotatedProfile(json: result.profile.serialized(), rotatedFields: result.rotatedFields)
-        } catch {
-            throw SealKitError(error, keyID: user)
-        }
-    }
-
     // MARK: Events
 
     /// A stream of key lifecycle events, like Rownd's: every subscriber gets every event from the
@@ -453,6 +358,9 @@ public final class Vault: Sendable {
         }
         return stream
     }
+
+    /// Tells subscribers that an operation of the package's own (`ProfileProcessor`) failed for the user.
+    package func report(_ failure: VaultEvent) { emit(failure) }
 
     private func emit(_ event: VaultEvent) {
         let continuations = state.withLock { Array($0.subscribers.values) }
@@ -492,7 +400,7 @@ public final class Vault: Sendable {
     /// - Parameters:
     ///   - bytes: the profile's JSON.
     ///   - name: how errors name it (`"the profile alice.json"`).
-    /// - Returns: the profile as compact JSON text, for the vault's profile calls.
+    /// - Returns: the profile as compact JSON text, for `ProfileProcessor.process(_:with:)`.
     /// - Throws: `SealKitError` with reason `.invalidJSON`, naming the line and column, never the content.
     @_spi(CLI) public static func readProfile(_ bytes: some Collection<UInt8>, named name: String = "the profile") throws(SealKitError) -> String {
         do {
@@ -526,22 +434,6 @@ public final class Vault: Sendable {
     package func keyRing() throws(SealKitError) -> KeyRing { try ring() }
 
     // MARK: Profile seals (issue 38)
-
-    /// One profile, with a schema that asks for seals: checked against and recorded as the device's
-    /// highest seal version for the user, as `ProfileProcessor` does for a profile alone.
-    private func sealedProfile(
-        _ operation: ProfileProcessor.Operation, _ profile: String, schema: ProfileSchema, acceptingConflict: Bool = false
-    ) throws(SealKitError) -> (json: String, outcome: ProfileOutcome) {
-        var processor = try ProfileProcessor(operation, schema: schema)
-        processor.acceptsConflictingWrite = acceptingConflict
-        var output: [UInt8] = []
-        var text = profile
-        let result = text.withUTF8 { bytes in
-            Result { () throws(SealKitError) in try processor.process(bytes, with: self, line: nil, appendingTo: &output) }
-        }
-        guard let outcome = try result.get() else { throw SealKitError(.invalidJSON, keyID: user, "the profile is empty") }
-        return (String(decoding: output, as: UTF8.self), outcome)
-    }
 
     /// The highest profile seal this device has written or verified for the user; nil when none. Read once,
     /// unless `fresh`: a write reads it again, so that another process's newer record gives the next version.
@@ -584,38 +476,6 @@ public struct CiphertextInfo: Sendable, Equatable {
     /// The key that sealed it: from the header of a v2 value; for v1, the user's key that opens it,
     /// or nil when none does.
     public let keyFingerprint: KeyFingerprint?
-}
-
-/// A profile after decryption.
-public struct DecryptedProfile: Sendable, Equatable {
-    /// The profile as compact JSON text, every encrypted field in plaintext with its type restored.
-    public let json: String
-    /// Fields that only a retired key opened, in profile order: rotate the profile to move them to the current key.
-    public let fieldsUnderRetiredKeys: [String]
-    /// With a schema that asks for seals, the version of the profile's seal, which was verified (issue 38); nil otherwise.
-    public internal(set) var sealVersion: UInt64?
-
-    init(json: String, fieldsUnderRetiredKeys: [String], sealVersion: UInt64? = nil) {
-        self.json = json
-        self.fieldsUnderRetiredKeys = fieldsUnderRetiredKeys
-        self.sealVersion = sealVersion
-    }
-}
-
-/// A profile after rotation.
-public struct RotatedProfile: Sendable, Equatable {
-    /// The profile as compact JSON text, every encrypted field under the current key.
-    public let json: String
-    /// The fields that were re-encrypted, in profile order.
-    public let rotatedFields: [String]
-    /// With a schema that asks for seals, the version of the new seal (issue 38); nil otherwise.
-    public internal(set) var sealVersion: UInt64?
-
-    init(json: String, rotatedFields: [String], sealVersion: UInt64? = nil) {
-        self.json = json
-        self.rotatedFields = rotatedFields
-        self.sealVersion = sealVersion
-    }
 }
 
 /// Whether a vault can encrypt now.

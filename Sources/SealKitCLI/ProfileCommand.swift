@@ -71,9 +71,8 @@ struct ProfileCommand: ParsableCommand {
         }
 
         func run() throws {
-            var (processor, vault) = try options.prepare(.decrypt)
-            processor.acceptsConflictingWrite = acceptConflict
-            try options.process((processor, vault), retiredWarning: "decrypted only with a retired key")
+            try options.process(
+                try options.prepare(.decrypt, acceptingConflict: acceptConflict), retiredWarning: "decrypted only with a retired key")
         }
     }
 
@@ -105,7 +104,7 @@ struct ProfileCommand: ParsableCommand {
         }
 
         func run() throws {
-            try options.process(try options.prepare(.rotate(migratingFromV1: fromV1), format: format))
+            try options.process(try options.prepare(.rotate, format: format, migratingFromV1: fromV1))
         }
     }
 }
@@ -145,22 +144,30 @@ struct ProfileOptions: ParsableArguments {
     /// Reads the schema, then unlocks the keys, so a bad schema fails before any passphrase prompt.
     /// - Parameters:
     ///   - operation: what to do to each profile.
-    ///   - format: `--format`, which overrides every field's own.
+    ///   - format: `--format`, which overrides every field's own: the schema read with it decides, as any
+    ///     schema does. `--rownd` writes v1 whatever the schema says, and refuses one that makes a field v2
+    ///     even with `--format v1`, so there it changes nothing.
+    ///   - migratingFromV1: `rotate --from-v1`.
+    ///   - acceptingConflict: `decrypt --accept-conflict`.
     func prepare(
-        _ operation: ProfileProcessor.Operation, format: CiphertextFormat? = nil
+        _ operation: ProfileProcessor.Operation, format: CiphertextFormat? = nil, migratingFromV1: Bool = false,
+        acceptingConflict: Bool = false
     ) throws -> (ProfileProcessor, Vault) {
         let bytes = try readSchema()
         let processor: ProfileProcessor
         do {
             var parsed = try ProfileSchema(json: bytes)
             if completeSchema { parsed.undeclaredMembers = .refused }
-            processor = try ProfileProcessor(operation, schema: parsed, format: format, asRownd: rownd, pretty: pretty)
+            if let format, !rownd { parsed = parsed.writing(format) }
+            processor = try ProfileProcessor(
+                operation, schema: parsed,
+                options: .init(asRownd: rownd, pretty: pretty, migratingFromV1: migratingFromV1, acceptingConflict: acceptingConflict))
         } catch where error.reason == .invalidArgument && rownd {
             throw CLIFailure("\(schema): \(said(error))", status: .usage)
         } catch {
             throw CLIFailure("\(schema): \(said(error))", status: .dataError)
         }
-        // Profiles follow the schema's formats (or --format), never the vault's.
+        // Profiles follow the schema's formats (here with --format applied); the vault's is for single values.
         return (processor, try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1))
     }
 

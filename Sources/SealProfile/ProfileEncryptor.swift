@@ -32,24 +32,16 @@ import Darwin
 package struct ProfileEncryptor: Sendable {
     /// The schema that says which fields are encrypted.
     package let schema: ProfileSchema
-    /// The format every new ciphertext is written in, whatever each field's schema says; nil
-    /// follows each field's `format`.
-    package let format: CiphertextFormat?
     /// Whether any encrypted field is written as v2, which the text fast path leaves to the value tree.
     private let writesV2: Bool
 
     /// Makes an encryptor for profiles described by `schema`.
-    /// - Parameters:
-    ///   - schema: the app schema saying which fields are encrypted.
-    ///   - format: the format of every new ciphertext (`--format`); nil follows each field's schema.
-    package init(schema: ProfileSchema, format: CiphertextFormat? = nil) {
+    /// - Parameter schema: the app schema saying which fields are encrypted, and each one's format
+    ///   (`ProfileSchema.writing(_:)` overrides them all, for the command's `--format`).
+    package init(schema: ProfileSchema) {
         self.schema = schema
-        self.format = format
-        writesV2 = format == .v2 || (format == nil && schema.encryptedFields.contains { $0.format == .v2 })
+        writesV2 = schema.encryptedFields.contains { $0.format == .v2 }
     }
-
-    /// The format a field's new ciphertexts are written in.
-    func format(of field: ProfileSchema.Field) -> CiphertextFormat { format ?? field.format }
 
     /// Encrypts every encrypted field under the current key, in each field's format (v2 values
     /// are bound to the ring's id and the field's name).
@@ -76,7 +68,7 @@ package struct ProfileEncryptor: Sendable {
                 return .value(value)
             case .string(let text):
                 if let shape = CiphertextShape(of: text) {
-                    switch Self.open(value, field: field, keys: keys, acceptsV1: format(of: field) == .v1) {
+                    switch Self.open(value, field: field, keys: keys, acceptsV1: field.format == .v1) {
                     case .opened, .null: return .value(value)
                     case .failed(.undecryptable(.unknownKey(let tag))): return .failed(.sealedUnderUnknownKey(tag))
                     case .failed(.undecryptable(.authenticationFailed)) where shape == .v1:
@@ -103,7 +95,7 @@ package struct ProfileEncryptor: Sendable {
     /// Seals one field's plaintext in the field's format.
     private func seal(_ plaintext: String, field: ProfileSchema.Field, keys: KeyRing, as format: CiphertextFormat? = nil) -> FieldOutcome {
         do {
-            return .value(.string(try keys.encrypt(plaintext, format: format ?? self.format(of: field), place: .field(field.name))))
+            return .value(.string(try keys.encrypt(plaintext, format: format ?? field.format, place: .field(field.name))))
         } catch {
             return .failed(.outOfGuardedMemory)
         }
@@ -267,7 +259,7 @@ package struct ProfileEncryptor: Sendable {
         var openedCount = 0
         do {
             let (plain, retired) = try mapEncryptedFields(of: profile) { field, value -> FieldOutcome in
-                switch Self.open(value, field: field, keys: keys, acceptsV1: format(of: field) == .v1) {
+                switch Self.open(value, field: field, keys: keys, acceptsV1: field.format == .v1) {
                 case .failed(let reason): return .failed(reason)
                 case .null: return .value(value)
                 case .opened(_, let restored, let needsRotation):
@@ -307,7 +299,7 @@ package struct ProfileEncryptor: Sendable {
     /// Re-encrypts under the current key every field that only a retired key opens. A v2 value
     /// stays v2.
     ///
-    /// A field written as v2 (`format`, or the field's schema) opens only v2 values: a v1 value
+    /// A field the schema writes as v2 opens only v2 values: a v1 value
     /// there names no field, so it may have been moved from another one, and fails with
     /// `CiphertextError.notBound`. Migrating from v1 is one explicit step, `migratingFromV1`, which
     /// reads such values on purpose and rewrites them as v2 bound to the field they stand in; run
@@ -324,12 +316,12 @@ package struct ProfileEncryptor: Sendable {
     ///   when any field fails.
     package func rotate(_ profile: JSONValue, with keys: KeyRing, migratingFromV1: Bool = false) throws(ProfileError) -> ProfileRotation {
         let (rotated, fields) = try mapEncryptedFields(of: profile, checkingUndeclared: true) { field, value -> FieldOutcome in
-            switch Self.open(value, field: field, keys: keys, acceptsV1: migratingFromV1 || format(of: field) == .v1) {
+            switch Self.open(value, field: field, keys: keys, acceptsV1: migratingFromV1 || field.format == .v1) {
             case .failed(let reason): return .failed(reason)
             case .opened(let plaintext, _, let needsRotation):
                 let wasV2: Bool
                 if case .string(let text) = value { wasV2 = text.hasPrefix(BoundCipher.prefix) } else { wasV2 = false }
-                let target = wasV2 ? CiphertextFormat.v2 : format(of: field)
+                let target = wasV2 ? CiphertextFormat.v2 : field.format
                 guard needsRotation || (target == .v2 && !wasV2) else { return .value(value) }
                 switch seal(plaintext, field: field, keys: keys, as: target) {
                 case .value(let sealed, _): return .value(sealed, noted: true)

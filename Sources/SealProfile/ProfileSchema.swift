@@ -121,7 +121,7 @@ public struct ProfileSchema: Sendable, Equatable {
     package static let identifyingFields = ["email", "phone_number"]
 
     /// Every field, in schema order.
-    package let fields: [Field]
+    package private(set) var fields: [Field]
     /// Whether profiles carry a seal (issue 38): the schema says `"sealkit": {"seal": true}` beside
     /// `schema`. Then `encrypt` and `rotate` write one and `decrypt` requires it. See ProfileSealing.swift.
     package private(set) var requiresSeal = false
@@ -216,6 +216,23 @@ public struct ProfileSchema: Sendable, Equatable {
     /// Every member of a profile's fields (`members`) that `undeclaredMember(named:)` has a problem with, in order.
     package func undeclared(in members: [(key: String, value: JSONValue)]) -> [UndeclaredMember] {
         members.compactMap { undeclaredMember(named: $0.key) }
+    }
+
+    /// The schema with every encrypted field written in `format`, whatever its definition says: the
+    /// command's `--format`, which overrides the schema file for one run. A field written as v2 opens
+    /// only v2 values, as one the schema makes v2 does. Apps give the format in the schema itself, which
+    /// every device reads the same way.
+    /// - Parameter format: the format of every encrypted field's new ciphertexts.
+    /// - Returns: the schema, its fields and settings otherwise unchanged.
+    @_spi(CLI) public func writing(_ format: CiphertextFormat) -> ProfileSchema {
+        var schema = self
+        schema.fields = fields.map { field in
+            guard field.isEncrypted else { return field }
+            return Field(
+                name: field.name, type: field.type, isEncrypted: true, format: format,
+                displayName: field.displayName, isRequired: field.isRequired, ownedBy: field.ownedBy)
+        }
+        return schema
     }
 
     /// The definition of the field called `name`, if the schema has one.

@@ -31,7 +31,7 @@ extension ProfileSchema {
     public var encryptedFieldNames: [String] { encryptedFields.map(\.name) }
 
     /// Whether the schema asks for profile seals, with `"sealkit": {"seal": true}` beside `"schema"`:
-    /// then `Vault`'s profile calls write a seal over the encrypted fields and a version, and refuse
+    /// then a `ProfileProcessor` writes a seal over the encrypted fields and a version, and refuses
     /// a profile whose seal is missing, does not match, or is older than one this device has seen.
     public var asksForSeal: Bool { requiresSeal }
 }

@@ -128,7 +128,7 @@ struct AdviceTests {
         }
         let schema = try ProfileSchema(json: #"{"schema": {"a": {"encryption": {"state": "enabled"}}}, "sealkit": {"seal": true}}"#)
         do {
-            _ = try ProfileProcessor(.encrypt, schema: schema, asRownd: true)
+            _ = try ProfileProcessor(.encrypt, schema: schema, options: .init(asRownd: true))
             Issue.record("Rownd's mode took a sealing schema")
         } catch {
             #expect(!error.description.contains("--rownd"), "\(error.description)")

@@ -51,8 +51,8 @@ struct SecretPrintingTests {
         let vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase)
         // The vault reads the keys into memory when it first uses them.
         let schema = try ProfileSchema(json: #"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}}"#)
-        let sealed = try vault.encryptProfile(#"{"ssn": "\#(plaintext)"}"#, schema: schema)
-        let decrypted = try vault.decryptProfile(sealed, schema: schema)
+        let sealed = try ProfileProcessor(.encrypt, schema: schema).process(#"{"ssn": "\#(plaintext)"}"#, with: vault).json
+        let decrypted = try ProfileProcessor(.decrypt, schema: schema).process(sealed, with: vault)
 
         let made = try ShareBackup.make(history, groups: [.init(threshold: 2, count: 3)])
         let shareText = made.shares[0][0]
@@ -72,7 +72,6 @@ struct SecretPrintingTests {
 
         return [
             Sample(type: "Auditor", value: try Auditor(vaults: [vault]), texts: keyTexts, bytes: [keyBytes]),
-            Sample(type: "DecryptedProfile", value: decrypted, texts: [plaintext]),
             Sample(type: "KeyHistory", value: history[0], texts: keyTexts, bytes: [keyBytes]),
             Sample(type: "KeyReceiver", value: receiver, texts: [receiver.code.text] + networkWords),
             Sample(type: "KeySender", value: sender, texts: [receiver.code.text] + networkWords),
@@ -81,6 +80,7 @@ struct SecretPrintingTests {
             Sample(type: "PaperBackup.Contents", value: contents, texts: keyTexts, bytes: [keyBytes]),
             Sample(type: "Passphrase", value: passphrase, texts: [Self.passphrase], bytes: [Array(Self.passphrase.utf8)]),
             Sample(type: "PastedKey", value: try PastedKey(parsing: Array(key.utf8)), texts: keyTexts, bytes: [keyBytes]),
+            Sample(type: "ProfileOutcome", value: decrypted, texts: [plaintext]),
             Sample(
                 type: "QRChoice",
                 value: try QRScanner.choose(

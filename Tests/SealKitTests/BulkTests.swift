@@ -74,7 +74,7 @@ struct BulkTests {
         #expect(error.reason == .wrongPlace)
     }
 
-    @Test func aProcessorDoesWhatTheVaultsProfileCallsDo() throws {
+    @Test func theBytesEntryPointDoesWhatTheTextOneDoes() throws {
         let vault = try vault(.v1)
         let schema = try ProfileSchema(json: Array(Self.schema.utf8))
         let profile = #"{"name":"Ada","ssn":"078-05-1120","score":812}"#
@@ -82,14 +82,45 @@ struct BulkTests {
         let encrypting = try ProfileProcessor(.encrypt, schema: schema)
         let outcome = try process(encrypting, profile.utf8, with: vault, appendingTo: &sealed)
         #expect(outcome?.notes == [])
+        #expect(outcome?.json == "", "the JSON went to the buffer")
         let sealedText = String(decoding: sealed, as: UTF8.self)
         #expect(!sealedText.contains("078-05-1120") && !sealedText.contains("812"))
-        #expect(try vault.decryptProfile(sealedText, schema: schema).json == profile)
+        #expect(try ProfileProcessor(.decrypt, schema: schema).process(sealedText, with: vault).json == profile)
 
         var opened: [UInt8] = []
-        let decrypting = try ProfileProcessor(.decrypt, schema: schema, pretty: true)
+        let decrypting = try ProfileProcessor(.decrypt, schema: schema, options: .init(pretty: true))
         _ = try process(decrypting, sealed, with: vault, appendingTo: &opened)
         #expect(String(decoding: opened, as: UTF8.self).contains("\n  \"ssn\": \"078-05-1120\""))
+        #expect(try decrypting.process(sealedText, with: vault).json == String(decoding: opened, as: UTF8.self))
+
+        // Rotation names the fields it moved to the current key, from either entry point and in either mode.
+        try vault.rotateKey()
+        for options in [ProfileProcessor.Options(), .init(asRownd: true)] {
+            let rotating = try ProfileProcessor(.rotate, schema: schema, options: options)
+            var rotated: [UInt8] = []
+            let fromBytes = try process(rotating, sealed, with: vault, appendingTo: &rotated)
+            let fromText = try rotating.process(sealedText, with: vault)
+            #expect(fromBytes?.rotatedFields == ["ssn", "score"])
+            #expect(fromText.rotatedFields == fromBytes?.rotatedFields)
+            #expect(fromText.fieldsUnderRetiredKeys.isEmpty)
+            #expect(fromText.json.utf8.count == rotated.count)
+        }
+    }
+
+    @Test func anOptionTheOperationDoesNotTakeIsRefused() throws {
+        let schema = try ProfileSchema(json: Self.schema)
+        for operation in [ProfileProcessor.Operation.encrypt, .decrypt] {
+            #expect { try ProfileProcessor(operation, schema: schema, options: .init(migratingFromV1: true)) } throws: {
+                ($0 as? SealKitError)?.reason == .invalidArgument
+            }
+        }
+        for operation in [ProfileProcessor.Operation.encrypt, .rotate] {
+            #expect { try ProfileProcessor(operation, schema: schema, options: .init(acceptingConflict: true)) } throws: {
+                ($0 as? SealKitError)?.reason == .invalidArgument
+            }
+        }
+        _ = try ProfileProcessor(.rotate, schema: schema, options: .init(migratingFromV1: true))
+        _ = try ProfileProcessor(.decrypt, schema: schema, options: .init(acceptingConflict: true))
     }
 
     @Test func ndjsonLinesNameTheirLineAndBlankLinesHoldNoProfile() throws {
@@ -118,7 +149,7 @@ struct BulkTests {
     @Test func rowndModeLeavesWhatDoesNotOpenAndSaysWhere() throws {
         let vault = try vault(.v1)
         let schema = try ProfileSchema(json: Self.schema)
-        let processor = try ProfileProcessor(.decrypt, schema: schema, asRownd: true)
+        let processor = try ProfileProcessor(.decrypt, schema: schema, options: .init(asRownd: true))
         var output: [UInt8] = []
         let outcome = try process(processor, #"{"data": {"ssn": "not sealed", "score": 5}}"#.utf8, with: vault, appendingTo: &output)
         #expect(String(decoding: output, as: UTF8.self) == #"{"data":{"ssn":"not sealed","score":5}}"#)
@@ -126,10 +157,10 @@ struct BulkTests {
         #expect(outcome?.notes.allSatisfy { $0.hasPrefix("data.") && !$0.contains("not sealed") } == true)
         // Rownd's SDKs read v1 only.
         let bound = try ProfileSchema(json: #"{"ssn": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}}}"#)
-        #expect { try ProfileProcessor(.encrypt, schema: bound, asRownd: true) } throws: {
+        #expect { try ProfileProcessor(.encrypt, schema: bound, options: .init(asRownd: true)) } throws: {
             ($0 as? SealKitError)?.reason == .invalidSchema
         }
-        #expect { try ProfileProcessor(.encrypt, schema: schema, format: .v2, asRownd: true) } throws: {
+        #expect { try ProfileProcessor(.rotate, schema: schema, options: .init(asRownd: true, migratingFromV1: true)) } throws: {
             ($0 as? SealKitError)?.reason == .invalidArgument
         }
         let nothing = try ProfileSchema(json: #"{"ssn": {"type": "string"}}"#)

@@ -18,6 +18,12 @@ struct ProfileSealTests {
          "sealkit": {"seal": true}}
         """
     static let schema = try! ProfileSchema(json: schemaText)
+    /// The operations on the sealing schema, each prepared once, as an app prepares them.
+    static let encrypting = try! ProfileProcessor(.encrypt, schema: schema)
+    static let decrypting = try! ProfileProcessor(.decrypt, schema: schema)
+    static let rotating = try! ProfileProcessor(.rotate, schema: schema)
+    /// Decryption that reads a conflicting write on purpose, to merge it.
+    static let merging = try! ProfileProcessor(.decrypt, schema: schema, options: .init(acceptingConflict: true))
 
     static func vault(_ user: String = "alice", keystore: Keystore? = nil) throws -> Vault {
         let vault = Vault(keystore: try keystore ?? .inMemory(), user: try KeyID(user), format: .v2)
@@ -58,19 +64,19 @@ struct ProfileSealTests {
 
     @Test func writesAndVerifiesVersions() throws {
         let vault = try Self.vault()
-        let first = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, schema: Self.schema)
+        let first = try Self.encrypting.process(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, with: vault).json
         #expect(try Self.object(first)["sealkit_seal"]?.stringValue?.hasPrefix("sks1:") == true)
-        let opened = try vault.decryptProfile(first, schema: Self.schema)
+        let opened = try Self.decrypting.process(first, with: vault)
         #expect(opened.sealVersion == 1)
         #expect(try Self.object(opened.json)["ssn"] == "078-05-1120")
         // Re-encrypting the decrypted profile takes the next version.
-        let second = try vault.encryptProfile(try Self.replacing(opened.json, "ssn", with: "111-22-3333"), schema: Self.schema)
-        #expect(try vault.decryptProfile(second, schema: Self.schema).sealVersion == 2)
+        let second = try Self.encrypting.process(try Self.replacing(opened.json, "ssn", with: "111-22-3333"), with: vault).json
+        #expect(try Self.decrypting.process(second, with: vault).sealVersion == 2)
         // A schema that does not ask behaves as before: no seal written, none needed.
         let plainSchema = try ProfileSchema(json: Self.schemaText.replacingOccurrences(of: "\"seal\": true", with: "\"seal\": false"))
-        let plain = try vault.encryptProfile(#"{"ssn": "x"}"#, schema: plainSchema)
+        let plain = try ProfileProcessor(.encrypt, schema: plainSchema).process(#"{"ssn": "x"}"#, with: vault).json
         #expect(try Self.object(plain)["sealkit_seal"] == nil)
-        #expect(try vault.decryptProfile(plain, schema: plainSchema).sealVersion == nil)
+        #expect(try ProfileProcessor(.decrypt, schema: plainSchema).process(plain, with: vault).sealVersion == nil)
     }
 
     /// Encrypting a sealed profile as the server holds it checks its seal first (found by the review of this
@@ -79,29 +85,29 @@ struct ProfileSealTests {
     @Test func encryptingASealedProfileChecksItsSealFirst() throws {
         let keystore = try Keystore.inMemory()
         let vault = try Self.vault(keystore: keystore)
-        let v1 = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, schema: Self.schema)
-        let edited = try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "111-22-3333")
-        let v2 = try vault.encryptProfile(edited, schema: Self.schema)
+        let v1 = try Self.encrypting.process(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, with: vault).json
+        let edited = try Self.replacing(try Self.decrypting.process(v1, with: vault).json, "ssn", with: "111-22-3333")
+        let v2 = try Self.encrypting.process(edited, with: vault).json
         // A field rolled back to its v1 ciphertext, then "re-encrypted": refused, not laundered.
         let rolled = try Self.replacing(v2, "ssn", with: try Self.object(v1)["ssn"])
-        #expect(Self.refusal { _ = try vault.encryptProfile(rolled, schema: Self.schema) }?.reason == .sealMismatch)
+        #expect(Self.refusal { _ = try Self.encrypting.process(rolled, with: vault).json }?.reason == .sealMismatch)
         // The whole older profile: refused as older than what this device wrote.
-        #expect(Self.refusal { _ = try vault.encryptProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.encrypting.process(v1, with: vault).json }?.reason == .sealRolledBack)
         // Another user's seal on this user's fields.
         let bob = try Self.vault("bob", keystore: keystore)
-        let bobs = try bob.encryptProfile(#"{"ssn": "999-99-9999"}"#, schema: Self.schema)
+        let bobs = try Self.encrypting.process(#"{"ssn": "999-99-9999"}"#, with: bob).json
         let swapped = try Self.replacing(v2, "sealkit_seal", with: try Self.object(bobs)["sealkit_seal"])
-        #expect(Self.refusal { _ = try vault.encryptProfile(swapped, schema: Self.schema) }?.reason == .sealMismatch)
+        #expect(Self.refusal { _ = try Self.encrypting.process(swapped, with: vault).json }?.reason == .sealMismatch)
         // What apps do stays open: the intact profile encrypts again (a newer version), and so does an edit of
         // the decrypted latest one, whose output keeps the seal.
-        let again = try vault.encryptProfile(v2, schema: Self.schema)
-        #expect(try vault.decryptProfile(again, schema: Self.schema).sealVersion == 3)
-        let latest = try vault.decryptProfile(again, schema: Self.schema).json
-        let next = try vault.encryptProfile(try Self.replacing(latest, "notes", with: "n2"), schema: Self.schema)
-        #expect(try vault.decryptProfile(next, schema: Self.schema).sealVersion == 4)
+        let again = try Self.encrypting.process(v2, with: vault).json
+        #expect(try Self.decrypting.process(again, with: vault).sealVersion == 3)
+        let latest = try Self.decrypting.process(again, with: vault).json
+        let next = try Self.encrypting.process(try Self.replacing(latest, "notes", with: "n2"), with: vault).json
+        #expect(try Self.decrypting.process(next, with: vault).sealVersion == 4)
         // An edit of a decrypted older profile (its seal older than this device wrote) is refused too.
         let stale = try Self.replacing(try Self.replacing(v1, "ssn", with: "123-45-6789"), "notes", with: "n9")
-        #expect(Self.refusal { _ = try vault.encryptProfile(stale, schema: Self.schema) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.encrypting.process(stale, with: vault).json }?.reason == .sealRolledBack)
     }
 
     /// A misspelt seal setting would turn seals off without a word: refused (found by the review of this wave).
@@ -118,31 +124,30 @@ struct ProfileSealTests {
 
     @Test func eachAttackIsRefusedWithItsOwnReason() throws {
         let vault = try Self.vault()
-        let v1 = try vault.encryptProfile(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": null}"#, schema: Self.schema)
+        let v1 = try Self.encrypting.process(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": null}"#, with: vault).json
         let v1Fields = try Self.object(v1)
-        let v2 = try vault.encryptProfile(
-            try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "111-22-3333"), schema: Self.schema)
-        #expect(try vault.decryptProfile(v2, schema: Self.schema).sealVersion == 2)
+        let v2 = try Self.encrypting.process(try Self.replacing(try Self.decrypting.process(v1, with: vault).json, "ssn", with: "111-22-3333"), with: vault).json
+        #expect(try Self.decrypting.process(v2, with: vault).sealVersion == 2)
 
         // A field rolled back: v1's ssn ciphertext (valid for this user and field) inside v2.
         let rolledBack = try Self.replacing(v2, "ssn", with: v1Fields["ssn"])
-        #expect(Self.refusal { _ = try vault.decryptProfile(rolledBack, schema: Self.schema) }?.reason == .sealMismatch)
+        #expect(Self.refusal { _ = try Self.decrypting.process(rolledBack, with: vault) }?.reason == .sealMismatch)
         // A field dropped, a field added, a null field dropped.
-        #expect(Self.refusal { _ = try vault.decryptProfile(try Self.replacing(v2, "notes", with: JSONValue?.none), schema: Self.schema) }?.reason == .sealMismatch)
-        #expect(Self.refusal { _ = try vault.decryptProfile(try Self.replacing(v2, "salary", with: JSONValue?.none), schema: Self.schema) }?.reason == .sealMismatch)
-        let added = try Self.replacing(v2, "salary", with: try Self.object(vault.encryptProfile(#"{"salary": 9}"#, schema: Self.schema))["salary"])
-        #expect(Self.refusal { _ = try vault.decryptProfile(added, schema: Self.schema) }?.reason == .sealMismatch)
+        #expect(Self.refusal { _ = try Self.decrypting.process(try Self.replacing(v2, "notes", with: JSONValue?.none), with: vault) }?.reason == .sealMismatch)
+        #expect(Self.refusal { _ = try Self.decrypting.process(try Self.replacing(v2, "salary", with: JSONValue?.none), with: vault) }?.reason == .sealMismatch)
+        let added = try Self.replacing(v2, "salary", with: try Self.object(Self.encrypting.process(#"{"salary": 9}"#, with: vault).json)["salary"])
+        #expect(Self.refusal { _ = try Self.decrypting.process(added, with: vault) }?.reason == .sealMismatch)
         // The seal removed.
         let unsealed = try Self.replacing(v2, "sealkit_seal", with: JSONValue?.none)
-        let missing = Self.refusal { _ = try vault.decryptProfile(unsealed, schema: Self.schema) }
+        let missing = Self.refusal { _ = try Self.decrypting.process(unsealed, with: vault) }
         #expect(missing?.reason == .sealMissing)
         #expect(missing?.description.contains("missing") == true)
         // The whole older profile served again.
-        let older = Self.refusal { _ = try vault.decryptProfile(v1, schema: Self.schema) }
+        let older = Self.refusal { _ = try Self.decrypting.process(v1, with: vault) }
         #expect(older?.reason == .sealRolledBack)
         #expect(older?.description.contains("older than version") == true, "\(older?.description ?? "")")
         // Rotating a rolled-back profile is refused too.
-        #expect(Self.refusal { _ = try vault.rotateProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.rotating.process(v1, with: vault) }?.reason == .sealRolledBack)
     }
 
     @Test func anotherUsersSealDoesNotMatch() throws {
@@ -150,27 +155,27 @@ struct ProfileSealTests {
         let alice = try Self.vault("alice", keystore: keystore)
         let bob = try Self.vault("bob", keystore: keystore)
         // Bob's whole profile, seal and all, served as Alice's.
-        let sealedForBob = try bob.encryptProfile(#"{"notes": "his"}"#, schema: Self.schema)
-        #expect(Self.refusal { _ = try alice.decryptProfile(sealedForBob, schema: Self.schema) }?.reason == .sealMismatch)
+        let sealedForBob = try Self.encrypting.process(#"{"notes": "his"}"#, with: bob).json
+        #expect(Self.refusal { _ = try Self.decrypting.process(sealedForBob, with: alice) }?.reason == .sealMismatch)
         // Alice's own profile with Bob's seal in it.
-        let hers = try alice.encryptProfile(#"{"notes": "hers"}"#, schema: Self.schema)
+        let hers = try Self.encrypting.process(#"{"notes": "hers"}"#, with: alice).json
         let swapped = try Self.replacing(hers, "sealkit_seal", with: try Self.object(sealedForBob)["sealkit_seal"])
-        #expect(Self.refusal { _ = try alice.decryptProfile(swapped, schema: Self.schema) }?.reason == .sealMismatch)
-        #expect(try alice.decryptProfile(hers, schema: Self.schema).sealVersion == 1)
+        #expect(Self.refusal { _ = try Self.decrypting.process(swapped, with: alice) }?.reason == .sealMismatch)
+        #expect(try Self.decrypting.process(hers, with: alice).sealVersion == 1)
     }
 
     @Test func rotationKeepsSealsReadableAndReseals() throws {
         let vault = try Self.vault()
-        let v1 = try vault.encryptProfile(#"{"ssn": "078-05-1120", "notes": "n"}"#, schema: Self.schema)
+        let v1 = try Self.encrypting.process(#"{"ssn": "078-05-1120", "notes": "n"}"#, with: vault).json
         try vault.rotateKey()
         // Sealed by the retired key: still verifies.
-        let read = try vault.decryptProfile(v1, schema: Self.schema)
+        let read = try Self.decrypting.process(v1, with: vault)
         #expect(read.sealVersion == 1 && read.fieldsUnderRetiredKeys == ["ssn", "notes"])
-        let rotated = try vault.rotateProfile(v1, schema: Self.schema)
+        let rotated = try Self.rotating.process(v1, with: vault)
         #expect(rotated.sealVersion == 2 && rotated.rotatedFields == ["ssn", "notes"])
-        #expect(try vault.decryptProfile(rotated.json, schema: Self.schema).fieldsUnderRetiredKeys.isEmpty)
+        #expect(try Self.decrypting.process(rotated.json, with: vault).fieldsUnderRetiredKeys.isEmpty)
         // And the profile before rotation is now older.
-        #expect(Self.refusal { _ = try vault.decryptProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.decrypting.process(v1, with: vault) }?.reason == .sealRolledBack)
     }
 
     /// Two devices with the same key write at once: the next read fails as a conflicting write on
@@ -182,31 +187,31 @@ struct ProfileSealTests {
         _ = try laptopStore.importKeys(try phone.keystore.exportKeys([phone.user], passphrase: nil), passphrase: nil)
         let laptop = Vault(keystore: laptopStore, user: phone.user, format: .v2)
 
-        let base = try phone.encryptProfile(#"{"ssn": "1", "notes": "base"}"#, schema: Self.schema)
-        let baseText = try laptop.decryptProfile(base, schema: Self.schema).json
-        #expect(try phone.decryptProfile(base, schema: Self.schema).sealVersion == 1)
+        let base = try Self.encrypting.process(#"{"ssn": "1", "notes": "base"}"#, with: phone).json
+        let baseText = try Self.decrypting.process(base, with: laptop).json
+        #expect(try Self.decrypting.process(base, with: phone).sealVersion == 1)
         // Both edit version 1 and write version 2.
-        let fromPhone = try phone.encryptProfile(try Self.replacing(baseText, "notes", with: "phone"), schema: Self.schema)
-        let fromLaptop = try laptop.encryptProfile(try Self.replacing(baseText, "ssn", with: "2"), schema: Self.schema)
+        let fromPhone = try Self.encrypting.process(try Self.replacing(baseText, "notes", with: "phone"), with: phone).json
+        let fromLaptop = try Self.encrypting.process(try Self.replacing(baseText, "ssn", with: "2"), with: laptop).json
         // The server keeps the laptop's; the phone reads it.
-        let conflict = Self.refusal { _ = try phone.decryptProfile(fromLaptop, schema: Self.schema) }
+        let conflict = Self.refusal { _ = try Self.decrypting.process(fromLaptop, with: phone) }
         #expect(conflict?.reason == .sealConflict, "\(String(describing: conflict))")
         #expect(conflict?.description.contains("conflicting write") == true)
         // Resolution: the phone reads the server's copy on purpose, merges its own change, and
         // encrypts the result (the server's seal in it): version 3, higher than both.
-        let theirs = try phone.decryptProfile(fromLaptop, schema: Self.schema, acceptingConflict: true)
+        let theirs = try Self.merging.process(fromLaptop, with: phone)
         #expect(theirs.sealVersion == 2)
-        let mine = try Self.object(try laptop.decryptProfile(fromLaptop, schema: Self.schema).json)
+        let mine = try Self.object(try Self.decrypting.process(fromLaptop, with: laptop).json)
         #expect(mine["ssn"] == "2")
         let merged = try Self.replacing(theirs.json, "notes", with: "phone")
-        let resolved = try phone.encryptProfile(merged, schema: Self.schema)
-        #expect(try phone.decryptProfile(resolved, schema: Self.schema).sealVersion == 3)
-        let onLaptop = try laptop.decryptProfile(resolved, schema: Self.schema)
+        let resolved = try Self.encrypting.process(merged, with: phone).json
+        #expect(try Self.decrypting.process(resolved, with: phone).sealVersion == 3)
+        let onLaptop = try Self.decrypting.process(resolved, with: laptop)
         #expect(onLaptop.sealVersion == 3)
         #expect(try Self.object(onLaptop.json)["ssn"] == "2" && Self.object(onLaptop.json)["notes"] == "phone")
         // The phone's own version 2 is now the conflicting one; an older seal is refused even on purpose.
-        #expect(Self.refusal { _ = try phone.decryptProfile(fromPhone, schema: Self.schema) }?.reason == .sealRolledBack)
-        #expect(Self.refusal { _ = try laptop.decryptProfile(base, schema: Self.schema, acceptingConflict: true) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.decrypting.process(fromPhone, with: phone) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.merging.process(base, with: laptop) }?.reason == .sealRolledBack)
     }
 
     /// A write whose profile never left (a kill after the version was recorded and before the profile was
@@ -218,21 +223,21 @@ struct ProfileSealTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for keystore in [try Keystore.inMemory(), try Keystore(directory: folder)] {
             let vault = try Self.vault(keystore: keystore)
-            let v1 = try vault.encryptProfile(#"{"ssn": "1", "notes": "base"}"#, schema: Self.schema)
-            let edit = try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "2")
-            _ = try vault.encryptProfile(edit, schema: Self.schema)  // version 2, recorded, never handed out
-            let retried = try vault.encryptProfile(edit, schema: Self.schema)
-            #expect(try vault.decryptProfile(retried, schema: Self.schema).sealVersion == 3)
-            #expect(Self.refusal { _ = try vault.decryptProfile(v1, schema: Self.schema) }?.reason == .sealRolledBack)
+            let v1 = try Self.encrypting.process(#"{"ssn": "1", "notes": "base"}"#, with: vault).json
+            let edit = try Self.replacing(try Self.decrypting.process(v1, with: vault).json, "ssn", with: "2")
+            _ = try Self.encrypting.process(edit, with: vault).json  // version 2, recorded, never handed out
+            let retried = try Self.encrypting.process(edit, with: vault).json
+            #expect(try Self.decrypting.process(retried, with: vault).sealVersion == 3)
+            #expect(Self.refusal { _ = try Self.decrypting.process(v1, with: vault) }?.reason == .sealRolledBack)
             // Version 3 was read back: an edit of version 1 is now stale, and refused.
-            #expect(Self.refusal { _ = try vault.encryptProfile(edit, schema: Self.schema) }?.reason == .sealRolledBack)
+            #expect(Self.refusal { _ = try Self.encrypting.process(edit, with: vault).json }?.reason == .sealRolledBack)
             // Until version 4, written over 3, is read back, another edit of 3 is taken as a retry of that write;
             // an edit of anything older than 3 is not.
-            let three = try vault.decryptProfile(retried, schema: Self.schema).json
-            _ = try vault.encryptProfile(try Self.replacing(three, "notes", with: "4"), schema: Self.schema)
-            #expect(Self.refusal { _ = try vault.encryptProfile(edit, schema: Self.schema) }?.reason == .sealRolledBack)
-            let again = try vault.encryptProfile(try Self.replacing(three, "notes", with: "4 again"), schema: Self.schema)
-            #expect(try vault.decryptProfile(again, schema: Self.schema).sealVersion == 5)
+            let three = try Self.decrypting.process(retried, with: vault).json
+            _ = try Self.encrypting.process(try Self.replacing(three, "notes", with: "4"), with: vault).json
+            #expect(Self.refusal { _ = try Self.encrypting.process(edit, with: vault).json }?.reason == .sealRolledBack)
+            let again = try Self.encrypting.process(try Self.replacing(three, "notes", with: "4 again"), with: vault).json
+            #expect(try Self.decrypting.process(again, with: vault).sealVersion == 5)
         }
     }
 
@@ -241,12 +246,12 @@ struct ProfileSealTests {
     /// sealed as new (found by the review of this change).
     @Test func aNewProfileOpensNoWindowOntoOlderVersions() throws {
         let vault = try Self.vault()
-        let v1 = try vault.encryptProfile(#"{"ssn": "OLD", "notes": "n"}"#, schema: Self.schema)
-        let v2 = try vault.encryptProfile(try Self.replacing(try vault.decryptProfile(v1, schema: Self.schema).json, "ssn", with: "NEW"), schema: Self.schema)
-        #expect(try vault.decryptProfile(v2, schema: Self.schema).sealVersion == 2)
-        _ = try vault.encryptProfile(#"{"notes": "fresh"}"#, schema: Self.schema)
+        let v1 = try Self.encrypting.process(#"{"ssn": "OLD", "notes": "n"}"#, with: vault).json
+        let v2 = try Self.encrypting.process(try Self.replacing(try Self.decrypting.process(v1, with: vault).json, "ssn", with: "NEW"), with: vault).json
+        #expect(try Self.decrypting.process(v2, with: vault).sealVersion == 2)
+        _ = try Self.encrypting.process(#"{"notes": "fresh"}"#, with: vault).json
         let oldEdit = try Self.replacing(v1, "notes", with: "x")
-        #expect(Self.refusal { _ = try vault.encryptProfile(oldEdit, schema: Self.schema) }?.reason == .sealRolledBack)
+        #expect(Self.refusal { _ = try Self.encrypting.process(oldEdit, with: vault).json }?.reason == .sealRolledBack)
         // A record that cannot be read or written keeps the keystore's advice for the command to word.
         #expect(SealKitError(ProfileError.seal(.unrecorded("cannot read", advice: .raiseLockTimeout))).advice == .raiseLockTimeout)
     }
@@ -258,13 +263,13 @@ struct ProfileSealTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let first = try Self.vault(keystore: try Keystore(directory: folder))
         let second = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)
-        let a = try first.encryptProfile(#"{"notes": "a"}"#, schema: Self.schema)
-        #expect(try first.decryptProfile(a, schema: Self.schema).sealVersion == 1)
-        let b = try second.encryptProfile(#"{"notes": "b"}"#, schema: Self.schema)
-        #expect(try second.decryptProfile(b, schema: Self.schema).sealVersion == 2)
-        let c = try first.encryptProfile(#"{"notes": "c"}"#, schema: Self.schema)
-        #expect(try first.decryptProfile(c, schema: Self.schema).sealVersion == 3)
-        #expect(Self.refusal { _ = try second.decryptProfile(b, schema: Self.schema) }?.reason == .sealRolledBack)
+        let a = try Self.encrypting.process(#"{"notes": "a"}"#, with: first).json
+        #expect(try Self.decrypting.process(a, with: first).sealVersion == 1)
+        let b = try Self.encrypting.process(#"{"notes": "b"}"#, with: second).json
+        #expect(try Self.decrypting.process(b, with: second).sealVersion == 2)
+        let c = try Self.encrypting.process(#"{"notes": "c"}"#, with: first).json
+        #expect(try Self.decrypting.process(c, with: first).sealVersion == 3)
+        #expect(Self.refusal { _ = try Self.decrypting.process(b, with: second) }?.reason == .sealRolledBack)
         let records = try FileManager.default.contentsOfDirectory(atPath: folder + "/default").filter { $0.hasSuffix(".seal") }
         #expect(records.count == 1)
         let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/default/" + records[0])
@@ -273,15 +278,15 @@ struct ProfileSealTests {
         // A damaged record is an error naming it, never read as "nothing seen".
         try Data("sealkit-seal-mark 1 x\n".utf8).write(to: URL(fileURLWithPath: folder + "/default/" + records[0]))
         let fresh = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)
-        let damaged = Self.refusal { _ = try fresh.decryptProfile(c, schema: Self.schema) }
+        let damaged = Self.refusal { _ = try Self.decrypting.process(c, with: fresh) }
         #expect(damaged?.reason == .fileSystem)
         #expect(damaged?.description.contains(records[0]) == true, "\(damaged?.description ?? "")")
     }
 
     @Test func rowndModeRefusesASchemaThatAsksForSeals() throws {
-        #expect(throws: SealKitError.self) { try ProfileProcessor(.encrypt, schema: Self.schema, asRownd: true) }
+        #expect(throws: SealKitError.self) { try ProfileProcessor(.encrypt, schema: Self.schema, options: .init(asRownd: true)) }
         do {
-            _ = try ProfileProcessor(.decrypt, schema: Self.schema, asRownd: true)
+            _ = try ProfileProcessor(.decrypt, schema: Self.schema, options: .init(asRownd: true))
         } catch {
             #expect(error.reason == .invalidArgument)
         }

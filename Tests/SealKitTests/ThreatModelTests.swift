@@ -2,7 +2,7 @@ import Foundation
 import SealCore
 import SealJSON
 import SealKit
-import SealProfile
+@_spi(CLI) import SealProfile
 import Testing
 
 /// The claims of docs/threat-model.md that no other test states directly, the limits included:
@@ -40,7 +40,7 @@ struct ThreatModelTests {
     /// Protected with v2: the same swap fails on both fields, as "sealed for another field or
     /// user", told apart from tampering; and a v2 value moved to a user with the same key fails too.
     @Test func v2CiphertextsSwappedBetweenFieldsOrUsersAreRefused() throws {
-        let encryptor = ProfileEncryptor(schema: try ProfileSchema(parsing: Self.schema), format: .v2)
+        let encryptor = ProfileEncryptor(schema: try ProfileSchema(parsing: Self.schema).writing(.v2))
         let key = SymmetricKey.generate()
         let ring = KeyRing(current: key, id: "alice")
         let sealed = try encryptor.encrypt(Self.profile("078-05-1120", "1815-12-10"), with: ring)

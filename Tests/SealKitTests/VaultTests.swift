@@ -114,13 +114,13 @@ struct VaultProfileTests {
         }
         let strict = schema
         do {
-            _ = try vault.encryptProfile(profile, schema: strict)
+            _ = try ProfileProcessor(.encrypt, schema: strict).process(profile, with: vault).json
             Issue.record("encrypt let the misspelt field go out in plaintext")
         } catch {
             expectRefused(error)
         }
         do {
-            _ = try vault.rotateProfile(profile, schema: strict)
+            _ = try ProfileProcessor(.rotate, schema: strict).process(profile, with: vault)
             Issue.record("rotate let the misspelt field go out in plaintext")
         } catch {
             expectRefused(error)
@@ -139,9 +139,9 @@ struct VaultProfileTests {
             #expect(output.isEmpty)
         }
         // user_id passes, unless the schema declares every field.
-        #expect(try vault.encryptProfile(#"{"user_id": "u1", "salery": 1}"#, schema: schema).hasPrefix(#"{"user_id":"u1","#))
+        #expect(try ProfileProcessor(.encrypt, schema: schema).process(#"{"user_id": "u1", "salery": 1}"#, with: vault).json.hasPrefix(#"{"user_id":"u1","#))
         schema.undeclaredMembers = .refused
-        #expect(throws: SealKitError.self) { try vault.encryptProfile(#"{"user_id": "u1", "salery": 1}"#, schema: schema) }
+        #expect(throws: SealKitError.self) { try ProfileProcessor(.encrypt, schema: schema).process(#"{"user_id": "u1", "salery": 1}"#, with: vault) }
     }
 
     /// JSON text in and out: compact, members in order, types restored, and typed failures naming fields.
@@ -152,28 +152,32 @@ struct VaultProfileTests {
         try vault.ensureKey(existing: "{}")
         let schema = try ProfileSchema(json: Self.schema)
         #expect(schema.encryptedFieldNames == ["ssn", "score"])
+        // Each operation prepared once, then applied to each profile.
+        let encrypting = try ProfileProcessor(.encrypt, schema: schema)
+        let decrypting = try ProfileProcessor(.decrypt, schema: schema)
+        let rotating = try ProfileProcessor(.rotate, schema: schema)
         let text = #"{ "name": "Ada", "ssn": "078-05-1120", "score": 12345678901234567890.5 }"#
-        let sealed = try vault.encryptProfile(text, schema: schema)
+        let sealed = try encrypting.process(text, with: vault).json
         #expect(sealed.hasPrefix(#"{"name":"Ada","ssn":""#))
         #expect(!sealed.contains("078-05-1120") && !sealed.contains("12345678901234567890"))
-        #expect(try vault.encryptProfile(sealed, schema: schema) == sealed, "already encrypted: nothing changes")
-        #expect(try vault.decryptProfile(sealed, schema: schema).json == #"{"name":"Ada","ssn":"078-05-1120","score":12345678901234567890.5}"#)
+        #expect(try encrypting.process(sealed, with: vault).json == sealed, "already encrypted: nothing changes")
+        #expect(try decrypting.process(sealed, with: vault).json == #"{"name":"Ada","ssn":"078-05-1120","score":12345678901234567890.5}"#)
 
         try vault.rotateKey()
-        let opened = try vault.decryptProfile(sealed, schema: schema)
+        let opened = try decrypting.process(sealed, with: vault)
         #expect(Set(opened.fieldsUnderRetiredKeys) == ["ssn", "score"])
-        let rotated = try vault.rotateProfile(sealed, schema: schema)
+        let rotated = try rotating.process(sealed, with: vault)
         #expect(Set(rotated.rotatedFields) == ["ssn", "score"])
-        #expect(try vault.decryptProfile(rotated.json, schema: schema).fieldsUnderRetiredKeys.isEmpty)
+        #expect(try decrypting.process(rotated.json, with: vault).fieldsUnderRetiredKeys.isEmpty)
 
         do {
-            _ = try vault.encryptProfile(#"{"ssn": "x""#, schema: schema)
+            _ = try encrypting.process(#"{"ssn": "x""#, with: vault).json
             Issue.record("encrypted broken JSON")
         } catch {
             #expect(error.reason == .invalidJSON)
         }
         do {
-            _ = try vault.encryptProfile(#"{"score": "12"}"#, schema: schema)
+            _ = try encrypting.process(#"{"score": "12"}"#, with: vault).json
             Issue.record("encrypted a string as a number")
         } catch {
             #expect(error.reason == .profileFields)
@@ -209,7 +213,7 @@ struct VaultKeyForkTests {
         let id = try KeyID("alice")
         let device1 = Vault(keystore: try .inMemory(), user: id, format: .v1)
         try device1.ensureKey(existing: "{}")
-        let uploaded = try device1.encryptProfile(#"{"ssn": "078-05-1120", "name": "Ada"}"#, schema: Self.schema)
+        let uploaded = try ProfileProcessor(.encrypt, schema: Self.schema).process(#"{"ssn": "078-05-1120", "name": "Ada"}"#, with: device1).json
 
         let device2 = Vault(keystore: try .inMemory(), user: id, format: .v1)
         for schema in [nil, Self.schema] {
@@ -217,7 +221,7 @@ struct VaultKeyForkTests {
         }
         #expect(try device2.keystore.entry(for: id) == nil)
         // v2 data names the missing key.
-        let v2 = try device1.encryptProfile(#"{"ssn": "078-05-1120"}"#, schema: Self.v2Schema)
+        let v2 = try ProfileProcessor(.encrypt, schema: Self.v2Schema).process(#"{"ssn": "078-05-1120"}"#, with: device1).json
         let fingerprint = try #require(try device1.keystore.entry(for: id)).fingerprint
         do {
             try device2.ensureKey(existing: v2)
@@ -237,7 +241,7 @@ struct VaultKeyForkTests {
         #expect(error.reason == .keyElsewhere)
         #expect(device1.encryptionStatus(existing: uploaded, schema: Self.schema) == .possible(fingerprint))
         // And encrypting the downloaded profile is refused, never sealed twice.
-        #expect(throws: SealKitError.self) { try device2.encryptProfile(uploaded, schema: Self.schema) }
+        #expect(throws: SealKitError.self) { try ProfileProcessor(.encrypt, schema: Self.schema).process(uploaded, with: device2).json }
     }
 
     @Test func aV2VaultOpensOnlyInTheContextAndNeverV1() throws {

@@ -2,7 +2,7 @@ import SealCore
 import SealJSON
 import Testing
 
-@testable import SealProfile
+@_spi(CLI) @testable import SealProfile
 
 @Suite struct ProfileEncryptorTests {
     static let schema = try! ProfileSchema(
@@ -357,7 +357,31 @@ import Testing
         let opened = try encryptor.decrypt(migrated.profile, with: keys).profile
         #expect(opened == ["ssn": "078-05-1120", "notes": "allergic"])
         // --format v1 for every field: the schema's v2 no longer applies, so v1 opens.
-        #expect(try ProfileEncryptor(schema: Self.schema, format: .v1).decrypt(profile, with: keys).profile == opened)
+        #expect(try ProfileEncryptor(schema: Self.schema.writing(.v1)).decrypt(profile, with: keys).profile == opened)
+    }
+
+    /// `--format` is the schema read with every encrypted field's format overridden (issue 37: the schema
+    /// decides, not a third place): the fields it flags change, nothing else does.
+    @Test func writingAFormatOverridesEveryEncryptedFieldAndNothingElse() throws {
+        var schema = try ProfileSchema(parsing: #"""
+            {"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled", "sealkit": {"format": 2}}},
+                        "notes": {"type": "string", "encryption": {"state": "enabled"}},
+                        "name": {"type": "string"}},
+             "sealkit": {"seal": true}}
+            """#)
+        schema.undeclaredMembers = .refused
+        for format in [CiphertextFormat.v1, .v2] {
+            let written = schema.writing(format)
+            #expect(written.encryptedFields.map(\.format) == [format, format])
+            #expect(written.fields.map(\.name) == schema.fields.map(\.name))
+            #expect(written.field(named: "name") == schema.field(named: "name"))
+            #expect(written.requiresSeal && written.undeclaredMembers == .refused)
+            let sealed = try ProfileEncryptor(schema: written).encrypt(["ssn": "078-05-1120", "notes": "n", "name": "Al"], with: keys)
+            for field in ["ssn", "notes"] {
+                #expect(sealed[field]?.stringValue?.hasPrefix("sk2:") == (format == .v2), "\(field) as \(format)")
+            }
+        }
+        #expect(schema.encryptedFields.map(\.format) == [.v2, .v1], "the schema itself is unchanged")
     }
 
     @Test func flaggedNamesBesideDataAreRefusedOnEveryPath() throws {

@@ -61,7 +61,7 @@ do {
     let vault = Vault(keystore: try Keystore(directory: keystoreRoot), user: try KeyID(user), format: .v1)
     // A key on first use, unless the profile shows the user already has one elsewhere.
     try vault.ensureKey(existing: profile, schema: schema)
-    print(try vault.encryptProfile(profile, schema: schema))
+    print(try ProfileProcessor(.encrypt, schema: schema).process(profile, with: vault).json)
 } catch {
     // SealKit's one error type: a reason to switch on, and one line that never holds a key or a plaintext.
     fail("\(error)", status: error.reason == .keyElsewhere ? 3 : 1)
