@@ -43,18 +43,15 @@ let package = Package(
         .systemLibrary(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
-        .systemLibrary(
-            name: "CZbar", pkgConfig: "zbar",
-            providers: [.apt(["libzbar-dev"])]),
-        .systemLibrary(
-            name: "CJPEG", pkgConfig: "libjpeg",
-            providers: [.apt(["libjpeg-dev"])]),
+        // The image readers' headers only: zbar, libjpeg and zxing-cpp are opened at run time (dlopen) by the
+        // first image read, not linked (no pkg-config, whose flags would link them), so that a command that
+        // reads no image does not load them and zbar's X11, v4l and D-Bus chain (issue 37: start-up time).
+        .systemLibrary(name: "CZbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CJPEG", providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(
             name: "CEdit", pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]),
-        .systemLibrary(
-            name: "CZXing", pkgConfig: "zxing",
-            providers: [.apt(["libzxing-dev"])]),
+        .systemLibrary(name: "CZXing", providers: [.apt(["libzxing-dev"])]),
         .systemLibrary(
             name: "CTSS2", pkgConfig: "tss2-esys",
             providers: [.apt(["libtss2-dev"])]),
@@ -63,10 +60,13 @@ let package = Package(
         .target(
             name: "CTPMSeal", dependencies: ["CTSS2"],
             linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu")]),
+        // Opens a library with dlopen on first use, once, and resolves its functions (the image readers'), or
+        // says in one line which library and which Debian package are missing.
+        .target(name: "CImageLibraries", dependencies: ["CZbar"]),
         // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
-        .target(name: "CZXingRead", dependencies: ["CZXing"]),
+        .target(name: "CZXingRead", dependencies: ["CZXing", "CImageLibraries"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
-        .target(name: "CJPEGDecode", dependencies: ["CJPEG"]),
+        .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CImageLibraries"]),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
@@ -113,7 +113,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
+        .target(name: "SealScan", dependencies: ["CZbar", "CImageLibraries", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.
