@@ -60,13 +60,15 @@ let package = Package(
         .target(
             name: "CTPMSeal", dependencies: ["CTSS2"],
             linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu")]),
-        // Opens a library with dlopen on first use, once, and resolves its functions (the image readers'), or
-        // says in one line which library and which Debian package are missing.
-        .target(name: "CImageLibraries", dependencies: ["CZbar"]),
+        // Opens a library with dlopen on first use, once, and resolves its functions (the image readers', the
+        // TPM's), or says in one line which library and which Debian package are missing.
+        .target(name: "CLibraryLoader"),
+        // zbar's functions, opened on first use (CLibraryLoader), for SealScan's Swift to call.
+        .target(name: "CZbarLoad", dependencies: ["CZbar", "CLibraryLoader"]),
         // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
-        .target(name: "CZXingRead", dependencies: ["CZXing", "CImageLibraries"]),
+        .target(name: "CZXingRead", dependencies: ["CZXing", "CLibraryLoader"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
-        .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CImageLibraries"]),
+        .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CLibraryLoader"]),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
@@ -113,7 +115,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CImageLibraries", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
+        .target(name: "SealScan", dependencies: ["CZbar", "CZbarLoad", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.

@@ -8,7 +8,7 @@
 
 #include "sealkit_library.h"
 
-/* libjpeg is opened on the first JPEG read (CImageLibraries), not linked: a command that reads no image
+/* libjpeg is opened on the first JPEG read (CLibraryLoader), not linked: a command that reads no image
  * does not load it. These are the functions this file calls, with jpeglib.h's types. */
 static const char *const names[] = {
     "jpeg_std_error", "jpeg_CreateDecompress", "jpeg_mem_src", "jpeg_read_header", "jpeg_start_decompress",

@@ -1,8 +1,8 @@
-import CImageLibraries
 import CJPEGDecode
 import CPNG
 import CZXingRead
 import CZbar
+import CZbarLoad
 import SealCore
 
 #if canImport(Glibc)

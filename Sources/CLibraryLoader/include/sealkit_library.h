@@ -8,9 +8,9 @@ extern "C" {
 
 #pragma clang assume_nonnull begin
 
-/* The image-reading libraries (zbar, zxing-cpp, libjpeg) are opened with dlopen the first time an image is
- * read, not linked: a command that reads no image does not load them, nor zbar's X11, v4l and D-Bus chain
- * (issue 37: start-up time). Each is opened by its SONAME, the ABI the code was built against. */
+/* Libraries that only some commands use are opened with dlopen on first use, not linked (issue 37: start-up
+ * time): the image readers (zbar and its X11, V4L and D-Bus chain, zxing-cpp, libjpeg) by the first image read,
+ * tpm2-tss by the first TPM call. Each is opened by its SONAME, the ABI the code was built against. */
 
 /// A shared library opened at run time: its SONAME, the Debian package that provides it, the symbols
 /// resolved from it (`count` names, their addresses in `functions`), and the outcome of the one attempt.
