@@ -52,14 +52,12 @@ let package = Package(
             name: "CEdit", pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]),
         .systemLibrary(name: "CZXing", providers: [.apt(["libzxing-dev"])]),
-        .systemLibrary(
-            name: "CTSS2", pkgConfig: "tss2-esys",
-            providers: [.apt(["libtss2-dev"])]),
-        // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI.
-        // (pkg-config names one library; the TCTI loader and the marshalling library are linked here.)
-        .target(
-            name: "CTPMSeal", dependencies: ["CTSS2"],
-            linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu")]),
+        // tpm2-tss's headers only: its libraries are opened at run time (dlopen) by the first TPM call, not linked
+        // (no pkg-config, whose flags would link them), so that a command that uses no TPM does not load them (issue 37).
+        .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
+        // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI, and open
+        // libtss2-esys, libtss2-tctildr and libtss2-mu on first use (CLibraryLoader).
+        .target(name: "CTPMSeal", dependencies: ["CTSS2", "CLibraryLoader"]),
         // Opens a library with dlopen on first use, once, and resolves its functions (the image readers', the
         // TPM's), or says in one line which library and which Debian package are missing.
         .target(name: "CLibraryLoader"),

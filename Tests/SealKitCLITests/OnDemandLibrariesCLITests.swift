@@ -3,12 +3,16 @@ import SealTestSupport
 import Testing
 
 /// Issue 37 (start-up): a command that reads no image does not load zbar, zxing-cpp or libjpeg, nor zbar's X11,
-/// V4L and D-Bus libraries. `scan` and the `--qr` options open them with `dlopen` on first use, and a machine
-/// without one gets one line naming the library and the Debian package that provides it, exit 69.
-@Suite("Image libraries opened on first use")
-struct ImageLibrariesCLITests {
+/// V4L and D-Bus libraries; one that uses no TPM does not load tpm2-tss. `scan`, the `--qr` options and `--tpm`
+/// open them with `dlopen` on first use, and a machine without one gets one line naming the library and the
+/// Debian package that provides it, exit 69.
+@Suite("Libraries opened on first use")
+struct OnDemandLibrariesCLITests {
     /// The image readers, by SONAME.
     static let imageLibraries: Set<String> = ["libzbar.so.0", "libZXing.so.2", "libjpeg.so.62"]
+    /// tpm2-tss, by SONAME.
+    static let tpmLibraries: Set<String> = ["libtss2-esys.so.0", "libtss2-tctildr.so.0", "libtss2-mu.so.0"]
+    static var onDemand: Set<String> { imageLibraries.union(tpmLibraries) }
 
     /// The shared libraries the executable names (its ELF NEEDED entries), as `readelf -d` lists them.
     static func needed(_ path: String) throws -> Set<String> {
@@ -33,25 +37,25 @@ struct ImageLibrariesCLITests {
         return (result, opened)
     }
 
-    @Test func theExecutableNamesNoImageLibrary() throws {
+    @Test func theExecutableNamesNoImageOrTPMLibrary() throws {
         let needed = try Self.needed(CLI.executable.path)
         #expect(needed.contains("libsodium.so.23"), "readelf listed \(needed.sorted())")
-        #expect(needed.isDisjoint(with: Self.imageLibraries), "the binary links \(needed.intersection(Self.imageLibraries).sorted())")
+        #expect(needed.isDisjoint(with: Self.onDemand), "the binary links \(needed.intersection(Self.onDemand).sorted())")
     }
 
-    @Test func versionAndEncryptLoadNoImageLibraryAndScanLoadsThem() throws {
+    @Test func versionAndEncryptLoadNoImageOrTPMLibraryAndScanLoadsTheImageReaders() throws {
         let cli = try CLI()
         let (version, atVersion) = try Self.run(cli, ["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("sealkit "))
         // The check sees what the loader opens: libsodium is linked.
         #expect(atVersion.contains("libsodium.so.23"), "LD_DEBUG=files showed \(atVersion.sorted())")
-        #expect(atVersion.isDisjoint(with: Self.imageLibraries), "--version loaded \(atVersion.intersection(Self.imageLibraries).sorted())")
+        #expect(atVersion.isDisjoint(with: Self.onDemand), "--version loaded \(atVersion.intersection(Self.onDemand).sorted())")
         #expect(!atVersion.contains("libX11.so.6") && !atVersion.contains("libv4l2.so.0"), "--version loaded zbar's chain: \(atVersion.sorted())")
 
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
         let (encrypted, atEncrypt) = try Self.run(cli, ["encrypt", "--key", "u"], stdin: "a value\n")
         #expect(encrypted.status == 0)
-        #expect(atEncrypt.isDisjoint(with: Self.imageLibraries), "encrypt loaded \(atEncrypt.intersection(Self.imageLibraries).sorted())")
+        #expect(atEncrypt.isDisjoint(with: Self.onDemand), "encrypt loaded \(atEncrypt.intersection(Self.onDemand).sorted())")
 
         // And a scan opens zbar and zxing-cpp (libjpeg comes with zbar) and reads the code.
         let image = cli.home.appendingPathComponent("code.png").path
@@ -61,6 +65,7 @@ struct ImageLibrariesCLITests {
         let (scanned, atScan) = try Self.run(cli, ["scan", image])
         #expect(scanned.status == 0 && scanned.stdout == "sealkit-transfer:7-guitarist-revenge\n", "\(scanned.stderr.suffix(500))")
         #expect(atScan.isSuperset(of: Self.imageLibraries), "scan loaded \(atScan.intersection(Self.imageLibraries).sorted())")
+        #expect(atScan.isDisjoint(with: Self.tpmLibraries), "scan loaded \(atScan.intersection(Self.tpmLibraries).sorted())")
     }
 
     /// The file the dynamic loader's cache gives for `soname` (`ldconfig -p`).
@@ -99,6 +104,21 @@ struct ImageLibrariesCLITests {
             let imported = try Self.runWithout(soname, cli, ["keys", "import", "someone", "--qr", image])
             #expect(imported.status == 69, "\(soname): exit \(imported.status)")
             expectCleanFailure(imported, containing: "\(soname) cannot be loaded (Debian package \(package))")
+        }
+    }
+
+    @Test(.requires(.mountNamespace)) func aMissingTPMLibraryIsOneLineNamingItsPackage() throws {
+        let cli = try CLI()
+        for (soname, package) in [("libtss2-esys.so.0", "libtss2-esys-3.0.2-0"), ("libtss2-tctildr.so.0", "libtss2-tctildr0")] {
+            // The library is opened before any TPM is reached, so none is needed here.
+            let made = try Self.runWithout(soname, cli, ["keys", "generate", "alice", "--tpm"])
+            #expect(made.status == 69, "\(soname): exit \(made.status)")
+            expectCleanFailure(made, containing: "sealkit: cannot use the TPM: \(soname) cannot be loaded (Debian package \(package)): ")
+            // Nothing was made, and keys that use no TPM work without it.
+            let listed = try cli.run(["keys", "list"])
+            #expect(listed.status == 0 && !listed.stdout.contains("alice"), "\(listed.stdout)")
+            let plain = try Self.runWithout(soname, cli, ["keys", "generate", "plain-\(soname.count)"])
+            #expect(plain.status == 0, "\(soname): \(plain.stderr)")
         }
     }
 }
