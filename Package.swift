@@ -44,30 +44,30 @@ let package = Package(
         .systemLibrary(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
-        .systemLibrary(
-            name: "CZbar", pkgConfig: "zbar",
-            providers: [.apt(["libzbar-dev"])]),
-        .systemLibrary(
-            name: "CJPEG", pkgConfig: "libjpeg",
-            providers: [.apt(["libjpeg-dev"])]),
+        // The image readers' headers only: zbar, libjpeg and zxing-cpp are opened at run time (dlopen) by the
+        // first image read, not linked (no pkg-config, whose flags would link them), so that a command that
+        // reads no image does not load them and zbar's X11, v4l and D-Bus chain (issue 37: start-up time).
+        .systemLibrary(name: "CZbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CJPEG", providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(
             name: "CEdit", pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]),
-        .systemLibrary(
-            name: "CZXing", pkgConfig: "zxing",
-            providers: [.apt(["libzxing-dev"])]),
-        .systemLibrary(
-            name: "CTSS2", pkgConfig: "tss2-esys",
-            providers: [.apt(["libtss2-dev"])]),
-        // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI.
-        // (pkg-config names one library; the TCTI loader and the marshalling library are linked here.)
-        .target(
-            name: "CTPMSeal", dependencies: ["CTSS2"],
-            linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu")]),
+        .systemLibrary(name: "CZXing", providers: [.apt(["libzxing-dev"])]),
+        // tpm2-tss's headers only: its libraries are opened at run time (dlopen) by the first TPM call, not linked
+        // (no pkg-config, whose flags would link them), so that a command that uses no TPM does not load them (issue 37).
+        .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
+        // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI, and open
+        // libtss2-esys, libtss2-tctildr and libtss2-mu on first use (CLibraryLoader).
+        .target(name: "CTPMSeal", dependencies: ["CTSS2", "CLibraryLoader"]),
+        // Opens a library with dlopen on first use, once, and resolves its functions (the image readers', the
+        // TPM's), or says in one line which library and which Debian package are missing.
+        .target(name: "CLibraryLoader"),
+        // zbar's functions, opened on first use (CLibraryLoader), for SealScan's Swift to call.
+        .target(name: "CZbarLoad", dependencies: ["CZbar", "CLibraryLoader"]),
         // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
-        .target(name: "CZXingRead", dependencies: ["CZXing"]),
+        .target(name: "CZXingRead", dependencies: ["CZXing", "CLibraryLoader"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
-        .target(name: "CJPEGDecode", dependencies: ["CJPEG"]),
+        .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CLibraryLoader"]),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
@@ -114,7 +114,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
+        .target(name: "SealScan", dependencies: ["CZbar", "CZbarLoad", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
         // Fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
         // The public library: the Vault, and every capability re-exported.

@@ -18,7 +18,8 @@ unpacks a fresh copy, so nothing an earlier run installed can hide a missing dep
   swtpm TCTI (libtss2-tcti-swtpm0, which the package suggests), and the packaged sealkit makes, lists and uses
   a key `--tpm`; a second swtpm opens nothing of it;
 - keys generate, encrypt/decrypt, the Rownd fixture vector, profile encrypt/decrypt on
-  Fixtures/profile, `qr --format png` and `scan` of that png;
+  Fixtures/profile, `qr --format png` and `scan` of that png (scan opens zbar and zxing-cpp at run time,
+  which the binary does not name: a package whose Depends misses them fails here, issue 37);
 - a network transfer through a local mailbox server on 127.0.0.1 (magic-wormhole's, from .venv):
   PEER sends to the packaged sealkit, and the packaged sealkit sends to PEER;
 - `apt-get remove sealkit` leaves none of the package's files behind and nothing new.

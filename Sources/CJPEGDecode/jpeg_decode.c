@@ -6,6 +6,26 @@
 #include <string.h>
 #include <jpeglib.h>
 
+#include "sealkit_library.h"
+
+/* libjpeg is opened on the first JPEG read (CLibraryLoader), not linked: a command that reads no image
+ * does not load it. These are the functions this file calls, with jpeglib.h's types. */
+static const char *const names[] = {
+    "jpeg_std_error", "jpeg_CreateDecompress", "jpeg_mem_src", "jpeg_read_header", "jpeg_start_decompress",
+    "jpeg_read_scanlines", "jpeg_finish_decompress", "jpeg_destroy_decompress",
+};
+static void *addresses[sizeof names / sizeof names[0]];
+static sealkit_library library = {"libjpeg.so.62", "libjpeg62-turbo", names, addresses, sizeof names / sizeof names[0], 0, 0, {0}};
+#define CALL(index, function) ((__typeof__(function) *)addresses[index])
+#define jpeg_std_error CALL(0, jpeg_std_error)
+#define jpeg_CreateDecompress CALL(1, jpeg_CreateDecompress)
+#define jpeg_mem_src CALL(2, jpeg_mem_src)
+#define jpeg_read_header CALL(3, jpeg_read_header)
+#define jpeg_start_decompress CALL(4, jpeg_start_decompress)
+#define jpeg_read_scanlines CALL(5, jpeg_read_scanlines)
+#define jpeg_finish_decompress CALL(6, jpeg_finish_decompress)
+#define jpeg_destroy_decompress CALL(7, jpeg_destroy_decompress)
+
 struct failure {
     struct jpeg_error_mgr manager;
     jmp_buf jump;
@@ -51,6 +71,10 @@ int sealkit_jpeg_decode_gray(const unsigned char *data, size_t size, size_t max_
     struct scan_limit limit;
     unsigned char *volatile out = NULL;
     error[0] = 0;
+    if (sealkit_library_load(&library) != 0) {
+        snprintf(error, SEALKIT_JPEG_ERROR_SIZE, "%s", library.error);
+        return -3;
+    }
     failure.message = error;
     info.err = jpeg_std_error(&failure.manager);
     failure.manager.error_exit = on_error;

@@ -11,6 +11,61 @@
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_tctildr.h>
 
+#include "sealkit_library.h"
+
+/* tpm2-tss is opened on the first TPM call (CLibraryLoader), not linked: a command that uses no TPM does not
+ * load it (issue 37: start-up time). These are the functions this file calls, with the TSS headers' types. */
+static const char *const esys_names[] = {
+    "Esys_Initialize", "Esys_Finalize", "Esys_Free", "Esys_FlushContext", "Esys_TR_SetAuth", "Esys_TR_GetName",
+    "Esys_TRSess_SetAttributes", "Esys_StartAuthSession", "Esys_CreatePrimary", "Esys_Create", "Esys_Load",
+    "Esys_Unseal",
+};
+static const char *const tctildr_names[] = {"Tss2_TctiLdr_Initialize", "Tss2_TctiLdr_Finalize"};
+static const char *const mu_names[] = {
+    "Tss2_MU_TPM2B_PUBLIC_Marshal", "Tss2_MU_TPM2B_PUBLIC_Unmarshal", "Tss2_MU_TPM2B_PRIVATE_Marshal",
+    "Tss2_MU_TPM2B_PRIVATE_Unmarshal",
+};
+#define COUNT(names) (sizeof names / sizeof names[0])
+static void *esys_addresses[COUNT(esys_names)], *tctildr_addresses[COUNT(tctildr_names)], *mu_addresses[COUNT(mu_names)];
+static sealkit_library esys = {"libtss2-esys.so.0", "libtss2-esys-3.0.2-0", esys_names, esys_addresses, COUNT(esys_names), 0, 0, {0}};
+static sealkit_library tctildr = {"libtss2-tctildr.so.0", "libtss2-tctildr0", tctildr_names, tctildr_addresses, COUNT(tctildr_names), 0, 0, {0}};
+static sealkit_library mu = {"libtss2-mu.so.0", "libtss2-mu0", mu_names, mu_addresses, COUNT(mu_names), 0, 0, {0}};
+#define CALL(addresses, index, function) ((__typeof__(function) *)addresses[index])
+#define Esys_Initialize CALL(esys_addresses, 0, Esys_Initialize)
+#define Esys_Finalize CALL(esys_addresses, 1, Esys_Finalize)
+#define Esys_Free CALL(esys_addresses, 2, Esys_Free)
+#define Esys_FlushContext CALL(esys_addresses, 3, Esys_FlushContext)
+#define Esys_TR_SetAuth CALL(esys_addresses, 4, Esys_TR_SetAuth)
+#define Esys_TR_GetName CALL(esys_addresses, 5, Esys_TR_GetName)
+#define Esys_TRSess_SetAttributes CALL(esys_addresses, 6, Esys_TRSess_SetAttributes)
+#define Esys_StartAuthSession CALL(esys_addresses, 7, Esys_StartAuthSession)
+#define Esys_CreatePrimary CALL(esys_addresses, 8, Esys_CreatePrimary)
+#define Esys_Create CALL(esys_addresses, 9, Esys_Create)
+#define Esys_Load CALL(esys_addresses, 10, Esys_Load)
+#define Esys_Unseal CALL(esys_addresses, 11, Esys_Unseal)
+#define Tss2_TctiLdr_Initialize CALL(tctildr_addresses, 0, Tss2_TctiLdr_Initialize)
+#define Tss2_TctiLdr_Finalize CALL(tctildr_addresses, 1, Tss2_TctiLdr_Finalize)
+#define Tss2_MU_TPM2B_PUBLIC_Marshal CALL(mu_addresses, 0, Tss2_MU_TPM2B_PUBLIC_Marshal)
+#define Tss2_MU_TPM2B_PUBLIC_Unmarshal CALL(mu_addresses, 1, Tss2_MU_TPM2B_PUBLIC_Unmarshal)
+#define Tss2_MU_TPM2B_PRIVATE_Marshal CALL(mu_addresses, 2, Tss2_MU_TPM2B_PRIVATE_Marshal)
+#define Tss2_MU_TPM2B_PRIVATE_Unmarshal CALL(mu_addresses, 3, Tss2_MU_TPM2B_PRIVATE_Unmarshal)
+
+/* The three libraries, each opened once: the loader's line for the first that cannot be, or NULL. */
+static const char *tss_missing(void) {
+    sealkit_library *libraries[] = {&tctildr, &mu, &esys};
+    for (size_t index = 0; index < 3; index++) {
+        if (sealkit_library_load(libraries[index]) != 0) return libraries[index]->error;
+    }
+    return NULL;
+}
+
+static int load_tss(void) { return tss_missing() == NULL ? 0 : -1; }
+
+const char *sealkit_tpm_library_error(void) {
+    const char *missing = tss_missing();
+    return missing != NULL ? missing : "";
+}
+
 struct tpm {
     TSS2_TCTI_CONTEXT *tcti;
     ESYS_CONTEXT *esys;
@@ -110,6 +165,7 @@ static int set_pin(TPM2B_AUTH *auth, const uint8_t *pin, size_t pin_len) {
 int sealkit_tpm_seal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
                      uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc) {
     *tpm_rc = 0;
+    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
     struct tpm tpm;
     TPM2B_NAME *primary_name = NULL;
     TPM2B_PUBLIC *public = NULL;
@@ -164,6 +220,7 @@ done:
 int sealkit_tpm_unseal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
                        const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc) {
     *tpm_rc = 0;
+    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
     TPM2B_PUBLIC public = {0};
     TPM2B_PRIVATE private = {0};
     size_t offset = 0;

@@ -1,11 +1,13 @@
 #include "zxing_read.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <fcntl.h>
@@ -20,7 +22,36 @@ extern char **environ;
 
 #include <ZXing/ReadBarcode.h>
 
+#include "sealkit_library.h"
+
 namespace {
+
+// zxing-cpp (libZXing.so.2) is opened with dlopen, not linked: a command that reads no image does not load
+// it (issue 37). Of its API only two functions are out of line, the rest is inline in its headers; they are
+// resolved by their Itanium C++ ABI names, the mangling of exactly the declarations the static_asserts below
+// check (a header that declares them otherwise fails the build). A member function is called as a function
+// whose first argument is `this`, as the ABI passes it.
+using ReadBarcodesFunction = ZXing::Results (*)(const ZXing::ImageView &, const ZXing::DecodeHints &);
+using BytesFunction = const ZXing::ByteArray &(*)(const ZXing::Result *);
+static_assert(std::is_same_v<decltype(static_cast<ReadBarcodesFunction>(&ZXing::ReadBarcodes)), ReadBarcodesFunction>,
+              "ZXing::ReadBarcodes(const ImageView &, const DecodeHints &) -> Results");
+using BytesMember = const ZXing::ByteArray &(ZXing::Result::*)() const;
+static_assert(std::is_same_v<decltype(static_cast<BytesMember>(&ZXing::Result::bytes)), BytesMember>,
+              "const ByteArray &ZXing::Result::bytes() const");
+const char *const zxingNames[] = {
+    "_ZN5ZXing12ReadBarcodesERKNS_9ImageViewERKNS_11DecodeHintsE",  // ZXing::ReadBarcodes(ImageView const&, DecodeHints const&)
+    "_ZNK5ZXing6Result5bytesEv",                                    // ZXing::Result::bytes() const
+};
+void *zxingAddresses[2];
+sealkit_library zxing = {"libZXing.so.2", "libzxing2", zxingNames, zxingAddresses, 2, 0, 0, {0}};
+
+ZXing::Results readBarcodes(const ZXing::ImageView &image, const ZXing::DecodeHints &hints) {
+    return reinterpret_cast<ReadBarcodesFunction>(zxingAddresses[0])(image, hints);
+}
+
+const ZXing::ByteArray &bytesOf(const ZXing::Result &result) {
+    return reinterpret_cast<BytesFunction>(zxingAddresses[1])(&result);
+}
 
 // One code on the pipe: its length, its bounding box, then its bytes; a length of kEnd ends the list.
 struct Header {
@@ -53,9 +84,9 @@ bool writeCodes(int fd, const ZXing::ImageView &image, size_t capacity, size_t &
     hints.setTryHarder(true);
     hints.setTryRotate(true);
     hints.setTryDownscale(true);
-    for (const auto &result : ZXing::ReadBarcodes(image, hints)) {
+    for (const auto &result : readBarcodes(image, hints)) {
         if (!result.isValid() || found == capacity) continue;
-        const auto &bytes = result.bytes();
+        const auto &bytes = bytesOf(result);
         if (bytes.size() > kMaxCodeBytes) continue;
         // The bounding box of the four corners, whatever way up the code is.
         const auto &position = result.position();
@@ -104,6 +135,7 @@ bool readAll(int fd, void *data, size_t size) {
 [[noreturn]] void serveHelper() {
     // Gone with the parent, and gone anyway a second after its budget: nothing outlives the scan.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (sealkit_library_load(&zxing) != 0) _exit(1);
     Request request{};
     if (!readAll(0, &request, sizeof request) || request.magic != kRequestMagic) _exit(1);
     if (request.width <= 0 || request.height <= 0 || request.capacity == 0 || request.capacity > 1024
@@ -182,6 +214,12 @@ int readSome(sealkit_zxing_job *job, int wait) {
 }
 
 }  // namespace
+
+extern "C" int sealkit_zxing_load(char *error, size_t error_size) {
+    if (sealkit_library_load(&zxing) == 0) return 0;
+    if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", zxing.error);
+    return -1;
+}
 
 extern "C" int sealkit_zxing_start(const uint8_t *pixels, int width, int height, size_t capacity, int budget_milliseconds,
                                    int inverted_too, sealkit_zxing_job *job) {

@@ -106,6 +106,9 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let missingInput = Reason("missingInput")
         /// An image holds no readable code, or several where one was expected.
         public static let unreadableImage = Reason("unreadableImage")
+        /// A system library the operation needs cannot be loaded (zbar, zxing-cpp or libjpeg, which reading an
+        /// image opens on first use): the description names the library and the Debian package that provides it.
+        public static let libraryUnavailable = Reason("libraryUnavailable")
         /// The transfer code is not the other side's: check it and start again.
         public static let wrongCode = Reason("wrongCode")
         /// Nobody joined, or the other side did not answer, in time.
@@ -149,7 +152,7 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
             .notBound, .authenticationFailed, .invalidKeyText, .invalidJSON, .invalidSchema, .profileFields,
             .keyElsewhere, .unreadableData, .sealMissing, .sealMismatch, .sealRolledBack, .sealConflict,
             .invalidTransfer, .relayUnavailable, .protocolViolation, .declined, .tooLarge, .missingInput,
-            .unreadableImage, .wrongCode, .timedOut, .cancelled, .notABackup, .damagedBackup, .incompleteBackup, .noKeys,
+            .unreadableImage, .libraryUnavailable, .wrongCode, .timedOut, .cancelled, .notABackup, .damagedBackup, .incompleteBackup, .noKeys,
             .tooManyKeys, .passphraseTooShort, .passphraseKDFFailed, .keyNotInBackup, .invalidShareLayout, .invalidShare,
             .mismatchedShares, .notEnoughShares, .sharesOfAnotherBackup,
         ]

@@ -35,6 +35,9 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The TPM cannot be reached (no device, no TCTI library, nothing answering), or this keystore was
     /// opened without one; `detail` says which.
     case tpmUnavailable(tcti: String, detail: String)
+    /// A system library the keystore opens on first use (tpm2-tss) cannot be loaded: the whole line, naming the
+    /// library and its Debian package.
+    case libraryUnavailable(String)
     /// The keys are sealed to the TPM under a PIN and no PIN was given.
     case pinRequired(KeyID)
     /// The TPM refused the PIN (and counted one failure towards its lockout).
@@ -88,6 +91,8 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "cannot \(operation) \(path): \(errno.description.lowercasedFirst)"
         case .keyring(let problem):
             return problem.description
+        case .libraryUnavailable(let message):
+            return message
         case .tpmUnavailable(let tcti, let detail):
             return "cannot reach the TPM at '\(TextSafety.printable(tcti))' (\(detail)): check that the machine has a TPM 2.0 and that you may "
                 + "use it (the 'tss' group for /dev/tpmrm0)"

@@ -206,6 +206,7 @@ extension SealKitError {
             case .unavailable, .timedOut, .failed: reason = .keyringUnavailable
             }
         case .tpmUnavailable, .tpmFailed: reason = .tpmUnavailable
+        case .libraryUnavailable: reason = .libraryUnavailable
         case .pinTooLong: reason = .invalidArgument
         case .sealedToTPMStaysHere(let id): reason = .invalidArgument; keyID = id
         case .pinRequired(let id): reason = .passphraseRequired; keyID = id

@@ -72,6 +72,8 @@ enum ImageInput {
         let payloads: [[UInt8]]
         do {
             payloads = try QRScanner.scan(imageFile: bytes)
+        } catch where error.reason == .libraryUnavailable {
+            throw error  // not the image's fault: the machine lacks a library that reads images (69, naming it)
         } catch {
             throw CLIFailure("\(name(path)): \(said(error))", status: .dataError)
         }

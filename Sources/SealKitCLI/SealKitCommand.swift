@@ -187,7 +187,7 @@ enum ExitStatus: Int32 {
         case .keyExists, .conflictingKey, .keyElsewhere: return .conflict
         case .passphraseRequired, .wrongPassphrase, .unsafeFile, .keyringLocked: return .noPermission
         case .wrongPIN, .tpmLockout, .sealedToAnotherTPM: return .noPermission
-        case .tpmUnavailable: return .unavailable
+        case .tpmUnavailable, .libraryUnavailable: return .unavailable
         case .keystoreBusy: return .temporaryFailure
         case .keyringUnavailable, .fileSystem: return .ioError
         case .damagedKey, .notCiphertext, .unsupportedFormat, .unknownKey, .wrongPlace, .notBound, .authenticationFailed,

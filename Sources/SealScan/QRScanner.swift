@@ -2,6 +2,7 @@ import CJPEGDecode
 import CPNG
 import CZXingRead
 import CZbar
+import CZbarLoad
 import SealCore
 
 #if canImport(Glibc)
@@ -31,8 +32,10 @@ public struct GrayImage: Sendable {
     /// - Parameter bytes: the file's contents, at most `QRScanner/maximumFileBytes`.
     /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads, an
     ///   image of more than `QRScanner/maximumPixelCount` pixels (checked from its header, before its
-    ///   pixels are allocated), or a damaged one.
+    ///   pixels are allocated), or a damaged one; `SealKitError/Reason/libraryUnavailable` when zbar,
+    ///   zxing-cpp or (for a JPEG) libjpeg cannot be loaded.
     public init(imageFile bytes: [UInt8]) throws(SealKitError) {
+        try QRScanner.loadDecoders()
         guard bytes.count <= QRScanner.maximumFileBytes else {
             throw SealKitError(.unreadableImage, "the image file is larger than \(QRScanner.maximumFileBytes >> 20) MiB")
         }
@@ -48,9 +51,12 @@ public struct GrayImage: Sendable {
     ///   - width: columns, at least 1.
     ///   - height: rows, at least 1.
     ///   - luminance: one byte per pixel (0 black, 255 white), row by row: `width` × `height` bytes.
-    /// - Throws: `SealKitError/Reason/invalidArgument` when the size and the pixels disagree, and
-    ///   `SealKitError/Reason/unreadableImage` for more than `QRScanner/maximumPixelCount` pixels.
+    /// - Throws: `SealKitError/Reason/invalidArgument` when the size and the pixels disagree,
+    ///   `SealKitError/Reason/unreadableImage` for more than `QRScanner/maximumPixelCount` pixels, and
+    ///   `SealKitError/Reason/libraryUnavailable` when zbar or zxing-cpp, which `QRScanner` reads it
+    ///   with, cannot be loaded.
     public init(width: Int, height: Int, luminance: [UInt8]) throws(SealKitError) {
+        try QRScanner.loadDecoders()
         guard width > 0, height > 0 else { throw SealKitError(.invalidArgument, "an image needs at least one row and one column") }
         let (count, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow, count <= QRScanner.maximumPixelCount else {
@@ -82,6 +88,12 @@ public struct GrayImage: Sendable {
 /// library must be part of the executable, as SwiftPM links it (statically, or as a library the
 /// executable is linked against), not a plugin loaded later with `dlopen`. To take only the code an
 /// option needs out of what an image holds, see `choose(_:from:in:)`.
+///
+/// The decoders are not linked: zbar (`libzbar.so.0`), zxing-cpp (`libZXing.so.2`) and libjpeg
+/// (`libjpeg.so.62`) are opened with `dlopen` by the first image read, once per process, so a program
+/// that reads no image does not load them (nor zbar's X11, V4L and D-Bus libraries). A machine without
+/// one gets `SealKitError/Reason/libraryUnavailable` from `GrayImage`'s initializers, naming the
+/// library and the Debian package that provides it (libzbar0, libzxing2, libjpeg62-turbo).
 public enum QRScanner {
     /// The most pixels an image may have: 40 megapixels (a 7,680 × 5,120 photo), checked from the
     /// header before anything is allocated for the pixels, so a decompression bomb costs nothing.
@@ -103,7 +115,8 @@ public enum QRScanner {
     /// - Parameter bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
     /// - Returns: each code's payload, byte for byte.
     /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads,
-    ///   an image too large, or a damaged one.
+    ///   an image too large, or a damaged one; `SealKitError/Reason/libraryUnavailable` when a decoder
+    ///   cannot be loaded.
     public static func scan(imageFile bytes: [UInt8]) throws(SealKitError) -> [[UInt8]] {
         scan(try GrayImage(imageFile: bytes))
     }
@@ -235,42 +248,61 @@ public enum QRScanner {
 
     /// zbar's reading of the image as it is, in binary mode.
     static func zbarCodes(_ image: GrayImage) -> [Code] {
-        guard let scanner = zbar_image_scanner_create() else { return [] }
-        defer { zbar_image_scanner_destroy(scanner) }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        // Loaded by GrayImage's public initializers, which report a missing zbar; nil here reads nothing.
+        guard let zbar = sealkit_zbar(nil, 0)?.pointee, let scanner = zbar.image_scanner_create() else { return [] }
+        defer { zbar.image_scanner_destroy(scanner) }
+        _ = zbar.image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        _ = zbar.image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
         // Binary: the payload's bytes as they are, with no guessing at a character set.
-        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
-        guard let zimage = zbar_image_create() else { return [] }
-        defer { zbar_image_destroy(zimage) }
-        zbar_image_set_format(zimage, 0x3030_3859)  // fourcc "Y800": 8-bit gray
-        zbar_image_set_size(zimage, UInt32(image.width), UInt32(image.height))
+        _ = zbar.image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        guard let zimage = zbar.image_create() else { return [] }
+        defer { zbar.image_destroy(zimage) }
+        zbar.image_set_format(zimage, 0x3030_3859)  // fourcc "Y800": 8-bit gray
+        zbar.image_set_size(zimage, UInt32(image.width), UInt32(image.height))
         var found: [Code] = []
         image.pixels.withUnsafeBytes { pixels in
             // zbar reads the pixels in place during the scan; no cleanup handler, since we own them.
-            zbar_image_set_data(zimage, pixels.baseAddress, UInt(pixels.count), nil)
-            guard zbar_scan_image(scanner, zimage) > 0 else { return }
-            var symbol = zbar_image_first_symbol(zimage)
+            zbar.image_set_data(zimage, pixels.baseAddress, UInt(pixels.count), nil)
+            guard zbar.scan_image(scanner, zimage) > 0 else { return }
+            var symbol = zbar.image_first_symbol(zimage)
             while let current = symbol {
-                let length = Int(zbar_symbol_get_data_length(current))
-                let payload = zbar_symbol_get_data(current).map { data in
+                let length = Int(zbar.symbol_get_data_length(current))
+                let payload = zbar.symbol_get_data(current).map { data in
                     data.withMemoryRebound(to: UInt8.self, capacity: max(length, 1)) { Array(UnsafeBufferPointer(start: $0, count: length)) }
                 } ?? []
                 // The bounding box of the code's corners.
                 var code = Code(payload: payload, left: Int.max, top: Int.max, right: Int.min, bottom: Int.min)
-                for index in 0..<zbar_symbol_get_loc_size(current) {
-                    let x = Int(zbar_symbol_get_loc_x(current, index)), y = Int(zbar_symbol_get_loc_y(current, index))
+                for index in 0..<zbar.symbol_get_loc_size(current) {
+                    let x = Int(zbar.symbol_get_loc_x(current, index)), y = Int(zbar.symbol_get_loc_y(current, index))
                     code.left = min(code.left, x)
                     code.top = min(code.top, y)
                     code.right = max(code.right, x)
                     code.bottom = max(code.bottom, y)
                 }
                 found.append(code)
-                symbol = zbar_symbol_next(current)
+                symbol = zbar.symbol_next(current)
             }
-            zbar_image_set_data(zimage, nil, 0, nil)
+            zbar.image_set_data(zimage, nil, 0, nil)
         }
         return found
+    }
+
+    /// Opens the two decoders, zbar (libzbar.so.0) and zxing-cpp (libZXing.so.2), in this process: they are
+    /// opened with `dlopen` by the first image read, not linked, so that a program that reads no image does
+    /// not load them (issue 37). Once per process; later calls only look at the outcome.
+    /// - Throws: `SealKitError/Reason/libraryUnavailable` naming the library that cannot be loaded and the
+    ///   Debian package that provides it.
+    package static func loadDecoders() throws(SealKitError) {
+        var error = [CChar](repeating: 0, count: 320)
+        if sealkit_zbar(&error, error.count) == nil || sealkit_zxing_load(&error, error.count) != 0 {
+            throw libraryUnavailable(error)
+        }
+    }
+
+    /// The error for a library the loader could not open, with the loader's one line.
+    package static func libraryUnavailable(_ message: [CChar]) -> SealKitError {
+        let text = message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return SealKitError(.libraryUnavailable, "cannot read images: " + String(decoding: text, as: UTF8.self))
     }
 
     /// Decodes an image file to gray pixels.
@@ -315,7 +347,7 @@ public enum QRScanner {
     private static func decodeJPEG(_ bytes: [UInt8]) throws(ScanError) -> GrayImage {
         var pixels: UnsafeMutablePointer<UInt8>?
         var width: Int32 = 0, height: Int32 = 0
-        var error = [CChar](repeating: 0, count: 256)
+        var error = [CChar](repeating: 0, count: Int(SEALKIT_JPEG_ERROR_SIZE))
         let status = bytes.withUnsafeBufferPointer { data in
             sealkit_jpeg_decode_gray(data.baseAddress, data.count, maximumPixelCount, &pixels, &width, &height, &error)
         }
@@ -327,6 +359,8 @@ public enum QRScanner {
             return GrayImage(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
         case -2:
             throw .tooLarge(width: nil, height: nil)
+        case -3:
+            throw .libraryUnavailable(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         default:
             let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             throw .damaged(reason: String(decoding: text, as: UTF8.self).lowercased())
@@ -342,6 +376,8 @@ package enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(width: Int?, height: Int?)
     /// The image is truncated or damaged, for this reason.
     case damaged(reason: String)
+    /// A library that reads images cannot be loaded: the loader's line (the library, its Debian package, why).
+    case libraryUnavailable(String)
 
     package var description: String {
         switch self {
@@ -351,13 +387,20 @@ package enum ScanError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooLarge:
             return "the image has more than the \(QRScanner.maximumPixelCount / 1_000_000) megapixels SealKit reads"
         case .damaged(let reason): return "the image is damaged or cut short (\(reason.isEmpty ? "unreadable" : reason))"
+        case .libraryUnavailable(let message): return "cannot read images: \(message)"
         }
     }
 }
 
 extension SealKitError {
     /// An image that could not be scanned, with its message unchanged.
-    package init(_ error: ScanError) { self.init(.unreadableImage, error.description) }
+    package init(_ error: ScanError) {
+        if case .libraryUnavailable = error {
+            self.init(.libraryUnavailable, error.description)
+        } else {
+            self.init(.unreadableImage, error.description)
+        }
+    }
 }
 
 /// netpbm's formats: a text header and raw (P4, P5, P6) or ASCII (P1, P2, P3) samples, no compression.

@@ -78,6 +78,7 @@ package struct TPMSealer: TPMKeySealer {
         let hex = "TSS2 response code 0x" + String(code, radix: 16)
         switch UInt32(status) {
         case SEALKIT_TPM_UNAVAILABLE.rawValue: return .tpmUnavailable(tcti: tcti, detail: code == 0 ? "no answer" : hex)
+        case SEALKIT_TPM_NO_LIBRARY.rawValue: return .libraryUnavailable("cannot use the TPM: " + String(cString: sealkit_tpm_library_error()))
         case SEALKIT_TPM_WRONG_PIN.rawValue: return id.map { .wrongPIN($0) } ?? .tpmFailed(hex)
         case SEALKIT_TPM_LOCKOUT.rawValue: return id.map { .tpmLockout($0) } ?? .tpmFailed(hex)
         case SEALKIT_TPM_OTHER_TPM.rawValue: return id.map { .sealedToAnotherTPM($0) } ?? .tpmFailed(hex)

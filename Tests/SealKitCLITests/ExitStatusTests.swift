@@ -45,6 +45,8 @@ struct ExitStatusTests {
         "relayUnavailable": 69,
         // Issue 39: the TPM cannot be reached (69); a wrong PIN, lockout or another TPM, as a wrong passphrase (77).
         "tpmUnavailable": 69,
+        // Issue 37: a library that reads images (opened on first use) cannot be loaded (69, as a missing service).
+        "libraryUnavailable": 69,
         "wrongPIN": 77,
         "tpmLockout": 77,
         "sealedToAnotherTPM": 77,

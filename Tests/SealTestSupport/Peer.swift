@@ -147,6 +147,15 @@ extension Peer {
         ["bash", "zsh", "fish"].allSatisfy(onPath)
     }
 
+    /// A private mount namespace (`unshare --map-root-user --mount`, util-linux; root, or unprivileged user
+    /// namespaces), in which a test hides a system library from one `sealkit` run by mounting over it.
+    public static let mountNamespace = Peer(
+        "a private mount namespace (unshare -rm)", enable: "run as root or enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)"
+    ) {
+        guard onPath("unshare") else { return false }
+        return (try? ChildProcess.run("unshare", ["--map-root-user", "--mount", "true"], timeout: 30))?.status == 0
+    }
+
     /// man and groff, which render the installed manual page.
     public static let man = Peer("man and groff", enable: "`apt-get install man-db groff-base`, or \(scriptsTest)") {
         onPath("man") && (onPath("groff") || onPath("nroff"))

@@ -22,7 +22,14 @@ enum sealkit_tpm_status {
     SEALKIT_TPM_FULL = 7,
     /// Anything else the TPM refused (for example an owner hierarchy with a password); `tpm_rc` says what.
     SEALKIT_TPM_FAILED = 6,
+    /// tpm2-tss (libtss2-esys, libtss2-tctildr, libtss2-mu), opened on the first call with dlopen, cannot be
+    /// loaded: `sealkit_tpm_library_error` says which library and which Debian package.
+    SEALKIT_TPM_NO_LIBRARY = 8,
 };
+
+/// After SEALKIT_TPM_NO_LIBRARY: one line naming the library that cannot be loaded, its Debian package and the
+/// loader's reason (a static string, the same for the life of the process).
+const char *sealkit_tpm_library_error(void);
 
 /// The largest blob `sealkit_tpm_seal` writes: a marshalled TPM2B_PUBLIC then a TPM2B_PRIVATE.
 #define SEALKIT_TPM_BLOB_MAX 1024

@@ -35,6 +35,12 @@ typedef struct {
 /// The most pixels an image sent to the helper may have (QRScanner's limit: 40 megapixels).
 #define SEALKIT_ZXING_MAXIMUM_PIXELS 40000000LL
 
+/// Opens zxing-cpp (libZXing.so.2, with dlopen: it is not linked into the executable) in this process,
+/// once: 0 when it and the functions used could be loaded, else -1 with one line in `error` (`error_size`
+/// bytes) naming the library, its Debian package and the loader's reason. The helper opens it again in its
+/// own process; a host checks here first, so that a missing library is an error and not an empty reading.
+int sealkit_zxing_load(char *error, size_t error_size);
+
 /// Starts reading every QR code in an 8-bit grayscale image with zxing-cpp (trying harder, rotations
 /// and downscaling), and in its negative too when `inverted_too` is non-zero, within a time budget.
 ///
