@@ -68,8 +68,9 @@ final class StandardOutput {
     }
 
     func write(bytes: UnsafeRawBufferPointer) throws {
-        // More than a buffer's worth goes out from where it is, after what is pending: no copy of a large block.
-        if bytes.count >= threshold, let source = bytes.baseAddress {
+        // A block of 64 KiB or more goes out from where it is, after what is pending: a copy of it costs more than the
+        // write (`encrypt --lines` writes a block of ciphertexts per read of its input).
+        if bytes.count >= 1 << 16, let source = bytes.baseAddress {
             try flush()
             try writeAll(source, bytes.count)
             return
