@@ -104,13 +104,11 @@ struct EncryptCommand: ParsableCommand {
             // next read, which may wait for input for a long time: no nonce drawn waits with it. They are
             // encrypted where the reader holds them, one after the other, newlines included: no copy, no
             // String per line (`Vault.encrypt(lines:context:appendingTo:)`, which apps have too).
-            var pending = PendingLines()
-            try Self.readLines(
-                reader, beforeRead: { try pending.encrypt(with: vault, context: options.boundContext, to: output) }
-            ) { line in
-                if pending.start == nil { (pending.start, pending.firstLine) = (line.baseAddress!, reader.lineNumber) }
-                pending.end = line.baseAddress! + line.count + (reader.lastLineEnded ? 1 : 0)
-            }
+            try Self.readLines(reader, beforeRead: {
+                try reader.takeLinesHeld { lines, firstLine in
+                    try Self.encrypt(lines, firstLine: firstLine, with: vault, context: options.boundContext, to: output)
+                }
+            }) { _ in }
         } else {
             let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
             try output.write(try vault.encrypt(plaintext: plaintext, context: options.boundContext) + "\n")
@@ -118,31 +116,21 @@ struct EncryptCommand: ParsableCommand {
         try output.flush()
     }
 
-    /// The lines `encrypt --lines` holds and has not encrypted yet: where the reader holds them, one after the other
-    /// with their newlines, until its next read.
-    struct PendingLines {
-        var start: UnsafeRawPointer?
-        var end: UnsafeRawPointer?
-        /// The input's line number of the first.
-        var firstLine = 0
-
-        /// Encrypts the lines in one call, writes their ciphertexts, and holds none after. A line that is not UTF-8
-        /// fails the call, so the lines before it are encrypted and written first, and the input's line is named.
-        mutating func encrypt(with vault: Vault, context: String, to output: StandardOutput) throws {
-            guard let start, let end else { return }
-            (self.start, self.end) = (nil, nil)
-            let lines = UnsafeRawBufferPointer(start: start, count: end - start)
-            var ciphertexts: [UInt8] = []
-            do {
-                try vault.encrypt(lines: lines, context: context, appendingTo: &ciphertexts)
-            } catch {
-                guard error.reason == .invalidArgument, let (offset, index) = EncryptCommand.firstLineNotUTF8(in: lines) else { throw error }
-                try vault.encrypt(lines: UnsafeRawBufferPointer(rebasing: lines[..<offset]), context: context, appendingTo: &ciphertexts)
-                try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
-                throw CLIFailure("line \(firstLine + index): not UTF-8 text; nothing more was written", status: .dataError)
-            }
+    /// Encrypts a block of lines in one call and writes their ciphertexts. A line that is not UTF-8 fails the call, so
+    /// the lines before it are encrypted and written first, and the input's line is named.
+    static func encrypt(
+        _ lines: UnsafeRawBufferPointer, firstLine: Int, with vault: Vault, context: String, to output: StandardOutput
+    ) throws {
+        var ciphertexts: [UInt8] = []
+        do {
+            try vault.encrypt(lines: lines, context: context, appendingTo: &ciphertexts)
+        } catch {
+            guard error.reason == .invalidArgument, let (offset, index) = firstLineNotUTF8(in: lines) else { throw error }
+            try vault.encrypt(lines: UnsafeRawBufferPointer(rebasing: lines[..<offset]), context: context, appendingTo: &ciphertexts)
             try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
+            throw CLIFailure("line \(firstLine + index): not UTF-8 text; nothing more was written", status: .dataError)
         }
+        try ciphertexts.withUnsafeBytes { try output.write(bytes: $0) }
     }
 
     /// Where the first line of `lines` that is not UTF-8 starts, and its index; nil when every line is UTF-8.

@@ -19,9 +19,9 @@ final class LineReader {
     private var finished = false
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
-    /// Whether the last line returned ended with a newline, which the reader's buffer holds right after it
-    /// (only the input's last line may have none).
-    private(set) var lastLineEnded = false
+    /// Where the lines returned and not yet taken (`takeLinesHeld`) start in `block`, and the first one's number.
+    private var held = 0
+    private var heldFirstLine = 1
     /// Names the input in errors ("the reply on stdin").
     private let what: String
     /// The longest line returned, newline excluded; a longer one is an error.
@@ -71,10 +71,17 @@ final class LineReader {
         }
     }
 
+    /// Calls `body` with the lines returned since the last read or take, as they stand in the reader's buffer: one
+    /// after the other, each with its newline (the input's last line may have none), and the number of the first.
+    /// Then they are taken. Call it from `beforeRead`: after it, the next read moves them away.
+    func takeLinesHeld(_ body: (UnsafeRawBufferPointer, _ firstLine: Int) throws -> Void) rethrows {
+        guard held < start else { return }
+        try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[held..<start]), heldFirstLine) }
+        held = start
+        heldFirstLine = lineNumber + 1
+    }
+
     /// Calls `body` with the next line's bytes (without its newline).
-    ///
-    /// The lines returned since the last `beforeRead` stand one after the other in the reader's buffer, each
-    /// followed by its newline, until the next `beforeRead` returns: nothing moves them before then.
     /// - Parameter beforeRead: runs before each read from the descriptor, which may block:
     ///   `encrypt --lines` encrypts the lines it holds there, so no nonce drawn waits in memory for more input.
     /// - Returns: false at the end of input.
@@ -91,7 +98,6 @@ final class LineReader {
             if let newline = found {
                 try checkLength(newline - start)
                 lineNumber += 1
-                lastLineEnded = true
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<newline])) }
                 start = newline + 1
                 return true
@@ -100,7 +106,6 @@ final class LineReader {
             if finished {
                 guard start < end else { return false }
                 lineNumber += 1
-                lastLineEnded = false
                 try block.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
                 start = end
                 return true
@@ -115,6 +120,9 @@ final class LineReader {
                 end -= start
                 start = 0
             }
+            // Lines not taken by now are gone.
+            held = start
+            heldFirstLine = lineNumber + 1
             scanned = end
             // One allocation per doubling (appending element by element is slow in debug and sanitizer
             // builds), never beyond the longest line and its newline.
