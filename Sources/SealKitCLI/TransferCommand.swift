@@ -192,7 +192,7 @@ struct TransferCommand: AsyncParsableCommand {
                         }
                         relay = named
                     }
-                    code = uri.code
+                    code = uri.code.text
                 }
                 let keys = try keystoreOptions.exportKeys(keystoreOptions.idsToExport(ids, all: all, in: keystore), from: keystore)
                 return try await TransferNetwork.send(keys, code: code, relay: relay, timeout: timeout ?? TransferNetwork.defaultTimeout)
@@ -209,6 +209,11 @@ struct TransferCommand: AsyncParsableCommand {
             do {
                 return try TransferLink(parsing: text)
             } catch {
+                // A misspelt code in a link gets the suggestion a typed one gets (a code's words and hyphens need
+                // no percent-encoding, so the text up to `?` is the code as written).
+                if lowered.hasPrefix("sealkit-transfer:") {
+                    _ = try CodeEntry.parse(given: String(text.dropFirst("sealkit-transfer:".count).prefix { $0 != "?" }))
+                }
                 throw CLIFailure("\(said(error))", status: .usage)
             }
         }

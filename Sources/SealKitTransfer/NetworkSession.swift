@@ -262,22 +262,24 @@ public actor KeySender {
 public struct TransferLink: Sendable {
     /// The scheme every link starts with.
     public static let scheme = TransferURI.scheme
-    /// The code the link holds, as text: the transfer's secret.
-    public let code: String
+    /// The code the link holds: the transfer's secret.
+    public let code: TransferCode
     /// The relay the receiver waits on, when the link names one.
     public let relay: String?
 
     /// Parses a link.
     /// - Parameter text: a `sealkit-transfer:` URI (a `wormhole-transfer:` one is refused with its own reason).
-    /// - Throws: `SealKitError.Reason.invalidArgument` saying what is wrong with it.
+    /// - Throws: `SealKitError.Reason.invalidArgument` saying what is wrong with it, its code included
+    ///   (never the code itself).
     public init(parsing text: String) throws(SealKitError) {
+        let uri: TransferURI
         do {
-            let uri = try TransferURI(parsing: text)
-            code = uri.code
-            relay = uri.relay?.description
+            uri = try TransferURI(parsing: text)
         } catch {
             throw SealKitError(.invalidArgument, String(describing: error))
         }
+        code = try TransferCode(uri.code)
+        relay = uri.relay?.description
     }
 
     static func make(code: TransferCode, relay: RelayURL) -> String {

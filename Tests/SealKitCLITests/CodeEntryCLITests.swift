@@ -72,6 +72,13 @@ struct CodeEntryCLITests {
         let given = try cli.run(["transfer", "send", "u", "--relay", "ws://127.0.0.1:9/v1", "--code", "7-guitarsit-revenge"])
         expectCleanFailure(given, containing: "did you mean 7-guitarist-revenge?")
         #expect(!given.stderr.contains("cannot reach"))
+        // The same code in a link: the link's code is read as a typed one, suggestion included, exit 64.
+        let linked = try cli.run([
+            "transfer", "send", "u", "--relay", "ws://127.0.0.1:9/v1", "--code",
+            "sealkit-transfer:7-guitarsit-revenge?version=0&rendezvous=ws%3A%2F%2F127.0.0.1%3A9%2Fv1&role=leader",
+        ])
+        expectCleanFailure(linked, containing: "did you mean 7-guitarist-revenge?")
+        #expect(linked.status == 64 && !linked.stderr.contains("cannot reach"), "\(linked.stderr)")
     }
 
     /// Issue 36: a code without its first hyphen is told the hyphen is missing, and a malformed code exits 64

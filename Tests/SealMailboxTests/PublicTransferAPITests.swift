@@ -151,8 +151,16 @@ struct PublicTransferAPITests {
             #expect(!error.description.contains("aardvark"))
         }
         let link = try TransferLink(parsing: "sealkit-transfer:7-guitarist-revenge?version=0&rendezvous=ws%3A%2F%2Frelay.example%3A4000&role=leader")
-        #expect(link.code == "7-guitarist-revenge")
+        #expect(link.code == (try TransferCode("7-guitarist-revenge")))
         #expect(link.relay == "ws://relay.example:4000/v1")
+        // The link's code is read as a typed code is: a link holding no code is refused, and says nothing of it.
+        do {
+            _ = try TransferLink(parsing: "sealkit-transfer:7-aardvark?version=0&role=leader")
+            Issue.record("a link holding a code of one word was read")
+        } catch {
+            #expect(error.reason == .invalidArgument)
+            #expect(!error.description.contains("aardvark"))
+        }
         #expect(try KeyTransfer.relay("ws://relay.example:4000") == "ws://relay.example:4000/v1")
         #expect(try KeyTransfer.relay("ws://10.0.0.1:9/v1") == "ws://10.0.0.1:9/v1")
         #expect(throws: SealKitError.self) { try KeyTransfer.relay("http://relay.example:4000/v1") }
