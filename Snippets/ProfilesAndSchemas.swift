@@ -14,6 +14,9 @@ let decrypting = try ProfileProcessor(.decrypt, schema: schema)
 let upload = try encrypting.process(#"{"ssn": "078-05-1120", "score": 812, "name": "Ada"}"#, with: vault).json
 let back = try decrypting.process(upload, with: vault)
 print(back.json)  // {"ssn":"078-05-1120","score":812,"name":"Ada"}
+// Options are set once per processor: indented output for a person to read, here.
+let forPeople = try ProfileProcessor(.decrypt, schema: schema, options: .init(pretty: true))
+print(try forPeople.process(upload, with: vault).json)
 // Before a second device makes a key, it checks the user's data: sealed under another key means receive it.
 let phone = Vault(keystore: try .inMemory(), user: try KeyID("ada"), format: .v2)
 do {

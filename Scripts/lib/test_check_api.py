@@ -8,6 +8,7 @@ Scripts/test (`python3 -m unittest discover -s Scripts/lib -p 'test_*.py'`); nee
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,9 +25,9 @@ def entry(name, kind, declaration):
 
 
 class CheckAPITests(unittest.TestCase):
-    def run_check(self, baseline, current, classified=()):
+    def run_check(self, baseline, current, classified=(), users=None):
         """Runs the check; `classified` adds lines to a scratch copy of api/secrets.txt (issue 36's list of
-        every public type)."""
+        every public type); `users` is the folder where each symbol's user is looked for (none: not looked for)."""
         with tempfile.TemporaryDirectory() as folder:
             paths = []
             for name, api in (("baseline.json", baseline), ("current.json", current)):
@@ -37,7 +38,8 @@ class CheckAPITests(unittest.TestCase):
             with open(os.path.join(ROOT, "api", "secrets.txt")) as original, open(secrets, "w") as file:
                 file.write(original.read() + "".join(line + "\n" for line in classified))
             result = subprocess.run([sys.executable, CHECK, "--baseline", paths[0], "--current", paths[1],
-                                     "--secrets", secrets], capture_output=True, text=True, timeout=60)
+                                     "--secrets", secrets] + (["--users", users] if users else []),
+                                    capture_output=True, text=True, timeout=60)
         return result.returncode, result.stderr
 
     @staticmethod
@@ -120,6 +122,24 @@ class CheckAPITests(unittest.TestCase):
         self.assertEqual(status, 1, output)
         self.assertIn("check-api: SealKit.SealKitError.Reason changed: struct Reason", output)
         self.assertNotIn("SealKitError.Reason is gone", output)
+
+    def test_every_symbol_has_a_user_in_examples_snippets_or_articles(self):
+        status, output = self.run_check(BASELINE, BASELINE, users=ROOT)
+        self.assertEqual(status, 0, output)
+
+    def test_a_symbol_no_app_code_names_fails_until_a_snippet_uses_it(self):
+        added = self.adding(BASELINE, entry("Vault.frobnicate(strictly:)", "method", "func frobnicate(strictly: Bool)"))
+        status, output = self.run_check(BASELINE, added, users=ROOT)
+        self.assertEqual(status, 1, output)
+        self.assertIn("check-api: Vault.frobnicate(strictly:) is public but named nowhere in Examples/", output)
+        with tempfile.TemporaryDirectory() as folder:
+            for name in ("Examples", "Sources"):
+                os.symlink(os.path.join(ROOT, name), os.path.join(folder, name))
+            shutil.copytree(os.path.join(ROOT, "Snippets"), os.path.join(folder, "Snippets"))
+            with open(os.path.join(folder, "Snippets", "Frobnicating.swift"), "w") as file:
+                file.write("try vault.frobnicate(strictly: true)\n")
+            status, output = self.run_check(BASELINE, added, users=folder)
+        self.assertEqual(status, 0, output)
 
 
 if __name__ == "__main__":
