@@ -168,7 +168,7 @@ public struct Place: Sendable, Hashable {
     let order: Int
 
     /// Describes a place.
-    public init(file: String, location: Location, field: String?, line: Int) {
+    package init(file: String, location: Location, field: String?, line: Int) {
         self.init(file: file, location: location, field: field, line: line, order: 0)
     }
 
@@ -210,7 +210,7 @@ public struct Finding: Sendable, Equatable {
     ///   - kind: the kind of problem.
     ///   - places: where it occurs; the first is the finding's own place.
     ///   - message: one line, without any value from the data.
-    public init(kind: FindingKind, places: [Place], message: String) {
+    package init(kind: FindingKind, places: [Place], message: String) {
         self.init(kind: kind, places: places, message: message, severity: kind.severity)
     }
 
@@ -220,7 +220,7 @@ public struct Finding: Sendable, Equatable {
     ///   - places: where it occurs; the first is the finding's own place.
     ///   - message: one line, without any value from the data.
     ///   - severity: how serious this finding is.
-    public init(kind: FindingKind, places: [Place], message: String, severity: Severity) {
+    package init(kind: FindingKind, places: [Place], message: String, severity: Severity) {
         precondition(!places.isEmpty, "a finding needs a place")
         self.kind = kind
         self.places = places
@@ -254,7 +254,7 @@ public struct RepeatGroups: Sendable, Equatable {
     public var largestGroupFirstPlace: Place?
 
     /// No repeats yet.
-    public init() {}
+    package init() {}
 
     /// Whether nothing repeats.
     public var isEmpty: Bool { copiedCiphertexts == 0 && sharedNonces == 0 }
@@ -286,7 +286,7 @@ public struct AuditSummary: Sendable, Equatable {
     public var valuesNamingNoKey = 0
 
     /// An empty summary.
-    public init() {}
+    package init() {}
 
     /// All findings reported.
     public var findingCount: Int { findingCounts.values.reduce(0, +) }
@@ -324,7 +324,7 @@ public struct AuditReport: Sendable, Equatable {
     public let summary: AuditSummary
 
     /// Makes a report.
-    public init(findings: [Finding], summary: AuditSummary) {
+    package init(findings: [Finding], summary: AuditSummary) {
         self.findings = findings
         self.summary = summary
     }
