@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(
             name: "CPNG", pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]),
+        // libsecret's and GLib's real headers, for Tests/CSecretABICheck alone: they need pkg-config's flags, which
+        // would link libsecret and GLib into whatever uses them (issue 37: start-up time; see CSecretLoad).
         .systemLibrary(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
@@ -68,6 +70,10 @@ let package = Package(
         .target(name: "CZXingRead", dependencies: ["CZXing", "CLibraryLoader"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
         .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CLibraryLoader"]),
+        // libsecret and its GLib stack (libglib, libgobject, libgio), opened on the first keyring call (CLibraryLoader),
+        // not linked: SealKit's declarations of the few functions and types SealSecretService uses, which
+        // Tests/CSecretABICheck compiles against the real headers (issue 37).
+        .target(name: "CSecretLoad", dependencies: ["CLibraryLoader"]),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
@@ -87,7 +93,7 @@ let package = Package(
         // Keys in the desktop keyring (freedesktop Secret Service) through libsecret.
         .target(
             name: "SealSecretService",
-            dependencies: ["CSecret", "SealCore", "SealKeystore", .product(name: "SystemPackage", package: "swift-system")]),
+            dependencies: ["CSecretLoad", "SealCore", "SealKeystore", .product(name: "SystemPackage", package: "swift-system")]),
         // Key files' wrapping keys sealed to a TPM 2.0 through tpm2-tss's ESAPI (no marshalling of ours).
         .target(name: "SealTPM", dependencies: ["CTPMSeal", "SealCore", "SealKeystore"]),
         // JSON that keeps key order and exact number text, with a nesting limit.
@@ -160,7 +166,9 @@ let package = Package(
         // Against a real Secret Service: a private bus and GNOME Keyring per run (SealTestSupport).
         .testTarget(
             name: "SealSecretServiceTests",
-            dependencies: ["SealSecretService", "SealKeystore", "KeystoreConformance", "SealTestSupport"]),
+            dependencies: ["SealSecretService", "SealKeystore", "KeystoreConformance", "SealTestSupport", "CSecretABICheck"]),
+        // CSecretLoad's declarations of GLib and libsecret against their real headers: a difference fails the build.
+        .target(name: "CSecretABICheck", dependencies: ["CSecret", "CSecretLoad"], path: "Tests/CSecretABICheck"),
         .testTarget(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),

@@ -107,7 +107,9 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         /// An image holds no readable code, or several where one was expected.
         public static let unreadableImage = Reason("unreadableImage")
         /// A system library the operation needs cannot be loaded (zbar, zxing-cpp or libjpeg, which reading an
-        /// image opens on first use): the description names the library and the Debian package that provides it.
+        /// image opens on first use; tpm2-tss, which the first TPM call opens; libsecret and GLib, which the first
+        /// call to the desktop keyring opens): the description names the library and the Debian package that
+        /// provides it.
         public static let libraryUnavailable = Reason("libraryUnavailable")
         /// The transfer code is not the other side's: check it and start again.
         public static let wrongCode = Reason("wrongCode")

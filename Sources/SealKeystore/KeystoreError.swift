@@ -35,8 +35,8 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The TPM cannot be reached (no device, no TCTI library, nothing answering), or this keystore was
     /// opened without one; `detail` says which.
     case tpmUnavailable(tcti: String, detail: String)
-    /// A system library the keystore opens on first use (tpm2-tss) cannot be loaded: the whole line, naming the
-    /// library and its Debian package.
+    /// A system library the keystore opens on first use (tpm2-tss, libsecret and GLib) cannot be loaded: the whole
+    /// line, naming the library and its Debian package.
     case libraryUnavailable(String)
     /// The keys are sealed to the TPM under a PIN and no PIN was given.
     case pinRequired(KeyID)

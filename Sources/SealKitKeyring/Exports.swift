@@ -14,6 +14,10 @@ extension Keystore {
     /// It never asks the keyring to unlock, since that would pop up a prompt no script can answer: a
     /// locked keyring is reported as `SealKitError.Reason.keyringLocked`, and every call to the keyring
     /// is abandoned after `timeout`.
+    ///
+    /// libsecret and GLib are opened on the first call to the keyring, not when the app starts: on a machine
+    /// without them, that call throws `SealKitError.Reason.libraryUnavailable`, naming the library and its
+    /// Debian package.
     /// - Parameters:
     ///   - namespace: keeps the keys of different apps or environments apart, as with files.
     ///   - timeout: how long any one call to the keyring may take.

@@ -1,4 +1,4 @@
-import CSecret
+import CSecretLoad
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -27,6 +27,9 @@ import Glibc
 ///   keyring is cancelled after `timeout`.
 /// - Changes hold an exclusive lock on a file in `$XDG_RUNTIME_DIR`, so several SealKit
 ///   processes sharing the keyring lose nothing.
+/// - libsecret and GLib are opened on the first call to the keyring (issue 37: a process that
+///   does not use the keyring does not load them); a machine without them gets
+///   `KeystoreError.libraryUnavailable`, naming the library and its Debian package.
 package struct SecretServiceKeystore: KeyStorage {
     package let namespace: Namespace
     /// How long any one call to the keyring may take before it is abandoned.
@@ -114,13 +117,13 @@ struct Storage: KeyItemStorage {
         // lookup after it would otherwise ask the keyring to prompt for the password.
         guard let found = try search(id: id).first else { return nil }
         if found.isLocked { throw .keyring(.locked) }
-        return try withCall("read the key for '\(id)'") { (cancellable, error) throws(KeystoreError) -> SecureBytes? in
-            try withAttributes(id: id) { (attributes) throws(KeystoreError) -> SecureBytes? in
-                guard let password = secret_password_lookupv_nonpageable_sync(
+        return try withCall("read the key for '\(id)'") { (secret, cancellable, error) throws(KeystoreError) -> SecureBytes? in
+            try withAttributes(secret, id: id) { (attributes) throws(KeystoreError) -> SecureBytes? in
+                guard let password = secret.secret_password_lookupv_nonpageable_sync(
                     sealkit_secret_schema(), attributes, cancellable, &error)
                 else { return nil }
                 // The text goes straight into guarded memory; libsecret wipes its own copy.
-                defer { secret_password_free(password) }
+                defer { secret.secret_password_free(password) }
                 let count = strnlen(password, Self.maximumItemSize + 1)
                 guard count > 0, count <= Self.maximumItemSize else {
                     throw damagedItem(id, reason: "it is empty or larger than 1 MiB")
@@ -148,11 +151,11 @@ struct Storage: KeyItemStorage {
             text.withUnsafeBytes { buffer.copyMemory(from: $0) }
             buffer[text.count] = 0
         }
-        let stored: Bool = try withCall("store the key for '\(entry.id)'") { cancellable, error in
-            withAttributes(id: entry.id) { attributes in
+        let stored: Bool = try withCall("store the key for '\(entry.id)'") { secret, cancellable, error in
+            withAttributes(secret, id: entry.id) { attributes in
                 terminated.withUnsafeBytes { bytes in
-                    secret_password_storev_sync(
-                        sealkit_secret_schema(), attributes, SECRET_COLLECTION_DEFAULT, label,
+                    secret.secret_password_storev_sync(
+                        sealkit_secret_schema(), attributes, SEALKIT_SECRET_COLLECTION_DEFAULT, label,
                         bytes.baseAddress!.assumingMemoryBound(to: CChar.self), cancellable, &error) != 0
                 }
             }
@@ -163,9 +166,9 @@ struct Storage: KeyItemStorage {
     func deleteItem(_ id: KeyID) throws(KeystoreError) -> Bool {
         guard let found = try search(id: id).first else { return false }
         if found.isLocked { throw .keyring(.locked) }
-        return try withCall("delete the key for '\(id)'") { cancellable, error in
-            withAttributes(id: id) { attributes in
-                secret_password_clearv_sync(sealkit_secret_schema(), attributes, cancellable, &error) != 0
+        return try withCall("delete the key for '\(id)'") { secret, cancellable, error in
+            withAttributes(secret, id: id) { attributes in
+                secret.secret_password_clearv_sync(sealkit_secret_schema(), attributes, cancellable, &error) != 0
             }
         }
     }
@@ -185,6 +188,8 @@ struct Storage: KeyItemStorage {
     // MARK: Locking
 
     func withExclusiveAccess<T>(_ body: () throws(KeystoreError) -> T) throws(KeystoreError) -> T {
+        // Without libsecret nothing can change: say so before taking the lock.
+        _ = try Self.library()
         guard let lockPath else { return try body() }
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileSystem(operation: "lock", path: lockPath, errno: Errno(rawValue: errno)) }
@@ -213,22 +218,23 @@ struct Storage: KeyItemStorage {
     }
 
     private func searchWithoutUnlocking(id: KeyID?) throws(KeystoreError) -> [FoundItem] {
-        try withCall("search for keys") { (cancellable, error) throws(KeystoreError) -> [FoundItem] in
-            guard let service = try service(cancellable, &error) else { return [] }
-            defer { g_object_unref(service) }
-            return withAttributes(id: id) { attributes in
+        try withCall("search for keys") { (secret, cancellable, error) throws(KeystoreError) -> [FoundItem] in
+            guard let service = try service(secret, cancellable, &error) else { return [] }
+            defer { secret.g_object_unref(UnsafeMutableRawPointer(service)) }
+            return withAttributes(secret, id: id) { attributes in
                 // SECRET_SEARCH_ALL without SECRET_SEARCH_UNLOCK: locked items are listed, not unlocked.
-                let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_ALL.rawValue)
-                var list = secret_service_search_sync(service, sealkit_secret_schema(), attributes, flags, cancellable, &error)
-                defer { g_list_free_full(list, g_object_unref) }
+                let list = secret.secret_service_search_sync(
+                    service, sealkit_secret_schema(), attributes, SEALKIT_SECRET_SEARCH_ALL, cancellable, &error)
+                defer { sealkit_objects_free(list) }
                 var found: [FoundItem] = []
-                while let node = list {
-                    let item = node.pointee.data?.assumingMemoryBound(to: SecretItem.self)
-                    let itemAttributes = secret_item_get_attributes(item)
-                    let itemID = sealkit_attributes_get(itemAttributes, SEALKIT_ATTRIBUTE_ID).map { String(cString: $0) }
-                    if let itemAttributes { g_hash_table_unref(itemAttributes) }
-                    found.append(FoundItem(id: itemID, isLocked: secret_item_get_locked(item) != 0))
-                    list = node.pointee.next
+                var next = list
+                while let node = next {
+                    let item = node.pointee.data.map(OpaquePointer.init)
+                    let itemAttributes = secret.secret_item_get_attributes(item)
+                    let itemID = itemAttributes.flatMap { sealkit_attributes_get($0, SEALKIT_ATTRIBUTE_ID) }.map { String(cString: $0) }
+                    if let itemAttributes { secret.g_hash_table_unref(itemAttributes) }
+                    found.append(FoundItem(id: itemID, isLocked: secret.secret_item_get_locked(item) != 0))
+                    next = node.pointee.next
                 }
                 return found
             }
@@ -240,39 +246,40 @@ struct Storage: KeyItemStorage {
     /// - Parameter forWriting: whether a missing default keyring is an error (nothing can be
     ///   stored) or simply means there are no keys.
     private func requireUnlockedDefaultCollection(forWriting: Bool) throws(KeystoreError) {
-        let locked: Bool = try withCall("open the default keyring") { (cancellable, error) throws(KeystoreError) -> Bool in
-            guard let service = try service(cancellable, &error) else { return false }
-            defer { g_object_unref(service) }
-            let flags = SecretCollectionFlags(rawValue: SECRET_COLLECTION_NONE.rawValue)
-            guard let collection = secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, flags, cancellable, &error)
+        let locked: Bool = try withCall("open the default keyring") { (secret, cancellable, error) throws(KeystoreError) -> Bool in
+            guard let service = try service(secret, cancellable, &error) else { return false }
+            defer { secret.g_object_unref(UnsafeMutableRawPointer(service)) }
+            guard let collection = secret.secret_collection_for_alias_sync(
+                service, SEALKIT_SECRET_COLLECTION_DEFAULT, SEALKIT_SECRET_COLLECTION_NONE, cancellable, &error)
             else {
                 if error != nil || !forWriting { return false }
                 throw .keyring(.failed(
                     operation: "store keys", reason: "there is no default keyring: create one (Passwords and Keys), then try again"))
             }
-            defer { g_object_unref(collection) }
-            return secret_collection_get_locked(collection) != 0
+            defer { secret.g_object_unref(UnsafeMutableRawPointer(collection)) }
+            return secret.secret_collection_get_locked(collection) != 0
         }
         if locked { throw .keyring(.locked) }
     }
 
     /// The user's Secret Service, with a session open for moving secrets.
     private func service(
-        _ cancellable: UnsafeMutablePointer<GCancellable>?, _ error: inout UnsafeMutablePointer<GError>?
-    ) throws(KeystoreError) -> UnsafeMutablePointer<SecretService>? {
-        let flags = SecretServiceFlags(rawValue: SECRET_SERVICE_OPEN_SESSION.rawValue)
-        guard let service = secret_service_get_sync(flags, cancellable, &error) else {
+        _ secret: sealkit_secret_functions, _ cancellable: OpaquePointer?, _ error: inout UnsafeMutablePointer<sealkit_GError>?
+    ) throws(KeystoreError) -> OpaquePointer? {
+        guard let service = secret.secret_service_get_sync(SEALKIT_SECRET_SERVICE_OPEN_SESSION, cancellable, &error) else {
             guard let failure = error else { throw .keyring(.unavailable(reason: "no answer")) }
-            defer { g_error_free(failure); error = nil }
+            defer { secret.g_error_free(failure); error = nil }
             if sealkit_error_is_cancelled(failure) != 0 { throw timedOut("connect to the keyring") }
             throw .keyring(.unavailable(reason: Self.oneLine(failure)))
         }
         return service
     }
 
-    private func withAttributes<T, E: Error>(id: KeyID?, _ body: (OpaquePointer?) throws(E) -> T) throws(E) -> T {
+    private func withAttributes<T, E: Error>(
+        _ secret: sealkit_secret_functions, id: KeyID?, _ body: (OpaquePointer?) throws(E) -> T
+    ) throws(E) -> T {
         let attributes = sealkit_attributes_new()
-        defer { g_hash_table_unref(attributes) }
+        defer { secret.g_hash_table_unref(attributes) }
         sealkit_attributes_set(attributes, SEALKIT_ATTRIBUTE_APPLICATION, "sealkit")
         sealkit_attributes_set(attributes, SEALKIT_ATTRIBUTE_NAMESPACE, namespace.name)
         sealkit_attributes_set(attributes, SEALKIT_ATTRIBUTE_VERSION, SecretServiceKeystore.formatVersion)
@@ -280,26 +287,41 @@ struct Storage: KeyItemStorage {
         return try body(attributes)
     }
 
+    /// libsecret and GLib, opened on the first call (issue 37): their functions, or
+    /// `libraryUnavailable` naming the library that cannot be loaded and its Debian package.
+    static func library() throws(KeystoreError) -> sealkit_secret_functions {
+        var line = [CChar](repeating: 0, count: 400)
+        let functions = line.withUnsafeMutableBufferPointer { sealkit_secret($0.baseAddress, $0.count) }
+        guard let functions else {
+            let reason = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw .libraryUnavailable("cannot use the desktop keyring: " + reason)
+        }
+        return functions.pointee
+    }
+
     /// Runs one call to the keyring with a cancellable that fires after `timeout`, and turns
     /// the GError it leaves into a one-line `KeystoreError`.
     private func withCall<T>(
         _ operation: String,
-        _ body: (UnsafeMutablePointer<GCancellable>?, inout UnsafeMutablePointer<GError>?) throws(KeystoreError) -> T
+        _ body: (sealkit_secret_functions, OpaquePointer?, inout UnsafeMutablePointer<sealkit_GError>?) throws(KeystoreError) -> T
     ) throws(KeystoreError) -> T {
-        let cancellable = g_cancellable_new()
-        defer { g_object_unref(cancellable) }
+        let secret = try Self.library()
+        let cancellable = secret.g_cancellable_new()
+        defer { secret.g_object_unref(UnsafeMutableRawPointer(cancellable)) }
         // The timer holds its own reference, so it may fire after the call has finished:
         // cancelling a finished call does nothing.
-        let timerReference = Cancellable(pointer: g_object_ref(cancellable).assumingMemoryBound(to: GCancellable.self))
+        let timerReference = Cancellable(
+            pointer: OpaquePointer(secret.g_object_ref(UnsafeMutableRawPointer(cancellable))),
+            cancel: secret.g_cancellable_cancel, unref: secret.g_object_unref)
         let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
-            g_cancellable_cancel(timerReference.pointer)
-            g_object_unref(timerReference.pointer)
+            timerReference.cancel(timerReference.pointer)
+            timerReference.unref(UnsafeMutableRawPointer(timerReference.pointer))
         }
-        var error: UnsafeMutablePointer<GError>?
-        let result = try body(cancellable, &error)
+        var error: UnsafeMutablePointer<sealkit_GError>?
+        let result = try body(secret, cancellable, &error)
         if let failure = error {
-            defer { g_error_free(failure) }
+            defer { secret.g_error_free(failure) }
             if sealkit_error_is_cancelled(failure) != 0 { throw timedOut(operation) }
             if sealkit_error_is_locked(failure) != 0 { throw .keyring(.locked) }
             if sealkit_error_is_no_service(failure) != 0 { throw .keyring(.unavailable(reason: Self.oneLine(failure))) }
@@ -313,14 +335,16 @@ struct Storage: KeyItemStorage {
     }
 
     /// GLib's message, on one line (messages from the bus may hold newlines).
-    private static func oneLine(_ error: UnsafeMutablePointer<GError>) -> String {
+    private static func oneLine(_ error: UnsafeMutablePointer<sealkit_GError>) -> String {
         guard let message = error.pointee.message else { return "unknown error" }
         return String(cString: message).split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }
 
-/// A GCancellable handed to the timer thread. `@unchecked Sendable`: GCancellable is thread-safe (GLib
-/// documents `g_cancellable_cancel` as callable from any thread).
+/// A GCancellable handed to the timer thread, with the two functions it calls. `@unchecked Sendable`:
+/// GCancellable is thread-safe (GLib documents `g_cancellable_cancel` as callable from any thread).
 private struct Cancellable: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<GCancellable>?
+    let pointer: OpaquePointer?
+    let cancel: @convention(c) (OpaquePointer?) -> Void
+    let unref: @convention(c) (UnsafeMutableRawPointer?) -> Void
 }

@@ -3,7 +3,8 @@ import SealTestSupport
 import Testing
 
 /// Issue 37 (start-up): a command that reads no image does not load zbar, zxing-cpp or libjpeg, nor zbar's X11,
-/// V4L and D-Bus libraries; one that uses no TPM does not load tpm2-tss. `scan`, the `--qr` options and `--tpm`
+/// V4L and D-Bus libraries; one that uses no TPM does not load tpm2-tss; one that does not touch the desktop keyring
+/// does not load libsecret and its GLib stack. `scan`, the `--qr` options, `--tpm` and `--keystore secret-service`
 /// open them with `dlopen` on first use, and a machine without one gets one line naming the library and the
 /// Debian package that provides it, exit 69.
 @Suite("Libraries opened on first use")
@@ -12,7 +13,9 @@ struct OnDemandLibrariesCLITests {
     static let imageLibraries: Set<String> = ["libzbar.so.0", "libZXing.so.2", "libjpeg.so.62"]
     /// tpm2-tss, by SONAME.
     static let tpmLibraries: Set<String> = ["libtss2-esys.so.0", "libtss2-tctildr.so.0", "libtss2-mu.so.0"]
-    static var onDemand: Set<String> { imageLibraries.union(tpmLibraries) }
+    /// libsecret and the GLib libraries SealSecretService calls, by SONAME.
+    static let keyringLibraries: Set<String> = ["libsecret-1.so.0", "libglib-2.0.so.0", "libgobject-2.0.so.0", "libgio-2.0.so.0"]
+    static var onDemand: Set<String> { imageLibraries.union(tpmLibraries).union(keyringLibraries) }
 
     /// The shared libraries the executable names (its ELF NEEDED entries), as `readelf -d` lists them.
     static func needed(_ path: String) throws -> Set<String> {
@@ -37,13 +40,13 @@ struct OnDemandLibrariesCLITests {
         return (result, opened)
     }
 
-    @Test func theExecutableNamesNoImageOrTPMLibrary() throws {
+    @Test func theExecutableNamesNoImageTPMOrKeyringLibrary() throws {
         let needed = try Self.needed(CLI.executable.path)
         #expect(needed.contains("libsodium.so.23"), "readelf listed \(needed.sorted())")
         #expect(needed.isDisjoint(with: Self.onDemand), "the binary links \(needed.intersection(Self.onDemand).sorted())")
     }
 
-    @Test func versionAndEncryptLoadNoImageOrTPMLibraryAndScanLoadsTheImageReaders() throws {
+    @Test func versionAndEncryptLoadNoImageTPMOrKeyringLibraryAndScanLoadsTheImageReaders() throws {
         let cli = try CLI()
         let (version, atVersion) = try Self.run(cli, ["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("sealkit "))
@@ -51,11 +54,13 @@ struct OnDemandLibrariesCLITests {
         #expect(atVersion.contains("libsodium.so.23"), "LD_DEBUG=files showed \(atVersion.sorted())")
         #expect(atVersion.isDisjoint(with: Self.onDemand), "--version loaded \(atVersion.intersection(Self.onDemand).sorted())")
         #expect(!atVersion.contains("libX11.so.6") && !atVersion.contains("libv4l2.so.0"), "--version loaded zbar's chain: \(atVersion.sorted())")
+        #expect(!atVersion.contains("libgcrypt.so.20") && !atVersion.contains("libmount.so.1"), "--version loaded libsecret's chain: \(atVersion.sorted())")
 
         #expect(try cli.run(["keys", "generate", "u"]).status == 0)
         let (encrypted, atEncrypt) = try Self.run(cli, ["encrypt", "--key", "u"], stdin: "a value\n")
         #expect(encrypted.status == 0)
         #expect(atEncrypt.isDisjoint(with: Self.onDemand), "encrypt loaded \(atEncrypt.intersection(Self.onDemand).sorted())")
+        #expect(!atEncrypt.contains("libgcrypt.so.20") && !atEncrypt.contains("libmount.so.1"), "encrypt loaded libsecret's chain: \(atEncrypt.sorted())")
 
         // And a scan opens zbar and zxing-cpp (libjpeg comes with zbar) and reads the code.
         let image = cli.home.appendingPathComponent("code.png").path
@@ -81,11 +86,11 @@ struct OnDemandLibrariesCLITests {
 
     /// `sealkit ARGS` in a private mount namespace where `soname`'s file is /dev/null (empty): the library is
     /// there but cannot be loaded, as on a machine without it; nothing outside the namespace changes.
-    static func runWithout(_ soname: String, _ cli: CLI, _ arguments: [String]) throws -> CLI.Result {
+    static func runWithout(_ soname: String, _ cli: CLI, _ arguments: [String], stdin: String = "") throws -> CLI.Result {
         let script = "mount --bind /dev/null \"$1\" && shift && exec \"$@\""
         let result = try ChildProcess.run(
             "unshare", ["--map-root-user", "--mount", "sh", "-c", script, "sh", try path(of: soname), CLI.executable.path] + arguments,
-            environment: cli.environment)
+            stdin: Array(stdin.utf8), environment: cli.environment)
         return CLI.Result(result)
     }
 
@@ -119,6 +124,33 @@ struct OnDemandLibrariesCLITests {
             #expect(listed.status == 0 && !listed.stdout.contains("alice"), "\(listed.stdout)")
             let plain = try Self.runWithout(soname, cli, ["keys", "generate", "plain-\(soname.count)"])
             #expect(plain.status == 0, "\(soname): \(plain.stderr)")
+        }
+    }
+
+    @Test func theDesktopKeyringOpensLibsecretAndGLib() throws {
+        let cli = try CLI()
+        // Whether a keyring answers or not (no session bus here), the command opens libsecret to ask it.
+        let (_, atKeyring) = try Self.run(cli, ["keys", "list", "--keystore", "secret-service"])
+        #expect(atKeyring.isSuperset(of: Self.keyringLibraries), "the keyring loaded \(atKeyring.intersection(Self.keyringLibraries).sorted())")
+        #expect(atKeyring.isDisjoint(with: Self.imageLibraries.union(Self.tpmLibraries)), "the keyring loaded \(atKeyring.sorted())")
+    }
+
+    @Test(.requires(.mountNamespace)) func aMissingKeyringLibraryIsOneLineNamingItsPackage() throws {
+        let cli = try CLI()
+        for (index, (soname, package)) in [("libsecret-1.so.0", "libsecret-1-0"), ("libglib-2.0.so.0", "libglib2.0-0")].enumerated() {
+            // The library is opened before any keyring is asked, so none is needed here.
+            for arguments in [["keys", "list", "--keystore", "secret-service"], ["keys", "generate", "alice", "--keystore", "secret-service"]] {
+                let result = try Self.runWithout(soname, cli, arguments)
+                #expect(result.status == 69, "\(soname), \(arguments): exit \(result.status)")
+                expectCleanFailure(result, containing: "sealkit: cannot use the desktop keyring: \(soname) cannot be loaded (Debian package \(package)): ")
+            }
+            // Every other command works without it.
+            let version = try Self.runWithout(soname, cli, ["--version"])
+            #expect(version.status == 0 && version.stdout.hasPrefix("sealkit "), "\(soname): \(version.stderr)")
+            let made = try Self.runWithout(soname, cli, ["keys", "generate", "plain-\(index)"])
+            #expect(made.status == 0, "\(soname): \(made.stderr)")
+            let sealed = try Self.runWithout(soname, cli, ["encrypt", "--key", "plain-\(index)"], stdin: "a value\n")
+            #expect(sealed.status == 0 && sealed.stdout.count > 20 && !sealed.stdout.contains("a value"), "\(soname): \(sealed.stderr)")
         }
     }
 }
