@@ -141,7 +141,7 @@ final class AuditRun {
     // a call that could come back into the run (the reader's callbacks run between profiles).
 
     @exclusivity(unchecked) private var summary = AuditSummary()
-    /// Distinct nonces, each to its first sighting in `sightings`: the only table that grows with the data.
+    /// Distinct nonces, each to its first sighting in `sightings`: with them, the memory that grows with the data.
     @exclusivity(unchecked) private var ledger = NonceTable()
     @exclusivity(unchecked) private var sightings = MappedArray<FirstSight>()
     /// Only for nonces seen more than once, by sighting index.
@@ -509,7 +509,7 @@ final class AuditRun {
         hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: sealed[(offset + MemoryLayout<NonceKey>.size)...]))
         let digest = UInt32(truncatingIfNeeded: hasher.finalize())
 
-        guard let seen = ledger.firstSighting(of: key, hashValue: placement, orRecord: sightings.count) else {
+        guard let seen = ledger.firstSighting(of: key, hashValue: placement) else {
             sightings.append(FirstSight(
                 digest: digest, file: UInt32(truncatingIfNeeded: fileIndex), line: UInt32(clamping: line),
                 position: position.map { UInt32(clamping: $0) } ?? UInt32.max, route: route(field: field)))

@@ -4,77 +4,45 @@ import Glibc
 import Darwin
 #endif
 
-/// The distinct nonces an audit has seen, each to the index of its first sighting: the one table that
-/// grows with the data.
+/// The distinct nonces an audit has seen, each to the index of its first sighting: with the sightings, the
+/// memory that grows with the data.
 ///
-/// Open addressing with linear probing over one flat array of 20-byte slots (a key and its sighting index
-/// plus one, 0 for an empty slot), at most three quarters full and doubled when it would be fuller: the
-/// same 20 bytes a slot and the same load as `[NonceKey: UInt32]`, without a generic dictionary's work per
-/// value, and one cache line to read per lookup instead of two (issue 40: the dictionary, its lookups and
-/// its growth were half of an audit's time).
-/// A slot is found by the standard library's `Hasher` of the key, seeded anew in every process, so
-/// crafted nonces cannot pile into one run of slots; a lookup compares whole keys, so two nonces are one
-/// only when all their tracked bytes are equal.
+/// The keys stand in the order they were first seen, in a flat array whose index is the sighting's. The table
+/// is open addressing with linear probing over 8-byte slots: 32 bits of the key's hash, which also place it,
+/// and its index plus one (0 for an empty slot), at most three quarters full and doubled when it would be
+/// fuller. A key is compared only where its 32 bits match, so a new nonce, the common case, reads slots alone:
+/// a table of a quarter of the size of 20-byte slots of keys and indexes, which stays in the caches far longer,
+/// and grows without reading a key (issue 40: a `[NonceKey: UInt32]`, its lookups and its growth were half of
+/// an audit's time). At 16 bytes a key, a distinct nonce takes no more memory than in that dictionary.
+/// A key is placed by the standard library's `Hasher`, seeded anew in every process, so crafted nonces cannot
+/// pile into one run of slots; a match of 32 bits is checked against the whole key, so two nonces are one only
+/// when all their tracked bytes are equal.
 struct NonceTable {
-    /// A key as four 32-bit words, so a slot packs into 20 bytes, and its sighting index plus one.
     private struct Slot {
-        var words: (UInt32, UInt32, UInt32, UInt32)
+        var tag: UInt32
         var index: UInt32
-
-        init(_ key: NonceKey, index: UInt32) {
-            words = (
-                UInt32(truncatingIfNeeded: key.high), UInt32(truncatingIfNeeded: key.high >> 32),
-                UInt32(truncatingIfNeeded: key.low), UInt32(truncatingIfNeeded: key.low >> 32))
-            self.index = index
-        }
-
-        var key: NonceKey {
-            NonceKey(high: UInt64(words.0) | UInt64(words.1) << 32, low: UInt64(words.2) | UInt64(words.3) << 32)
-        }
-
-        func holds(_ key: NonceKey) -> Bool {
-            words.0 == UInt32(truncatingIfNeeded: key.high) && words.1 == UInt32(truncatingIfNeeded: key.high >> 32)
-                && words.2 == UInt32(truncatingIfNeeded: key.low) && words.3 == UInt32(truncatingIfNeeded: key.low >> 32)
-        }
     }
 
     private var slots: UnsafeMutablePointer<Slot>
-    /// The number of slots minus one (a power of two minus one).
+    /// The number of slots minus one (a power of two minus one, below 2^32: the tags place the keys).
     private var mask: Int
-    /// How many nonces the table holds.
-    private(set) var count = 0
+    /// The keys, by sighting index.
+    private var keys = MappedArray<NonceKey>()
 
     static let initialCapacity = 1024
 
     init() {
-        slots = Mapping.allocate(Slot.self, capacity: Self.initialCapacity)
+        slots = Mapping.allocate(Slot.self, capacity: Self.initialCapacity, hugePages: true)
         mask = Self.initialCapacity - 1
     }
+
+    /// How many nonces the table holds.
+    var count: Int { keys.count }
 
     /// Frees the table's memory; the table must not be used afterwards.
     func deallocate() {
         Mapping.deallocate(slots, capacity: mask + 1)
-    }
-
-    /// The index of the first sighting of `key`; when it is new, records `index` as its first sighting
-    /// and returns nil.
-    /// - Parameter hashValue: `NonceTable.hasher(of: key)`, finalized.
-    mutating func firstSighting(of key: NonceKey, hashValue: Int, orRecord index: Int) -> UInt32? {
-        // Indexes are stored plus one in 32 bits: 4 billion distinct nonces, more than memory holds at 20 bytes each.
-        precondition(index < Int(UInt32.max), "an audit tracks fewer than 4 billion distinct nonces")
-        var slot = hashValue & mask
-        while slots[slot].index != 0 {
-            if slots[slot].holds(key) { return slots[slot].index - 1 }
-            slot = (slot &+ 1) & mask
-        }
-        if (count + 1) * 4 > (mask + 1) * 3 {
-            grow()
-            slot = hashValue & mask
-            while slots[slot].index != 0 { slot = (slot &+ 1) & mask }
-        }
-        slots[slot] = Slot(key, index: UInt32(index + 1))
-        count += 1
-        return nil
+        keys.deallocate()
     }
 
     /// A hasher that has taken `key`: finalized, it places the key in the table.
@@ -85,18 +53,36 @@ struct NonceTable {
         return hasher
     }
 
-    private static func slot(of key: NonceKey, mask: Int) -> Int {
-        hasher(of: key).finalize() & mask
+    /// The index of the first sighting of `key`; when it is new, records it as the next sighting (index
+    /// `count` before the call) and returns nil.
+    /// - Parameter hashValue: `NonceTable.hasher(of: key)`, finalized.
+    mutating func firstSighting(of key: NonceKey, hashValue: Int) -> UInt32? {
+        // Indexes are stored plus one in 32 bits: 4 billion distinct nonces, more than memory holds.
+        precondition(keys.count < Int(UInt32.max) - 1, "an audit tracks fewer than 4 billion distinct nonces")
+        let tag = UInt32(truncatingIfNeeded: hashValue)
+        var slot = Int(tag) & mask
+        while slots[slot].index != 0 {
+            if slots[slot].tag == tag, keys[Int(slots[slot].index - 1)] == key { return slots[slot].index - 1 }
+            slot = (slot &+ 1) & mask
+        }
+        if (keys.count + 1) * 4 > (mask + 1) * 3 {
+            grow()
+            slot = Int(tag) & mask
+            while slots[slot].index != 0 { slot = (slot &+ 1) & mask }
+        }
+        slots[slot] = Slot(tag: tag, index: UInt32(keys.count + 1))
+        keys.append(key)
+        return nil
     }
 
-    /// Doubles the slots and places every key again.
+    /// Doubles the slots and places every key again, by its tag.
     private mutating func grow() {
         let old = slots, oldCapacity = mask + 1
         let capacity = oldCapacity * 2
-        slots = Mapping.allocate(Slot.self, capacity: capacity)
+        slots = Mapping.allocate(Slot.self, capacity: capacity, hugePages: true)
         mask = capacity - 1
         for oldSlot in 0..<oldCapacity where old[oldSlot].index != 0 {
-            var slot = Self.slot(of: old[oldSlot].key, mask: mask)
+            var slot = Int(old[oldSlot].tag) & mask
             while slots[slot].index != 0 { slot = (slot &+ 1) & mask }
             slots[slot] = old[oldSlot]
         }
@@ -112,7 +98,7 @@ extension Hasher {
     }
 }
 
-/// A growing array of plain values (`FirstSight`s) in memory of its own, as `NonceTable`'s slots are.
+/// A growing array of plain values (keys, `FirstSight`s) in memory of its own, as `NonceTable`'s slots are.
 struct MappedArray<Element: BitwiseCopyable> {
     private var elements: UnsafeMutablePointer<Element>
     private var capacity: Int
@@ -120,7 +106,7 @@ struct MappedArray<Element: BitwiseCopyable> {
 
     init() {
         capacity = 1024
-        elements = Mapping.allocate(Element.self, capacity: capacity)
+        elements = Mapping.allocate(Element.self, capacity: capacity, hugePages: false)
     }
 
     subscript(index: Int) -> Element {
@@ -130,7 +116,7 @@ struct MappedArray<Element: BitwiseCopyable> {
 
     mutating func append(_ element: Element) {
         if count == capacity {
-            let larger = Mapping.allocate(Element.self, capacity: capacity * 2)
+            let larger = Mapping.allocate(Element.self, capacity: capacity * 2, hugePages: false)
             larger.update(from: elements, count: count)
             Mapping.deallocate(elements, capacity: capacity)
             elements = larger
@@ -152,10 +138,15 @@ struct MappedArray<Element: BitwiseCopyable> {
 /// Each lookup lands in a random place of a table that outgrows the caches; on Linux a large mapping asks
 /// for huge pages, so a lookup does not also miss the TLB (a page walk per value with 4 KiB pages).
 enum Mapping {
-    private static let hugePageSize = 2 << 20
+    static let hugePagesFrom = 2 << 20
 
     /// Zeroed memory for `capacity` values of a plain type.
-    static func allocate<Element: BitwiseCopyable>(_: Element.Type, capacity: Int) -> UnsafeMutablePointer<Element> {
+    /// - Parameter hugePages: whether to ask for huge pages when the memory is at least `hugePagesFrom` bytes:
+    ///   for memory read at random. They cost more to hand over (the system clears 2 MiB at a time), so memory
+    ///   read in order (the sightings) and tables small enough for the TLB to cover go without.
+    static func allocate<Element: BitwiseCopyable>(
+        _: Element.Type, capacity: Int, hugePages: Bool
+    ) -> UnsafeMutablePointer<Element> {
         let length = capacity * MemoryLayout<Element>.stride
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
             base != MAP_FAILED
@@ -163,7 +154,7 @@ enum Mapping {
             fatalError("out of memory for the audit's tables (\(length) bytes)")
         }
         #if os(Linux)
-        if length >= hugePageSize { _ = madvise(base, length, MADV_HUGEPAGE) }
+        if hugePages, length >= hugePagesFrom { _ = madvise(base, length, MADV_HUGEPAGE) }
         #endif
         return base.bindMemory(to: Element.self, capacity: capacity)
     }
