@@ -110,16 +110,14 @@ protocol JSONBuilder {
 /// depth costs memory, never stack.
 struct ValueBuilder: JSONBuilder {
     private var arrays: [[JSONValue]] = []
-    /// The members of every open object, innermost last: an object's become one array of their exact
-    /// size when it closes, and the stack's memory serves the next object (and, through
-    /// `JSONValueReader`, the next text).
-    private var members: [(key: String, value: JSONValue)] = []
+    /// The members of every open object, innermost last.
+    private let members = MemberStack()
     private var objects: [(firstMember: Int, pendingKey: String)] = []
 
     /// Forgets every open container, keeping the memory.
     mutating func removeAll() {
         arrays.removeAll(keepingCapacity: true)
-        members.removeAll(keepingCapacity: true)
+        members.removeAll()
         objects.removeAll(keepingCapacity: true)
     }
 
@@ -143,10 +141,60 @@ struct ValueBuilder: JSONBuilder {
     func separator() {}
     mutating func endArray() -> JSONValue { .array(arrays.removeLast()) }
     mutating func endObject() -> JSONValue {
-        let first = objects.removeLast().firstMember
-        let object = Array(members[first...])
-        members.removeSubrange(first...)
-        return .object(object)
+        .object(members.popMembers(from: objects.removeLast().firstMember))
+    }
+}
+
+/// The members of every open object, innermost last, in memory of the stack's own: when an object closes, its
+/// members move into one array of their exact size, without a copy or a release, and the stack's memory serves
+/// the next object (and, through `JSONValueReader`, the next text). An array of members would copy them out
+/// and release them in place, and an array that spans the whole stack would share its storage, so the
+/// stack would be made anew for every text (issue 40).
+final class MemberStack {
+    typealias Member = (key: String, value: JSONValue)
+
+    // Each member reads and writes these; no access overlaps another, so the dynamic exclusivity checks a class's
+    // stored properties get are off.
+    @exclusivity(unchecked) private var base: UnsafeMutablePointer<Member>?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private(set) var count = 0
+
+    deinit {
+        removeAll()
+        base?.deallocate()
+    }
+
+    func append(_ member: Member) {
+        if count == capacity {
+            let larger = UnsafeMutablePointer<Member>.allocate(capacity: max(16, capacity * 2))
+            if let base {
+                larger.moveInitialize(from: base, count: count)
+                base.deallocate()
+            }
+            base = larger
+            capacity = max(16, capacity * 2)
+        }
+        (base! + count).initialize(to: member)
+        count += 1
+    }
+
+    /// The members from index `first` on, in order, taken off the stack.
+    func popMembers(from first: Int) -> [Member] {
+        precondition(first >= 0 && first <= count)
+        let taken = count - first
+        guard taken > 0, let base else { return [] }
+        let members = [Member](unsafeUninitializedCapacity: taken) { buffer, initialized in
+            buffer.baseAddress!.moveInitialize(from: base + first, count: taken)
+            initialized = taken
+        }
+        count = first
+        return members
+    }
+
+    /// Drops every member, keeping the memory.
+    func removeAll() {
+        base?.deinitialize(count: count)
+        count = 0
     }
 }
 
