@@ -132,18 +132,18 @@ struct MappedArray<Element: BitwiseCopyable> {
     }
 }
 
-/// Memory straight from the system for the audit's two tables that grow with the data. The allocator's heap
-/// would keep what the smaller tables left behind as they grew, resident to the end of the audit, and
-/// how much depended on its thresholds (tens of MiB at 4 million values); a mapping goes back whole.
-/// Each lookup lands in a random place of a table that outgrows the caches; on Linux a large mapping asks
-/// for huge pages, so a lookup does not also miss the TLB (a page walk per value with 4 KiB pages).
+/// Memory straight from the system for what grows with the data (the nonce table's slots, the keys, the
+/// sightings). The allocator's heap would keep what the smaller arrays left behind as they grew, resident to
+/// the end of the audit, and how much depended on its thresholds (tens of MiB at 4 million values); a mapping
+/// goes back whole. Each lookup lands in a random place of a table that outgrows the caches; on Linux the table
+/// asks for huge pages, so a lookup does not also miss the TLB (a page walk per value with 4 KiB pages).
 enum Mapping {
     static let hugePagesFrom = 2 << 20
 
     /// Zeroed memory for `capacity` values of a plain type.
     /// - Parameter hugePages: whether to ask for huge pages when the memory is at least `hugePagesFrom` bytes:
     ///   for memory read at random. They cost more to hand over (the system clears 2 MiB at a time), so memory
-    ///   read in order (the sightings) and tables small enough for the TLB to cover go without.
+    ///   read in order (the keys and sightings, read at random only for repeats) goes without.
     static func allocate<Element: BitwiseCopyable>(
         _: Element.Type, capacity: Int, hugePages: Bool
     ) -> UnsafeMutablePointer<Element> {
