@@ -120,6 +120,8 @@ final class AuditRun {
         let tail: String
         static let unknown = UInt32.max
         static let cap = 1 << 20
+        /// Up to this many routes, a route is looked up by comparing it with each.
+        static let linearLimit = 16
     }
 
     private let schema: AuditSchema?
@@ -133,34 +135,39 @@ final class AuditRun {
     /// Facts mode (`AuditFacts`): per-value facts go here instead of into the nonce table.
     private let facts: AuditFacts.Writer?
 
-    private var summary = AuditSummary()
-    /// Distinct nonces, each to its first sighting in `sightings`: the only table that grows with the data.
-    private var ledger: [NonceKey: UInt32] = [:]
-    private var sightings: [FirstSight] = []
+    // Each value reads and writes the state below several times; the dynamic exclusivity checks on a class's
+    // stored properties took a tenth of an audit (issue 40). They are off for the properties read per value
+    // (`@exclusivity(unchecked)`): no access to one of them overlaps another, as no method holds one across
+    // a call that could come back into the run (the reader's callbacks run between profiles).
+
+    @exclusivity(unchecked) private var summary = AuditSummary()
+    /// Distinct nonces, each to its first sighting in `sightings`: with them, the memory that grows with the data.
+    @exclusivity(unchecked) private var ledger = NonceTable()
+    @exclusivity(unchecked) private var sightings = MappedArray<FirstSight>()
     /// Only for nonces seen more than once, by sighting index.
     private var repeats: [UInt32: RepeatState] = [:]
-    private var routeIndex: [Route: UInt32] = [:]
-    private var routes: [Route] = []
+    @exclusivity(unchecked) private var routeIndex: [Route: UInt32] = [:]
+    @exclusivity(unchecked) private var routes: [Route] = []
 
     private var bytesRead = 0
     private let bytesTotal: Int
 
     // The value being looked at.
-    private var fileIndex = 0
-    private var file: AuditFile
+    @exclusivity(unchecked) private var fileIndex = 0
+    @exclusivity(unchecked) private var file: AuditFile
     /// The file places name: the file's path, or in facts mode the tag of the line being read.
-    private var fileLabel = ""
+    @exclusivity(unchecked) private var fileLabel = ""
     /// In facts mode, the line's facts and findings so far: their order within the line.
-    private var sequence = 0
-    private var line = 0
-    private var position: Int?
-    private var order = 0
-    private var path: [PathToken] = []
+    @exclusivity(unchecked) private var sequence = 0
+    @exclusivity(unchecked) private var line = 0
+    @exclusivity(unchecked) private var position: Int?
+    @exclusivity(unchecked) private var order = 0
+    @exclusivity(unchecked) private var path: [PathToken] = []
     /// How many tokens of `path` lead to the profile (its array index), before its fields.
-    private var profileDepth = 0
+    @exclusivity(unchecked) private var profileDepth = 0
     private var firstNonProfile: Place?
     private var nonProfileCount = 0
-    private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+    @exclusivity(unchecked) private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
     init(
         auditor: Auditor, files: [AuditFile], progress: ((AuditProgress) -> Void)?, facts: AuditFacts.Writer? = nil,
@@ -179,7 +186,11 @@ final class AuditRun {
         bytesTotal = files.reduce(0) { $0 + $1.byteCount }
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        ledger.deallocate()
+        sightings.deallocate()
+    }
 
     func run() throws(AuditError) -> AuditSummary {
         // In facts mode the schema's findings are the report's (`AuditFacts.report`), not each part's.
@@ -191,8 +202,10 @@ final class AuditRun {
         }
         summary.fileCount = files.count
         summariseRepeats()
-        ledger = [:]
-        sightings = []
+        ledger.deallocate()
+        ledger = NonceTable()
+        sightings.deallocate()
+        sightings = MappedArray()
         return summary
     }
 
@@ -353,7 +366,7 @@ final class AuditRun {
         case ring(Int)
         case tag(KeyFingerprint)
     }
-    private var profileHistories: Set<History> = []
+    @exclusivity(unchecked) private var profileHistories: Set<History> = []
 
     private func reportMixedKeys() {
         let names = profileHistories.map { history -> String in
@@ -485,12 +498,18 @@ final class AuditRun {
         let key = NonceKey(
             high: sealed.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
             low: sealed.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
-        var hasher = Hasher()
-        hasher.combine(bytes: sealed)
+        // One hasher for both: the key's hash places it in the table, and the digest goes on from there
+        // with the rest of the ciphertext. Where the key stands and the length are hashed too, so the
+        // digest is a hash of every byte, in a form no two ciphertexts share.
+        var hasher = NonceTable.hasher(of: key)
+        let placement = hasher.finalizedCopy()
+        hasher.combine(offset)
+        hasher.combine(sealed.count)
+        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: sealed[..<offset]))
+        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: sealed[(offset + MemoryLayout<NonceKey>.size)...]))
         let digest = UInt32(truncatingIfNeeded: hasher.finalize())
 
-        guard let seen = ledger[key] else {
-            ledger[key] = UInt32(truncatingIfNeeded: sightings.count)
+        guard let seen = ledger.firstSighting(of: key, hashValue: placement) else {
             sightings.append(FirstSight(
                 digest: digest, file: UInt32(truncatingIfNeeded: fileIndex), line: UInt32(clamping: line),
                 position: position.map { UInt32(clamping: $0) } ?? UInt32.max, route: route(field: field)))
@@ -578,7 +597,12 @@ final class AuditRun {
     private func route(field: String) -> UInt32 {
         let tail = file.format == .json ? pointer(from: profileDepth) : ""
         let key = Route(field: field, tail: tail)
-        if let id = routeIndex[key] { return id }
+        // An export has a few fields: comparing with each is cheaper than hashing two strings per value.
+        if routes.count <= Route.linearLimit {
+            if let id = routes.firstIndex(of: key) { return UInt32(id) }
+        } else if let id = routeIndex[key] {
+            return id
+        }
         guard routes.count < Route.cap else { return Route.unknown }
         let id = UInt32(routes.count)
         routes.append(key)
@@ -636,7 +660,8 @@ final class AuditRun {
     /// Decodes `text` into `scratch` when it is canonical base64.
     private func shape(of text: String) -> Shape {
         var text = text
-        if text.hasPrefix("sk") {
+        // The first byte first: `hasPrefix` costs more than the rest of a value's shape.
+        if text.utf8.first == UInt8(ascii: "s"), text.hasPrefix("sk") {
             switch CiphertextShape(of: text) {
             case .v2(let tag)?:
                 // Checked as v2 already: the body after `sk2:` is base64 of at least the smallest body.

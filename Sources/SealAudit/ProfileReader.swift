@@ -88,6 +88,7 @@ struct ProfileReader {
         // a long line takes (a pipe hands over 64 KiB at a time; searching the whole partial line
         // again after each read made a 20 MB line take minutes).
         var scanned = 0
+        var parser = JSONValueReader()
 
         func handle(_ line: UnsafeRawBufferPointer) {
             lineNumber += 1
@@ -110,7 +111,7 @@ struct ProfileReader {
                 return
             }
             do {
-                let value = try JSONValue.parse(line.assumingMemoryBound(to: UInt8.self))
+                let value = try parser.parse(line.assumingMemoryBound(to: UInt8.self))
                 body(ProfileRecord(value: value, position: lineNumber, line: lineNumber, fileTag: fileTag))
             } catch {
                 if let fileTag {
@@ -217,6 +218,7 @@ struct ProfileReader {
         var depth = 0, inString = false, escaped = false
         var elementIndex = 0
         var elementLine = 1, elementColumn = 1, elementOffset = 0
+        var parser = JSONValueReader()
 
         func problem(_ reason: JSONError.Reason, line: Int, column: Int, offset: Int) -> ReadProblem {
             let error = JSONError(reason: reason, line: line, column: column, byteOffset: offset)
@@ -229,7 +231,10 @@ struct ProfileReader {
                 elementIndex += 1
             }
             do {
-                let value = try JSONValue.parse(pending)
+                let parsed = pending.withUnsafeBufferPointer { buffer in
+                    Result(catching: { () throws(JSONError) in try parser.parse(buffer) })
+                }
+                let value = try parsed.get()
                 body(ProfileRecord(value: value, position: elementIndex, line: elementLine))
                 return nil
             } catch {

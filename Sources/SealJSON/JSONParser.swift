@@ -38,6 +38,31 @@ extension JSONValue {
     }
 }
 
+/// Parses one JSON text after another, as `JSONValue.parse` does, keeping its working memory (the
+/// open containers, the keys of open objects) from one text to the next: a reader of many small texts,
+/// such as an NDJSON file's lines, then allocates only for the values it returns (issue 40).
+package struct JSONValueReader {
+    private var builder = ValueBuilder()
+    private var keys = KeyLedger(input: UnsafeBufferPointer(start: nil, count: 0))
+    private var stack: [Bool] = []
+
+    /// Makes a reader.
+    package init() {}
+
+    /// Parses one JSON text, strictly, exactly as `JSONValue.parse(_:)` does.
+    /// - Parameter bytes: the UTF-8 text.
+    /// - Returns: the value, with object members in their order and numbers as written.
+    /// - Throws: `JSONError` naming the line, the column and what was expected.
+    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSONValue {
+        // A text that failed leaves what it had open behind.
+        builder.removeAll()
+        keys.removeAll(input: bytes)
+        stack.removeAll(keepingCapacity: true)
+        var parser = JSONParser(bytes: bytes)
+        return try parser.readDocument(into: &builder, keys: &keys, stack: &stack)
+    }
+}
+
 enum ASCII {
     static let quote = UInt8(ascii: "\"")
     static let backslash = UInt8(ascii: "\\")
@@ -85,7 +110,16 @@ protocol JSONBuilder {
 /// depth costs memory, never stack.
 struct ValueBuilder: JSONBuilder {
     private var arrays: [[JSONValue]] = []
-    private var objects: [(members: [(key: String, value: JSONValue)], pendingKey: String)] = []
+    /// The members of every open object, innermost last.
+    private let members = MemberStack()
+    private var objects: [(firstMember: Int, pendingKey: String)] = []
+
+    /// Forgets every open container, keeping the memory.
+    mutating func removeAll() {
+        arrays.removeAll(keepingCapacity: true)
+        members.removeAll()
+        objects.removeAll(keepingCapacity: true)
+    }
 
     func null() -> JSONValue { .null }
     func bool(_ value: Bool) -> JSONValue { .bool(value) }
@@ -96,18 +130,72 @@ struct ValueBuilder: JSONBuilder {
     func emptyArray() -> JSONValue { .array([]) }
     func emptyObject() -> JSONValue { .object([]) }
     mutating func beginArray() { arrays.append([]) }
-    mutating func beginObject() { objects.append(([], "")) }
+    mutating func beginObject() { objects.append((members.count, "")) }
     mutating func key(_ contents: UnsafeBufferPointer<UInt8>, escaped: Bool) {
         objects[objects.count - 1].pendingKey = String(decoding: contents, as: UTF8.self)
     }
     mutating func addMember(_ value: JSONValue) {
-        let top = objects.count - 1
-        objects[top].members.append((key: objects[top].pendingKey, value: value))
+        members.append((key: objects[objects.count - 1].pendingKey, value: value))
     }
     mutating func addElement(_ value: JSONValue) { arrays[arrays.count - 1].append(value) }
     func separator() {}
     mutating func endArray() -> JSONValue { .array(arrays.removeLast()) }
-    mutating func endObject() -> JSONValue { .object(objects.removeLast().members) }
+    mutating func endObject() -> JSONValue {
+        .object(members.popMembers(from: objects.removeLast().firstMember))
+    }
+}
+
+/// The members of every open object, innermost last, in memory of the stack's own: when an object closes, its
+/// members move into one array of their exact size, without a copy or a release, and the stack's memory serves
+/// the next object (and, through `JSONValueReader`, the next text). An array of members would copy them out
+/// and release them in place, and an array that spans the whole stack would share its storage, so the
+/// stack would be made anew for every text (issue 40).
+final class MemberStack {
+    typealias Member = (key: String, value: JSONValue)
+
+    // Each member reads and writes these; no access overlaps another, so the dynamic exclusivity checks a class's
+    // stored properties get are off.
+    @exclusivity(unchecked) private var base: UnsafeMutablePointer<Member>?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private(set) var count = 0
+
+    deinit {
+        removeAll()
+        base?.deallocate()
+    }
+
+    func append(_ member: Member) {
+        if count == capacity {
+            let larger = UnsafeMutablePointer<Member>.allocate(capacity: max(16, capacity * 2))
+            if let base {
+                larger.moveInitialize(from: base, count: count)
+                base.deallocate()
+            }
+            base = larger
+            capacity = max(16, capacity * 2)
+        }
+        (base! + count).initialize(to: member)
+        count += 1
+    }
+
+    /// The members from index `first` on, in order, taken off the stack.
+    func popMembers(from first: Int) -> [Member] {
+        precondition(first >= 0 && first <= count)
+        let taken = count - first
+        guard taken > 0, let base else { return [] }
+        let members = [Member](unsafeUninitializedCapacity: taken) { buffer, initialized in
+            buffer.baseAddress!.moveInitialize(from: base + first, count: taken)
+            initialized = taken
+        }
+        count = first
+        return members
+    }
+
+    /// Drops every member, keeping the memory.
+    func removeAll() {
+        base?.deinitialize(count: count)
+        count = 0
+    }
 }
 
 /// A strict JSON reader over a contiguous UTF-8 buffer.
@@ -123,9 +211,16 @@ struct JSONParser {
 
     /// Reads one JSON text, handing what it finds to `builder`, and checks that only whitespace follows.
     mutating func readDocument<Builder: JSONBuilder>(into builder: inout Builder) throws(JSONError) -> Builder.Value {
-        // Per open container: whether it is an object.
-        var stack: [Bool] = []
         var keys = KeyLedger(input: bytes)
+        var stack: [Bool] = []
+        return try readDocument(into: &builder, keys: &keys, stack: &stack)
+    }
+
+    /// `readDocument(into:)` with working memory of the caller's, empty: `keys` over this parser's bytes,
+    /// and `stack`, which holds for each open container whether it is an object.
+    mutating func readDocument<Builder: JSONBuilder>(
+        into builder: inout Builder, keys: inout KeyLedger, stack: inout [Bool]
+    ) throws(JSONError) -> Builder.Value {
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw end(expected: "a value") }

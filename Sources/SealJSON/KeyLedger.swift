@@ -21,7 +21,7 @@ struct KeyLedger {
         var index: Set<String>?
     }
 
-    private let input: UnsafeBufferPointer<UInt8>
+    private var input: UnsafeBufferPointer<UInt8>
     private var decoded: [UInt8] = []
     private var keys: [Key] = []
     private var objects: [Object] = []
@@ -30,6 +30,14 @@ struct KeyLedger {
         self.input = input
         keys.reserveCapacity(64)
         objects.reserveCapacity(8)
+    }
+
+    /// Forgets every key and object, keeping the memory, to read `input` next.
+    mutating func removeAll(input: UnsafeBufferPointer<UInt8>) {
+        self.input = input
+        decoded.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+        objects.removeAll(keepingCapacity: true)
     }
 
     mutating func openObject() {

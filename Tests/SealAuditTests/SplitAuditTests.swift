@@ -57,6 +57,28 @@ struct SplitAuditTests {
         }
     }
 
+    /// The nonce table (issue 40) grows from a thousand slots by doubling: repeats are found exactly among
+    /// tens of thousands of distinct nonces, before and after each growth, and nonces that share their first
+    /// eight bytes, or all but their last tracked byte, stay apart.
+    @Test func repeatsAreFoundExactlyAmongManyDistinctNonces() throws {
+        var nonces = (0..<20_000).map { _ in Self.random(24) }
+        // Neighbours of nonce 100: the same first 8 bytes, and the same first 15 (16 are tracked).
+        nonces[5_000] = Array(nonces[100][0..<8]) + Self.random(16)
+        nonces[6_000] = Array(nonces[100][0..<15]) + [nonces[100][15] ^ 1] + Self.random(8)
+        var values = nonces.map { Self.v1(nonce: $0) }
+        values.append(values[3])  // a copy, after every growth
+        values.append(Self.v1(nonce: nonces[700]))  // the nonce of a value from before the first growth
+        values.insert(values[10], at: 900)  // a copy, before the first growth ends
+        let text = values.map { "{\"card\": \"\($0)\"}" }.joined(separator: "\n")
+        let report = try Auditor().audit(paths: [try write("many.ndjson", text)])
+        #expect(report.findings.map(\.kind) == [.duplicateCiphertext, .duplicateCiphertext, .nonceReuse])
+        #expect(report.findings.map { $0.places.map(\.location) } == [
+            [.line(901), .line(11)], [.line(20_002), .line(4)], [.line(20_003), .line(701)],
+        ])
+        #expect(report.summary.groups.copiedCiphertexts == 2 && report.summary.groups.sharedNonces == 1)
+        #expect(report.valueCount == 20_003)
+    }
+
     /// A v1 and a v2 value holding the same 24 random bytes as their nonces: the random source repeated itself.
     @Test func aNonceRepeatedAcrossFormatsIsReuse() throws {
         let nonce = Self.random(24)
