@@ -17,6 +17,8 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
     case untaggedLine(Int)
     /// A line of merged facts (`AuditFacts.report`) that is not one, by its position in the input.
     case badFacts(line: Int, reason: String)
+    /// More distinct nonces than one machine's audit tracks (`NonceTable.maximumCount`).
+    case tooManyNonces(Int)
 
     package var description: String {
         switch self {
@@ -34,6 +36,8 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
             return "line \(line) of the input does not start with its place (FILE LINE, two numbers)"
         case .badFacts(let line, let reason):
             return "line \(line) of the facts is not one: \(reason)"
+        case .tooManyNonces(let count):
+            return "more than \(count) distinct nonces, more than one machine's audit tracks: audit the export on Spark"
         }
     }
 }
@@ -46,6 +50,7 @@ extension SealKitError {
         case .missingPath, .unsupportedFile, .noPaths, .badFacts: self.init(.invalidArgument, error.description)
         case .invalidSchema: self.init(.invalidSchema, error.description)
         case .unreadable: self.init(.fileSystem, error.description)
+        case .tooManyNonces: self.init(.tooLarge, error.description)
         }
     }
 }

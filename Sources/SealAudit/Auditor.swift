@@ -195,7 +195,10 @@ final class AuditRun {
     func run() throws(AuditError) -> AuditSummary {
         // In facts mode the schema's findings are the report's (`AuditFacts.report`), not each part's.
         if facts == nil { for finding in schema?.findings ?? [] { emit(finding) } }
-        for index in files.indices { try read(fileAt: index) }
+        for index in files.indices {
+            try read(fileAt: index)
+            if ledger.isFull { throw .tooManyNonces(NonceTable.maximumCount) }
+        }
         if let facts {
             facts.counts(summary)
             return summary
@@ -509,6 +512,8 @@ final class AuditRun {
         hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: sealed[(offset + MemoryLayout<NonceKey>.size)...]))
         let digest = UInt32(truncatingIfNeeded: hasher.finalize())
 
+        // A table that is full stops the audit after this file (`run()`), never by losing count.
+        if ledger.isFull { return }
         guard let seen = ledger.firstSighting(of: key, hashValue: placement) else {
             sightings.append(FirstSight(
                 digest: digest, file: UInt32(truncatingIfNeeded: fileIndex), line: UInt32(clamping: line),

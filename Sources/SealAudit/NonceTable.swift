@@ -56,9 +56,16 @@ struct NonceTable {
     /// The index of the first sighting of `key`; when it is new, records it as the next sighting (index
     /// `count` before the call) and returns nil.
     /// - Parameter hashValue: `NonceTable.hasher(of: key)`, finalized.
+    /// The most nonces the table holds: indexes are stored plus one in 32 bits. The audit stops with an error
+    /// before it would hold more (`isFull`), rather than lose count.
+    static let maximumCount = Int(UInt32.max) - 1
+
+    /// Whether the table holds `maximumCount` nonces and can take no new one.
+    var isFull: Bool { keys.count >= Self.maximumCount }
+
+    /// - Precondition: `!isFull`.
     mutating func firstSighting(of key: NonceKey, hashValue: Int) -> UInt32? {
-        // Indexes are stored plus one in 32 bits: 4 billion distinct nonces, more than memory holds.
-        precondition(keys.count < Int(UInt32.max) - 1, "an audit tracks fewer than 4 billion distinct nonces")
+        precondition(!isFull, "the audit checks isFull before it adds a nonce")
         let tag = UInt32(truncatingIfNeeded: hashValue)
         var slot = Int(tag) & mask
         while slots[slot].index != 0 {
