@@ -17,7 +17,8 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
     case untaggedLine(Int)
     /// A line of merged facts (`AuditFacts.report`) that is not one, by its position in the input.
     case badFacts(line: Int, reason: String)
-    /// More distinct nonces than one machine's audit tracks (`NonceTable.maximumCount`).
+    /// More distinct nonces than the audit's tables could hold (their limit, or the memory the system gave),
+    /// with the number they held.
     case tooManyNonces(Int)
 
     package var description: String {
@@ -37,7 +38,7 @@ package enum AuditError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badFacts(let line, let reason):
             return "line \(line) of the facts is not one: \(reason)"
         case .tooManyNonces(let count):
-            return "more than \(count) distinct nonces, more than one machine's audit tracks: audit the export on Spark"
+            return "the audit's tables could hold no more than \(count) distinct nonces in the memory the system gave: audit an export this large with the Spark job"
         }
     }
 }

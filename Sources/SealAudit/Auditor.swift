@@ -144,6 +144,8 @@ final class AuditRun {
     /// Distinct nonces, each to its first sighting in `sightings`: with them, the memory that grows with the data.
     @exclusivity(unchecked) private var ledger = NonceTable()
     @exclusivity(unchecked) private var sightings = MappedArray<FirstSight>()
+    /// The nonce table or the sightings could take no more: the run stops with an error after the current file.
+    private var tablesFull = false
     /// Only for nonces seen more than once, by sighting index.
     private var repeats: [UInt32: RepeatState] = [:]
     @exclusivity(unchecked) private var routeIndex: [Route: UInt32] = [:]
@@ -197,7 +199,7 @@ final class AuditRun {
         if facts == nil { for finding in schema?.findings ?? [] { emit(finding) } }
         for index in files.indices {
             try read(fileAt: index)
-            if ledger.isFull { throw .tooManyNonces(NonceTable.maximumCount) }
+            if tablesFull { throw .tooManyNonces(ledger.count) }
         }
         if let facts {
             facts.counts(summary)
@@ -512,10 +514,12 @@ final class AuditRun {
         hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: sealed[(offset + MemoryLayout<NonceKey>.size)...]))
         let digest = UInt32(truncatingIfNeeded: hasher.finalize())
 
-        // A table that is full stops the audit after this file (`run()`), never by losing count.
-        if ledger.isFull { return }
+        // Tables that are full (their limit, or no memory to grow) stop the audit after this file (`run()`),
+        // never by losing count or crashing; nothing is looked up in them after that.
+        if tablesFull { return }
         guard let seen = ledger.firstSighting(of: key, hashValue: placement) else {
-            sightings.append(FirstSight(
+            if ledger.isFull { tablesFull = true; return }
+            tablesFull = !sightings.append(FirstSight(
                 digest: digest, file: UInt32(truncatingIfNeeded: fileIndex), line: UInt32(clamping: line),
                 position: position.map { UInt32(clamping: $0) } ?? UInt32.max, route: route(field: field)))
             return

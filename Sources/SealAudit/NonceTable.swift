@@ -31,11 +31,6 @@ struct NonceTable {
 
     static let initialCapacity = 1024
 
-    init() {
-        slots = Mapping.allocate(Slot.self, capacity: Self.initialCapacity, hugePages: true)
-        mask = Self.initialCapacity - 1
-    }
-
     /// How many nonces the table holds.
     var count: Int { keys.count }
 
@@ -56,12 +51,24 @@ struct NonceTable {
     /// The index of the first sighting of `key`; when it is new, records it as the next sighting (index
     /// `count` before the call) and returns nil.
     /// - Parameter hashValue: `NonceTable.hasher(of: key)`, finalized.
-    /// The most nonces the table holds: indexes are stored plus one in 32 bits. The audit stops with an error
-    /// before it would hold more (`isFull`), rather than lose count.
+    /// The most nonces the table holds by default: indexes are stored plus one in 32 bits.
     static let maximumCount = Int(UInt32.max) - 1
+    /// The most nonces this table holds.
+    private let limit: Int
 
-    /// Whether the table holds `maximumCount` nonces and can take no new one.
-    var isFull: Bool { keys.count >= Self.maximumCount }
+    /// Whether the table could not take a nonce: it held `limit` of them, or the system gave no memory to grow.
+    /// The audit then stops with an error (`AuditError.tooManyNonces`) rather than lose count or crash.
+    private(set) var isFull = false
+
+    init(limit: Int = NonceTable.maximumCount) {
+        self.limit = min(limit, Self.maximumCount)
+        // 24 KiB at the start of an audit: a system that cannot give it cannot run the audit at all.
+        guard let slots = Mapping.allocate(Slot.self, capacity: Self.initialCapacity, hugePages: true) else {
+            fatalError("out of memory at the start of an audit")
+        }
+        self.slots = slots
+        mask = Self.initialCapacity - 1
+    }
 
     /// - Precondition: `!isFull`.
     mutating func firstSighting(of key: NonceKey, hashValue: Int) -> UInt32? {
@@ -72,21 +79,34 @@ struct NonceTable {
             if slots[slot].tag == tag, keys[Int(slots[slot].index - 1)] == key { return slots[slot].index - 1 }
             slot = (slot &+ 1) & mask
         }
+        // Not recorded when there is no room: the caller sees `isFull` and stops.
+        guard keys.count < limit else {
+            isFull = true
+            return nil
+        }
         if (keys.count + 1) * 4 > (mask + 1) * 3 {
-            grow()
+            guard grow() else {
+                isFull = true
+                return nil
+            }
             slot = Int(tag) & mask
             while slots[slot].index != 0 { slot = (slot &+ 1) & mask }
         }
-        slots[slot] = Slot(tag: tag, index: UInt32(keys.count + 1))
-        keys.append(key)
+        guard keys.append(key) else {
+            isFull = true
+            return nil
+        }
+        slots[slot] = Slot(tag: tag, index: UInt32(keys.count))
         return nil
     }
 
     /// Doubles the slots and places every key again, by its tag.
-    private mutating func grow() {
+    /// - Returns: false, changing nothing, when the system gives no memory for the larger table.
+    private mutating func grow() -> Bool {
         let old = slots, oldCapacity = mask + 1
         let capacity = oldCapacity * 2
-        slots = Mapping.allocate(Slot.self, capacity: capacity, hugePages: true)
+        guard let larger = Mapping.allocate(Slot.self, capacity: capacity, hugePages: true) else { return false }
+        slots = larger
         mask = capacity - 1
         for oldSlot in 0..<oldCapacity where old[oldSlot].index != 0 {
             var slot = Int(old[oldSlot].tag) & mask
@@ -94,6 +114,7 @@ struct NonceTable {
             slots[slot] = old[oldSlot]
         }
         Mapping.deallocate(old, capacity: oldCapacity)
+        return true
     }
 }
 
@@ -113,7 +134,11 @@ struct MappedArray<Element: BitwiseCopyable> {
 
     init() {
         capacity = 1024
-        elements = Mapping.allocate(Element.self, capacity: capacity, hugePages: false)
+        // 16 to 20 KiB at the start of an audit, as `NonceTable`'s first slots.
+        guard let elements = Mapping.allocate(Element.self, capacity: capacity, hugePages: false) else {
+            fatalError("out of memory at the start of an audit")
+        }
+        self.elements = elements
     }
 
     subscript(index: Int) -> Element {
@@ -121,9 +146,14 @@ struct MappedArray<Element: BitwiseCopyable> {
         return elements[index]
     }
 
-    mutating func append(_ element: Element) {
+    /// Appends `element`.
+    /// - Returns: false, changing nothing, when the system gives no memory to grow.
+    @discardableResult
+    mutating func append(_ element: Element) -> Bool {
         if count == capacity {
-            let larger = Mapping.allocate(Element.self, capacity: capacity * 2, hugePages: false)
+            guard let larger = Mapping.allocate(Element.self, capacity: capacity * 2, hugePages: false) else {
+                return false
+            }
             larger.update(from: elements, count: count)
             Mapping.deallocate(elements, capacity: capacity)
             elements = larger
@@ -131,6 +161,7 @@ struct MappedArray<Element: BitwiseCopyable> {
         }
         elements[count] = element
         count += 1
+        return true
     }
 
     /// Frees the memory; the array must not be used afterwards.
@@ -147,19 +178,17 @@ struct MappedArray<Element: BitwiseCopyable> {
 enum Mapping {
     static let hugePagesFrom = 2 << 20
 
-    /// Zeroed memory for `capacity` values of a plain type.
+    /// Zeroed memory for `capacity` values of a plain type, or nil when the system gives none.
     /// - Parameter hugePages: whether to ask for huge pages when the memory is at least `hugePagesFrom` bytes:
     ///   for memory read at random. They cost more to hand over (the system clears 2 MiB at a time), so memory
     ///   read in order (the keys and sightings, read at random only for repeats) goes without.
     static func allocate<Element: BitwiseCopyable>(
         _: Element.Type, capacity: Int, hugePages: Bool
-    ) -> UnsafeMutablePointer<Element> {
+    ) -> UnsafeMutablePointer<Element>? {
         let length = capacity * MemoryLayout<Element>.stride
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
             base != MAP_FAILED
-        else {
-            fatalError("out of memory for the audit's tables (\(length) bytes)")
-        }
+        else { return nil }
         #if os(Linux)
         if hugePages, length >= hugePagesFrom { _ = madvise(base, length, MADV_HUGEPAGE) }
         #endif

@@ -209,10 +209,15 @@ struct TransferCommand: AsyncParsableCommand {
             do {
                 return try TransferLink(parsing: text)
             } catch {
-                // A misspelt code in a link gets the suggestion a typed one gets (a code's words and hyphens need
-                // no percent-encoding, so the text up to `?` is the code as written).
-                if lowered.hasPrefix("sealkit-transfer:") {
-                    _ = try CodeEntry.parse(given: String(text.dropFirst("sealkit-transfer:".count).prefix { $0 != "?" }))
+                // A misspelt code in a link gets the suggestion a typed one gets, when the code is what is wrong:
+                // the same link with the documentation's code in its place reads. A percent-encoded code (sealkit
+                // writes none: a code's words and hyphens need no encoding) gets the link's own reason.
+                let prefix = "sealkit-transfer:"
+                let code = text.dropFirst(prefix.count).prefix { $0 != "?" }
+                if lowered.hasPrefix(prefix), !code.contains("%"),
+                    (try? TransferLink(parsing: prefix + "7-guitarist-revenge" + text.drop { $0 != "?" })) != nil
+                {
+                    _ = try CodeEntry.parse(given: String(code))
                 }
                 throw CLIFailure("\(said(error))", status: .usage)
             }

@@ -28,4 +28,18 @@ struct NonceTableTests {
         #expect(table.firstSighting(of: NonceKey(high: 7, low: 0x5EA1 ^ (1 << 56)), hashValue: 42) == nil)
         #expect(table.count == 6_001)
     }
+
+    /// A table at its limit records no more and says so (the audit then stops with `tooManyNonces`), instead of
+    /// losing count past 2^32 or stopping the process; what it holds is still found.
+    @Test func aFullTableRecordsNothingMoreAndSaysSo() {
+        var table = NonceTable(limit: 2_000)
+        defer { table.deallocate() }
+        let keys = (0..<2_001).map { NonceKey(high: UInt64($0), low: 1) }
+        for key in keys.prefix(2_000) {
+            #expect(table.firstSighting(of: key, hashValue: NonceTable.hasher(of: key).finalize()) == nil)
+        }
+        #expect(!table.isFull && table.count == 2_000)
+        #expect(table.firstSighting(of: keys[2_000], hashValue: NonceTable.hasher(of: keys[2_000]).finalize()) == nil)
+        #expect(table.isFull && table.count == 2_000)
+    }
 }

@@ -79,6 +79,16 @@ struct CodeEntryCLITests {
         ])
         expectCleanFailure(linked, containing: "did you mean 7-guitarist-revenge?")
         #expect(linked.status == 64 && !linked.stderr.contains("cannot reach"), "\(linked.stderr)")
+        // A link that is wrong elsewhere says what is wrong with it, not with its code.
+        for (link, reason) in [
+            ("sealkit-transfer:7-guitarsit-revenge?version=9", "version '9'"),
+            ("sealkit-transfer:%37-guitarist-revenge?version=0&rendezvous=ftp%3A%2F%2Fx", "relay"),
+            ("sealkit-transfer:7-guitarist-revenj%ZZ", "badly encoded"),
+        ] {
+            let refused = try cli.run(["transfer", "send", "u", "--relay", "ws://127.0.0.1:9/v1", "--code", link])
+            expectCleanFailure(refused, containing: reason)
+            #expect(refused.status == 64 && !refused.stderr.contains("did you mean"), "\(refused.stderr)")
+        }
     }
 
     /// Issue 36: a code without its first hyphen is told the hyphen is missing, and a malformed code exits 64
