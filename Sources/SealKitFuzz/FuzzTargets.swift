@@ -31,7 +31,8 @@ enum FuzzTarget: String, CaseIterable {
     /// `KeyFile.parse`: key files on disk; what parses must serialize and parse back the same.
     case keyfile
     /// `JSONValue.parse`: strict JSON; what parses must serialize and parse back equal, and
-    /// `JSONOutline` (the profile fast path's reader) must accept, refuse and write the same.
+    /// `JSONOutline` (the profile fast path's reader) and a `JSONValueReader` used for every input before (the
+    /// audit's) must accept, refuse and read the same.
     case json
     /// `ProfileSchema(parsing:)`: Rownd app schemas.
     case schema
@@ -280,6 +281,9 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
+    /// One reader for the whole run, as the audit keeps one for a whole file.
+    nonisolated(unsafe) private static var reader = JSONValueReader()
+
     private static func json(_ bytes: [UInt8]) {
         let parsed = Result { () throws(JSONError) in try JSONValue.parse(bytes) }
         let outlined = bytes.withUnsafeBufferPointer { buffer in
@@ -290,6 +294,19 @@ enum FuzzTarget: String, CaseIterable {
         case (.success(let value), .success(let outline)):
             check(outline.text == Array(value.serialized().utf8), "outline text is not the serialized value")
         default: check(false, "outline and parse disagree on whether the text is JSON")
+        }
+        // The audit's reader keeps its working memory from text to text (and here from input to input): each
+        // line, and the whole input, must read exactly as a fresh parse reads it, whatever came before.
+        for text in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) + [bytes[...]] {
+            let fresh = Result { () throws(JSONError) in try JSONValue.parse(Array(text)) }
+            let reused = Array(text).withUnsafeBufferPointer { buffer in
+                Result { () throws(JSONError) in try reader.parse(buffer) }
+            }
+            switch (fresh, reused) {
+            case (.failure(let a), .failure(let b)): check(a == b, "a reused reader fails differently")
+            case (.success(let a), .success(let b)): check(a == b, "a reused reader reads another value")
+            default: check(false, "a reused reader and a fresh parse disagree on whether the text is JSON")
+            }
         }
         guard let value = try? JSONValue.parse(bytes) else { return }
         let text = value.serialized()
