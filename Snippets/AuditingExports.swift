@@ -22,7 +22,8 @@ func auditFixtures(schemaPath: String, folder: String, writeReport: @escaping (S
     print("\(report.fileCount) files, \(report.valueCount) values in \(summary.profileCount) profiles,",
           "\(summary.blankLineCount) blank lines skipped; \(summary.findingCount) findings")
     for (kind, count) in summary.countsByKind { print("  \(kind.summary): \(count), \(kind.severity)") }
-    print(summary.findingCounts[.plaintextField] ?? 0, summary.findingCountsBySeverity[.error] ?? 0)
+    print("plaintext fields: \(summary.findingCounts[.plaintextField] ?? 0),",
+          "errors: \(summary.findingCountsBySeverity[.error] ?? 0)")
     // The keys still in use, by fingerprint: what must stay readable until a rotation ends.
     for (fingerprint, values) in summary.valuesByKey { print("\(fingerprint): \(values) values") }
     print("values naming no key (v1): \(summary.valuesNamingNoKey)")

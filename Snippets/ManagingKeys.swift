@@ -35,7 +35,7 @@ func keysOfOneUser(keystoreFolder: String, profileFromServer: String) throws {
 func rowndKeys(pasted: [UInt8], keystore: Keystore, signInLink: String) throws {
     let key = try PastedKey(parsing: pasted)
     try key.store(as: try KeyID("user-123"), in: keystore, passphrase: nil)
-    let text = try RowndKeyText(for: try KeyID("user-123"), in: keystore, passphrase: try Passphrase("unused here"), link: signInLink)
+    let text = try RowndKeyText(for: try KeyID("user-123"), in: keystore, passphrase: nil, link: signInLink)
     print(key.fingerprint == text.fingerprint, "\(text.retiredKeyCount) retired keys not sent")
 }
 

@@ -15,9 +15,11 @@ func drawLink(_ link: String, fill: (_ x: Int, _ y: Int, _ side: Int) -> Void) t
         }
     }
     print("canvas: \(code.sizeWithQuietZone * side) pixels a side, quiet zone included")
-    // Or let SealKit write it: a PNG for a file, or text when the format is for a terminal.
+    // Or let SealKit write it: a PNG for a file, or text for a terminal (inverted where the terminal draws light
+    // text on a dark background, so that the modules still come out dark on light).
     let format = QRFormat.png
-    return try code.rendered(as: format, inverted: format.isTerminalText)
+    if format.isTerminalText { return try code.rendered(as: format, inverted: true) }
+    return try code.rendered(as: format)
 }
 
 // A photo may hold more than one code: take the one of the kind the app expects, and say what else it held.

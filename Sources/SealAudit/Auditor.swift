@@ -500,6 +500,9 @@ final class AuditRun {
             sequence += 1
             return
         }
+        // Tables that are full (their limit, or no memory to grow) stop the audit after this file (`run()`),
+        // never by losing count or crashing; nothing is looked up in them after that.
+        if tablesFull { return }
         let key = NonceKey(
             high: sealed.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
             low: sealed.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
@@ -514,9 +517,6 @@ final class AuditRun {
         hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: sealed[(offset + MemoryLayout<NonceKey>.size)...]))
         let digest = UInt32(truncatingIfNeeded: hasher.finalize())
 
-        // Tables that are full (their limit, or no memory to grow) stop the audit after this file (`run()`),
-        // never by losing count or crashing; nothing is looked up in them after that.
-        if tablesFull { return }
         guard let seen = ledger.firstSighting(of: key, hashValue: placement) else {
             if ledger.isFull { tablesFull = true; return }
             tablesFull = !sightings.append(FirstSight(
