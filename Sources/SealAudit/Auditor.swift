@@ -315,9 +315,9 @@ final class AuditRun {
                 if schema.encryptedFields.contains(key) {
                     inspectEncryptedField(value, field: key)
                 } else if let undeclared = schema.undeclaredField(named: key) {
-                    // A warning once per name and file (every profile of an export may carry `user_id`);
+                    // A note once per name and file (every profile of an export may carry `user_id`);
                     // an error wherever it stands, as each is a value in plaintext.
-                    // Facts carry every warning: the merge applies the once-per-file rule over all parts.
+                    // Facts carry every note: the merge applies the once-per-file rule over all parts.
                     if undeclared.isError || facts != nil || warnedUndeclared.count >= Self.warnedUndeclaredCap
                         || warnedUndeclared.insert(key).inserted
                     {
@@ -569,7 +569,7 @@ final class AuditRun {
     }
 
     /// An `undeclared-field` finding: an error for a name near an encrypted field's (or when the schema
-    /// refuses every undeclared field), a warning otherwise.
+    /// refuses every undeclared field), a note otherwise.
     /// The undeclared field names warned about in this file; at most `warnedUndeclaredCap` of them are
     /// remembered, past which each is reported where it stands.
     private var warnedUndeclared: Set<String> = []
@@ -589,7 +589,7 @@ final class AuditRun {
         }
         emit(Finding(
             kind: .undeclaredField, places: [place(field: field)], message: message,
-            severity: isError ? .error : .warning))
+            severity: isError ? .error : .note))
     }
 
     private func report(_ kind: FindingKind, field: String, also other: Place? = nil, _ message: String) {

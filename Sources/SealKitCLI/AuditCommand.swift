@@ -29,16 +29,22 @@ struct AuditCommand: ParsableCommand {
 
     /// The least severity that fails the audit.
     enum FailOn: String, ExpressibleByArgument, CaseIterable {
-        case error, warning
+        case error, warning, note
 
-        var severity: Severity { self == .error ? .error : .warning }
+        var severity: Severity {
+            switch self {
+            case .error: return .error
+            case .warning: return .warning
+            case .note: return .note
+            }
+        }
     }
 
     @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"), completion: .file(extensions: ["json"]))
     var schema: String?
 
     @Flag(help: ArgumentHelp(
-        "The schema declares every field: a field it does not declare is an error, not a warning.",
+        "The schema declares every field: a field it does not declare is an error, not a note.",
         discussion: "As the schema's \"sealkit\": {\"undeclared\": \"error\"} does."))
     var completeSchema = false
 
@@ -53,7 +59,10 @@ struct AuditCommand: ParsableCommand {
         help: ArgumentHelp("Leave out findings of this kind, from the report and the counts (repeatable).", valueName: "kind"))
     var ignored: [FindingKind] = []
 
-    @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse; with warning, any finding fails.", valueName: "severity"))
+    @Option(help: ArgumentHelp(
+        "Exit 1 on findings of this severity or worse: error, warning (the default) or note; with note, any finding fails.",
+        discussion: "Notes (an undeclared field whose name is near no encrypted field's) are reported and counted but pass unless asked.",
+        valueName: "severity"))
     var failOn: FailOn = .warning
 
     @Flag(name: .customLong("no-progress"), help: "Never show the progress line (shown by default on a terminal only).")
@@ -119,7 +128,7 @@ struct AuditCommand: ParsableCommand {
         }
         if let writeError { throw writeError }
         let failing = summary.findingCountsBySeverity.contains { $0.value > 0 && $0.key >= failOn.severity }
-        // Reading no value proves nothing: in CI that would be a false green. Warnings alone do not hide it (profiles
+        // Reading no value proves nothing: in CI that would be a false green. Notes alone do not hide it (profiles
         // holding only fields the schema does not declare: the schema or the files are most likely the wrong ones);
         // an error, such as a field near an encrypted one's name, is reported as a finding.
         let errors = summary.findingCountsBySeverity[.error] ?? 0
