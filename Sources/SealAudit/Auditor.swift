@@ -7,7 +7,7 @@ public struct AuditProgress: Sendable {
     /// Bytes read so far.
     public let bytesRead: Int
     /// Bytes there are to read: every file's size, known before the first is read and read once
-    /// (0 when unknown, as for stdin).
+    /// (0 when unknown: stdin is among them).
     public let bytesTotal: Int
     /// Values audited so far.
     public let valuesRead: Int
@@ -185,7 +185,9 @@ final class AuditRun {
         self.progress = progress
         self.onFinding = onFinding
         file = files.first ?? AuditFile(path: "", format: .json, byteCount: 0)
-        bytesTotal = files.reduce(0) { $0 + $1.byteCount }
+        // With stdin among the files the total is unknown (0): the files' sizes alone would be a total that
+        // stdin's bytes run past.
+        bytesTotal = files.contains { $0.path == AuditFile.standardInput } ? 0 : files.reduce(0) { $0 + $1.byteCount }
     }
 
     deinit {

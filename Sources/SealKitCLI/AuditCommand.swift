@@ -139,8 +139,20 @@ struct AuditCommand: ParsableCommand {
         if let writeError { throw writeError }
         try output.flush()
         if failing {
+            // The text report ends in the summary; where it was shown on the terminal stderr goes to, repeating it
+            // there would print it twice, so stderr only says why the exit status is 1.
+            if format == .text, StandardOutput.sharesTerminalWithStandardError {
+                throw CLIFailure(Self.verdict(summary, failOn: failOn), status: .negative)
+            }
             throw CLIFailure(TextReport.summary(summary), status: .negative)
         }
+    }
+
+    /// Why the audit fails, for when the summary is already on the screen: how many findings are at or above
+    /// `--fail-on`.
+    static func verdict(_ summary: AuditSummary, failOn: FailOn) -> String {
+        let count = summary.findingCountsBySeverity.filter { $0.key >= failOn.severity }.values.reduce(0, +)
+        return "the audit fails: \(count) \(count == 1 ? "finding" : "findings") at or above --fail-on \(failOn.rawValue)"
     }
 
     /// The vaults of the `--key` ids, each unlocked in turn.
@@ -194,10 +206,13 @@ final class ProgressLine {
         shown = true
     }
 
-    /// Bytes in MiB with one decimal.
-    private static func size(_ bytes: Int) -> String {
-        let tenths = bytes * 10 >> 20
-        return "\(tenths / 10).\(tenths % 10) MiB"
+    /// Bytes in KiB below a MiB, else in MiB or GiB with one decimal.
+    static func size(_ bytes: Int) -> String {
+        if bytes < 1 << 20 { return "\(bytes >> 10) KiB" }
+        let (shift, unit) = bytes < 1 << 30 ? (20, "MiB") : (30, "GiB")
+        // Parenthesised: Swift shifts before it multiplies, and `bytes * 10 >> shift` is always 0.
+        let tenths = (bytes * 10) >> shift
+        return "\(tenths / 10).\(tenths % 10) \(unit)"
     }
 
     func finish() {
