@@ -60,7 +60,7 @@ struct AuditCommand: ParsableCommand {
     var ignored: [FindingKind] = []
 
     @Option(help: ArgumentHelp(
-        "Exit 1 on findings of this severity or worse: error, warning (the default) or note; with note, any finding fails.",
+        "Exit 1 on findings of this severity or worse; with note, any finding fails.",
         discussion: "Notes (an undeclared field whose name is near no encrypted field's) are reported and counted but pass unless asked.",
         valueName: "severity"))
     var failOn: FailOn = .warning
