@@ -207,7 +207,7 @@ final class ProgressLine {
     }
 
     /// Bytes in KiB below a MiB, else in MiB or GiB with one decimal.
-    static func size(_ bytes: Int) -> String {
+    private static func size(_ bytes: Int) -> String {
         if bytes < 1 << 20 { return "\(bytes >> 10) KiB" }
         let (shift, unit) = bytes < 1 << 30 ? (20, "MiB") : (30, "GiB")
         // Parenthesised: Swift shifts before it multiplies, and `bytes * 10 >> shift` is always 0.
