@@ -12,7 +12,8 @@ unpacks a fresh copy, so nothing an earlier run installed can hide a missing dep
 (chroot, with /proc and /dev mounted for the run and unmounted on every way out):
 
 - `apt-get install ./sealkit_*.deb` pulls the runtime libraries from Debian;
-- `sealkit --version` prints `sealkit VERSION (COMMIT)`, VERSION the package's; `man sealkit` renders;
+- `sealkit --version` prints `sealkit VERSION (COMMIT)`, VERSION the package's; `man sealkit` renders, with its
+  ENVIRONMENT and EXIT STATUS;
   bash completes file paths and key ids through bash-completion's loader;
 - keys sealed to a TPM: a software TPM (swtpm) runs outside the root on 127.0.0.1, the root gets Debian's
   swtpm TCTI (libtss2-tcti-swtpm0, which the package suggests), and the packaged sealkit makes, lists and uses
@@ -308,7 +309,8 @@ def check(deb, peer):
         log("man sealkit")
         man = machine.run(["man", "-P", "cat", "sealkit"], env={"MANWIDTH": "100"})
         text = man.stdout.decode()
-        for word in ("NAME", "End-to-end field encryption", "transfer", "rotate"):
+        for word in ("NAME", "End-to-end field encryption", "transfer", "rotate", "ENVIRONMENT", "SEALKIT_PASSPHRASE",
+                     "EXIT STATUS", "SEALKIT_TPM_TIMEOUT"):
             expect(word in text, f"man sealkit has no {word!r}")
 
         log("bash completion: key ids and file paths, through bash-completion's loader")

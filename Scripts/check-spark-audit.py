@@ -240,7 +240,7 @@ def main():
         (work / "clean/a.ndjson").write_text("".join(json.dumps(profile(i)) + "\n" for i in range(5)))
         clean_schema = json.loads((work / "schema.json").read_text())
         # Every member declared, email unflagged: flagged it is identifier-encrypted, and a member the schema leaves
-        # out is an undeclared-field warning (issue 36).
+        # out is an undeclared-field note.
         clean_schema["schema"]["email"] = {"type": "string"}
         for member in profile(0):
             clean_schema["schema"].setdefault(member, {"type": "string"})

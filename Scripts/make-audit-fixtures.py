@@ -31,7 +31,7 @@ KIND_ORDER = ["plaintext-field", "malformed-ciphertext", "nonce-reuse", "duplica
               "v1-in-bound-field", "field-beside-data", "undeclared-field"]
 KEY_ID = "audit-user"  # the id the audit tests give --key; v2 values are sealed for it
 SEVERITY = {kind: "error" for kind in KIND_ORDER}
-SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning", "undeclared-field": "warning"})
+SEVERITY.update({"duplicate-ciphertext": "warning", "retired-key": "warning", "undeclared-field": "note"})
 
 
 def rand(n):
@@ -151,7 +151,7 @@ jsonl_lines = [
     [("user_id", "user-12"), ("passport", ("v1-in-bound-field", seal(CURRENT, "X1234567", bytes([2] * 24))))],
     [("user_id", "user-13"), ("ssn", ("field-beside-data", "123-45-6789")), ("data", {})],
     # Issue 36: fields the schema does not declare. `creditScore` is `credit_score` spelt another way (an
-    # error: its value is in plaintext); `favorite_color` is near nothing flagged (a warning, once per file).
+    # error: its value is in plaintext); `favorite_color` is near nothing flagged (a note, once per file).
     [("user_id", "user-14"), ("favorite_color", "green"), ("creditScore", 812), ("ssn", None)],
     [("user_id", "user-15"), ("favorite_color", "blue"), ("ssn_", "987-65-4321")],
 ]
@@ -256,7 +256,7 @@ def expected_run(with_schema, with_key):
                     add("undeclared-field", [place(v)], "error")
                 elif v[2] not in warned:
                     warned.add(v[2])
-                    add("undeclared-field", [place(v)], "warning")
+                    add("undeclared-field", [place(v)], "note")
                 continue
             tag = v[5][0] if isinstance(v[5], tuple) else None
             if tag == "mixed-keys":

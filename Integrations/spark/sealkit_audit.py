@@ -21,8 +21,9 @@ How it works (docs/audit.md, "More than one machine"):
 4. `sealkit audit --from-facts` on the driver turns the merged facts into the report: the same findings,
    messages, JSON and SARIF writers as on one machine.
 
-Exit status: 0 clean, 1 findings (as `sealkit audit --fail-on warning`), 2 or above for a usage or input
-error (2 bad arguments; otherwise sealkit's own: 64 usage, 65 bad schema, 66 nothing audited, 74 unreadable).
+Exit status: 0 clean or notes only, 1 errors or warnings (as `sealkit audit --fail-on warning`), 2 or above
+for a usage or input error (2 bad arguments; otherwise sealkit's own: 64 usage, 65 bad schema, 66 nothing
+audited, 74 unreadable).
 """
 import argparse
 import json

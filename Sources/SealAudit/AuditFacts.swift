@@ -96,7 +96,7 @@ public enum AuditFacts {
         private var files: [String]?
         private var sawSummary = false
         private var inputLine = 0
-        /// Per file, the undeclared field names warned about so far: the one machine's rule (a warning
+        /// Per file, the undeclared field names noted so far: the one machine's rule (a note
         /// once per name and file, `AuditRun.warnedUndeclaredCap` names at most) applied here, to facts in
         /// place order, since each part of a split audit saw only its own lines.
         private var warnedUndeclared: [String: Set<String>] = [:]
@@ -138,7 +138,8 @@ public enum AuditFacts {
                 // A finding's own severity (undeclared-field's depends on the field); facts without one take the kind's.
                 let severity = body["severity"]?.stringValue.flatMap(Severity.init(rawValue:)) ?? kind.severity
                 let at = try place(body)
-                if kind == .undeclaredField, severity == .warning, let field = at.field {
+                // Below error: a note, or a warning from a sealkit before notes, on an executor not yet upgraded.
+                if kind == .undeclaredField, severity < .error, let field = at.field {
                     var warned = warnedUndeclared[at.file, default: []]
                     if warned.count < AuditRun.warnedUndeclaredCap {
                         guard warned.insert(field).inserted else { break }

@@ -7,7 +7,7 @@ public struct AuditProgress: Sendable {
     /// Bytes read so far.
     public let bytesRead: Int
     /// Bytes there are to read: every file's size, known before the first is read and read once
-    /// (0 when unknown, as for stdin).
+    /// (0 when unknown: stdin is among them).
     public let bytesTotal: Int
     /// Values audited so far.
     public let valuesRead: Int
@@ -185,7 +185,9 @@ final class AuditRun {
         self.progress = progress
         self.onFinding = onFinding
         file = files.first ?? AuditFile(path: "", format: .json, byteCount: 0)
-        bytesTotal = files.reduce(0) { $0 + $1.byteCount }
+        // With stdin among the files the total is unknown (0): the files' sizes alone would be a total that
+        // stdin's bytes run past.
+        bytesTotal = files.contains { $0.path == AuditFile.standardInput } ? 0 : files.reduce(0) { $0 + $1.byteCount }
     }
 
     deinit {
@@ -315,9 +317,9 @@ final class AuditRun {
                 if schema.encryptedFields.contains(key) {
                     inspectEncryptedField(value, field: key)
                 } else if let undeclared = schema.undeclaredField(named: key) {
-                    // A warning once per name and file (every profile of an export may carry `user_id`);
+                    // A note once per name and file (every profile of an export may carry `user_id`);
                     // an error wherever it stands, as each is a value in plaintext.
-                    // Facts carry every warning: the merge applies the once-per-file rule over all parts.
+                    // Facts carry every note: the merge applies the once-per-file rule over all parts.
                     if undeclared.isError || facts != nil || warnedUndeclared.count >= Self.warnedUndeclaredCap
                         || warnedUndeclared.insert(key).inserted
                     {
@@ -569,7 +571,7 @@ final class AuditRun {
     }
 
     /// An `undeclared-field` finding: an error for a name near an encrypted field's (or when the schema
-    /// refuses every undeclared field), a warning otherwise.
+    /// refuses every undeclared field), a note otherwise.
     /// The undeclared field names warned about in this file; at most `warnedUndeclaredCap` of them are
     /// remembered, past which each is reported where it stands.
     private var warnedUndeclared: Set<String> = []
@@ -589,7 +591,7 @@ final class AuditRun {
         }
         emit(Finding(
             kind: .undeclaredField, places: [place(field: field)], message: message,
-            severity: isError ? .error : .warning))
+            severity: isError ? .error : .note))
     }
 
     private func report(_ kind: FindingKind, field: String, also other: Place? = nil, _ message: String) {

@@ -31,7 +31,8 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     case fieldBesideData = "field-beside-data"
     /// A profile field the schema does not declare: an error when its name is near an encrypted
     /// field's (one of the two is misspelt, and the value is in plaintext) or when the schema
-    /// refuses every undeclared member; a warning otherwise.
+    /// refuses every undeclared member; a note otherwise (exports carry members such as `user_id`
+    /// that an app schema does not list).
     case undeclaredField = "undeclared-field"
     /// The schema asks for profile seals and a profile has none (`sealkit_seal`): it may have been removed.
     case sealMissing = "seal-missing"
@@ -41,7 +42,9 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
     /// How serious the kind is.
     public var severity: Severity {
         switch self {
-        case .duplicateCiphertext, .retiredKey, .undeclaredField: return .warning
+        case .duplicateCiphertext, .retiredKey: return .warning
+        // Its usual finding; a near name, or a schema that refuses every undeclared member, makes it an error.
+        case .undeclaredField: return .note
         default: return .error
         }
     }
@@ -129,7 +132,7 @@ public enum Severity: String, Sendable, Comparable {
     case error
     /// Fails the audit by default (`--fail-on warning`); `--fail-on error` lets it pass.
     case warning
-    /// For information: never fails the audit.
+    /// For information: reported and counted, and fails the audit only with `--fail-on note`.
     case note
 
     public static func < (lhs: Severity, rhs: Severity) -> Bool {
@@ -229,7 +232,7 @@ public struct Finding: Sendable, Equatable {
     }
 
     /// How serious it is: its kind's severity, except for `undeclared-field`, which is an error when the
-    /// name is near an encrypted field's.
+    /// name is near an encrypted field's (or the schema refuses every undeclared field), else a note.
     public var severity: Severity { assignedSeverity }
     /// The first place's file.
     public var file: String { places[0].file }

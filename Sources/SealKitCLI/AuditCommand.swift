@@ -29,16 +29,22 @@ struct AuditCommand: ParsableCommand {
 
     /// The least severity that fails the audit.
     enum FailOn: String, ExpressibleByArgument, CaseIterable {
-        case error, warning
+        case error, warning, note
 
-        var severity: Severity { self == .error ? .error : .warning }
+        var severity: Severity {
+            switch self {
+            case .error: return .error
+            case .warning: return .warning
+            case .note: return .note
+            }
+        }
     }
 
     @Option(help: ArgumentHelp("A schema in Rownd's app-config shape saying which fields are encrypted.", valueName: "path"), completion: .file(extensions: ["json"]))
     var schema: String?
 
     @Flag(help: ArgumentHelp(
-        "The schema declares every field: a field it does not declare is an error, not a warning.",
+        "The schema declares every field: a field it does not declare is an error, not a note.",
         discussion: "As the schema's \"sealkit\": {\"undeclared\": \"error\"} does."))
     var completeSchema = false
 
@@ -53,7 +59,10 @@ struct AuditCommand: ParsableCommand {
         help: ArgumentHelp("Leave out findings of this kind, from the report and the counts (repeatable).", valueName: "kind"))
     var ignored: [FindingKind] = []
 
-    @Option(help: ArgumentHelp("Exit 1 on findings of this severity or worse; with warning, any finding fails.", valueName: "severity"))
+    @Option(help: ArgumentHelp(
+        "Exit 1 on findings of this severity or worse; with note, any finding fails.",
+        discussion: "Notes (an undeclared field whose name is near no encrypted field's) are reported and counted but pass unless asked.",
+        valueName: "severity"))
     var failOn: FailOn = .warning
 
     @Flag(name: .customLong("no-progress"), help: "Never show the progress line (shown by default on a terminal only).")
@@ -119,7 +128,7 @@ struct AuditCommand: ParsableCommand {
         }
         if let writeError { throw writeError }
         let failing = summary.findingCountsBySeverity.contains { $0.value > 0 && $0.key >= failOn.severity }
-        // Reading no value proves nothing: in CI that would be a false green. Warnings alone do not hide it (profiles
+        // Reading no value proves nothing: in CI that would be a false green. Notes alone do not hide it (profiles
         // holding only fields the schema does not declare: the schema or the files are most likely the wrong ones);
         // an error, such as a field near an encrypted one's name, is reported as a finding.
         let errors = summary.findingCountsBySeverity[.error] ?? 0
@@ -130,8 +139,20 @@ struct AuditCommand: ParsableCommand {
         if let writeError { throw writeError }
         try output.flush()
         if failing {
+            // The text report ends in the summary; where it was shown on the terminal stderr goes to, repeating it
+            // there would print it twice, so stderr only says why the exit status is 1.
+            if format == .text, StandardOutput.sharesTerminalWithStandardError {
+                throw CLIFailure(Self.verdict(summary, failOn: failOn), status: .negative)
+            }
             throw CLIFailure(TextReport.summary(summary), status: .negative)
         }
+    }
+
+    /// Why the audit fails, for when the summary is already on the screen: how many findings are at or above
+    /// `--fail-on`.
+    static func verdict(_ summary: AuditSummary, failOn: FailOn) -> String {
+        let count = summary.findingCountsBySeverity.filter { $0.key >= failOn.severity }.values.reduce(0, +)
+        return "the audit fails: \(count) \(count == 1 ? "finding" : "findings") at or above --fail-on \(failOn.rawValue)"
     }
 
     /// The vaults of the `--key` ids, each unlocked in turn.
@@ -185,10 +206,13 @@ final class ProgressLine {
         shown = true
     }
 
-    /// Bytes in MiB with one decimal.
+    /// Bytes in KiB below a MiB, else in MiB or GiB with one decimal.
     private static func size(_ bytes: Int) -> String {
-        let tenths = bytes * 10 >> 20
-        return "\(tenths / 10).\(tenths % 10) MiB"
+        if bytes < 1 << 20 { return "\(bytes >> 10) KiB" }
+        let (shift, unit) = bytes < 1 << 30 ? (20, "MiB") : (30, "GiB")
+        // Parenthesised: Swift shifts before it multiplies, and `bytes * 10 >> shift` is always 0.
+        let tenths = (bytes * 10) >> shift
+        return "\(tenths / 10).\(tenths % 10) \(unit)"
     }
 
     func finish() {

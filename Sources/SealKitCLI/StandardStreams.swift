@@ -117,4 +117,13 @@ final class StandardOutput {
     }
 
     static var isTerminal: Bool { isatty(1) == 1 }
+
+    /// Whether stdout and stderr are the same terminal: what one writes, the person reads beside the other.
+    static var sharesTerminalWithStandardError: Bool {
+        guard isatty(1) == 1, isatty(2) == 1 else { return false }
+        var out = stat()
+        var err = stat()
+        guard fstat(1, &out) == 0, fstat(2, &err) == 0 else { return false }
+        return out.st_rdev == err.st_rdev
+    }
 }

@@ -44,7 +44,7 @@ struct SplitAuditTests {
         let path = try write("v2.ndjson", text)
         let schema = try write(
             "schema.json",
-            // `id` is declared: an undeclared member would be an `undeclared-field` warning (issue 36).
+            // `id` is declared: an undeclared member would be an `undeclared-field` note.
             "{\"schema\": {\"id\": {\"type\": \"string\"}, \"dob\": {\"encryption\": {\"state\": \"enabled\", \"sealkit\": {\"format\": 2}}}, "
                 + "\"card\": {\"encryption\": {\"state\": \"enabled\", \"sealkit\": {\"format\": 2}}}}}")
         for auditor in [Auditor(), Auditor(schema: try AuditSchema.load(path: schema))] {

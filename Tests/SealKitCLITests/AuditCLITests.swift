@@ -311,7 +311,7 @@ extension AuditCLITests {
         #expect(noFields.status == 66 && noFields.stderr.contains("no flagged field"))
     }
 
-    /// Warnings fail by default; --fail-on error lets them pass, --ignore drops a kind.
+    /// Warnings fail by default; --fail-on error lets them pass, --fail-on note fails on anything, --ignore drops a kind.
     @Test func failOnAndIgnoreDecideWhatFails() throws {
         let cli = try CLI.withKey()
         let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "same").output
@@ -324,7 +324,10 @@ extension AuditCLITests {
         let ignored = try cli.run(["audit", "--ignore", "duplicate-ciphertext", "--ignore", "nonce-reuse", "--format", "json", file])
         #expect(ignored.status == 0 && !ignored.stdout.contains(#""kind""#), "\(ignored.stdout)")
         expectCleanFailure(try cli.run(["audit", "--ignore", "no-such-kind", file]), containing: "no-such-kind")
-        expectCleanFailure(try cli.run(["audit", "--fail-on", "note", file]), containing: "fail-on")
+        // --fail-on note: every finding fails, warnings included.
+        let notes = try cli.run(["audit", "--fail-on", "note", file])
+        #expect(notes.status == 1 && notes.stdout.contains("duplicate-ciphertext"), "\(notes.stderr)")
+        expectCleanFailure(try cli.run(["audit", "--fail-on", "info", file]), containing: "fail-on")
     }
 }
 

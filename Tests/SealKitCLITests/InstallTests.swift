@@ -115,6 +115,69 @@ extension InstallTests {
     }
 }
 
+extension InstallTests {
+    // MARK: ENVIRONMENT and EXIT STATUS
+
+    /// The rendered page's sections: each heading (a line in capitals at the margin) and the lines under it.
+    static func sections(of page: String) -> [String: [String]] {
+        var sections: [String: [String]] = [:]
+        var heading = ""
+        for line in page.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if let first = line.first, first.isUppercase, line == line.uppercased(), !line.hasPrefix("SEALKIT(") {
+                heading = line
+            } else {
+                sections[heading, default: []].append(line)
+            }
+        }
+        return sections
+    }
+
+    /// The variables and codes are read from the code, so a new one the page leaves out fails here.
+    @Test(.requires(.man), .requires(.manualGenerator)) func theManPageListsTheEnvironmentAndEveryExitStatus() throws {
+        let cli = try CLI()
+        let folder = cli.home.appendingPathComponent("man").path
+        var environment = cli.environment
+        environment["SEALKIT_PREBUILT"] = CLI.executable.deletingLastPathComponent().path
+        let made = try ChildProcess.run(InstallTests.repository.path + "/Scripts/man", [folder], stdin: [], environment: environment)
+        #expect(made.status == 0, "\(made.stderrText)")
+        environment["MANWIDTH"] = "100"
+        let man = try ChildProcess.run("man", ["-l", folder + "/man1/sealkit.1"], stdin: [], environment: environment)
+        #expect(man.status == 0, "\(man.stderrText)")
+        let sections = Self.sections(of: man.stdoutText)
+        let environmentSection = try #require(sections["ENVIRONMENT"], "no ENVIRONMENT: \(sections.keys.sorted())")
+        let exitSection = try #require(sections["EXIT STATUS"], "no EXIT STATUS: \(sections.keys.sorted())")
+        // Still the generator's page around them.
+        for heading in ["NAME", "SYNOPSIS", "DESCRIPTION"] { #expect(sections[heading] != nil, "\(heading)") }
+
+        // Every variable the command reads, each an item with words beside or under it.
+        let sources = InstallTests.repository.appendingPathComponent("Sources/SealKitCLI")
+        var read: Set<String> = ["SEALKIT_TPM_TIMEOUT", "NO_COLOR", "TERM", "COLUMNS", "XDG_RUNTIME_DIR"]
+        for file in try FileManager.default.contentsOfDirectory(atPath: sources.path) where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /(?:environment\["|getenv\(")(SEALKIT_[A-Z_]+)"/) { read.insert(String(match.output.1)) }
+        }
+        #expect(read.count > 10, "\(read.sorted())")
+        for name in read.sorted() {
+            let item = environmentSection.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name) }
+            let index = try #require(item, "ENVIRONMENT leaves out \(name): \(environmentSection.joined(separator: "\n"))")
+            let described = environmentSection[index].trimmingCharacters(in: .whitespaces).count > name.count + 2
+                || environmentSection[index + 1].trimmingCharacters(in: .whitespaces).count > 10
+            #expect(described, "\(name) has no description")
+        }
+
+        // Every code ExitStatus has, and 0, each an item saying what it means.
+        let command = try String(contentsOf: sources.appendingPathComponent("SealKitCommand.swift"), encoding: .utf8)
+        let codes = [0] + command.matches(of: /\n    case [a-zA-Z]+ = ([0-9]+)\n/).map { Int($0.output.1)! }
+        #expect(codes.count >= 13 && codes.contains(69) && codes.contains(130), "\(codes)")
+        for code in codes {
+            #expect(exitSection.contains { $0.wholeMatch(of: /\s+([0-9]+)\s+[A-Z].{5,}/)?.output.1 == "\(code)" },
+                "EXIT STATUS has no \(code): \(exitSection.joined(separator: "\n"))")
+        }
+        // Not the generator's placeholder alone, and the TPM's timeout named where its code is.
+        #expect(exitSection.joined(separator: " ").contains("SEALKIT_TPM_TIMEOUT"))
+    }
+}
+
 extension Peer {
     /// argument-parser's manual generator, built beside `sealkit` (a plain `swift test` builds only what the
     /// tests link; Scripts/test builds it).

@@ -6,7 +6,8 @@ import SealJSON
 /// Each result's location is the file with the line it starts on: the line itself for
 /// NDJSON, the line its profile starts on for JSON, whose exact place is the JSON pointer
 /// in the location's `logicalLocations`. Findings that span places list the others as
-/// `relatedLocations`. Levels: `error` and `warning` as the kind's severity says.
+/// `relatedLocations`. Levels: the finding's severity, `error`, `warning` or `note`; a rule's default level is
+/// its kind's usual severity.
 public enum SARIFReport {
     /// Renders a report.
     /// - Parameters:
