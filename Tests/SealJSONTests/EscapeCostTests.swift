@@ -34,7 +34,7 @@ import Testing
     /// Reads a text 4 times as long as another: linear work takes about 4 times as long, quadratic work 16.
     /// The longer text passes once one reading of it takes under 8 times the shorter's fastest of five.
     static func expectLinear(_ name: String, _ read: ([UInt8]) throws -> Void) throws {
-        let short = document(pairs: 8_000), long = document(pairs: 32_000)
+        let short = document(pairs: 16_000), long = document(pairs: 64_000)
         var shortest = Double.infinity
         for _ in 0..<5 { shortest = min(shortest, try cpuTime { try read(short) }) }
         var longest = Double.infinity
