@@ -163,6 +163,9 @@ def report(results_path, json_path):
                 entry["met"] = ratio >= target
                 verdicts.append(entry["met"])
             row["peers"][peer] = entry
+        if bench.startswith("json parse"):
+            # Parsing throughput: linear in the input, escapes included.
+            row["mib_per_second"] = round(size / (1 << 20) / (ours["median_ns"] / 1e9), 1)
         if bench in AUDIT_TARGETS:
             per_second = 1e9 / ours["median_ns"]
             peak_mb = (ours["peak_rss_kib"] or 0) * 1024 / 1e6
@@ -189,6 +192,8 @@ def report(results_path, json_path):
         c_time, c_ratio = cell(row, "c")
         p_time, p_ratio = cell(row, "pynacl")
         ours = time_label(row["sealkit_ns"])
+        if "mib_per_second" in row:
+            ours = f"{row['mib_per_second']:,.1f} MiB/s ({ours})"
         if "values_per_second" in row:
             ours = (f"{row['values_per_second']:,} values/s, {row['peak_mb']:.0f} MB peak"
                     f" {'✓' if row['met'] else '✗'}")

@@ -4,6 +4,8 @@
 //
 //   SealKitBench ops SIZE KEYFILE                  Vault.encrypt(plaintext:) / decrypt(ciphertext:)
 //   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile, JSON text in and out: ProfileProcessor.process(_:with:)
+//   SealKitBench json PERCENT                      JSONValue.parse of 1 MiB of strings, PERCENT% of their bytes escapes
+//                                                  (0, 10, 20, 40, 50 or 100)
 //
 // KEYFILE holds the key as standard base64 on its first line.
 import Foundation
@@ -133,16 +135,59 @@ func formats(size: Int, key: SymmetricKey) throws {
     }
 }
 
+/// A JSON document of 1 MiB: an array of 1,024 strings of 1 KiB each whose bytes are `percent`% escapes
+/// (`\\` and `\n`, two bytes each, spread evenly), the rest plain ASCII text. `percent` is one of
+/// `escapePercentages`, which fill a block of 20 bytes exactly.
+let escapePercentages = [0, 10, 20, 40, 50, 100]
+
+func escapedDocument(percent: Int) -> [UInt8] {
+    let escapesPerBlock = percent / 10  // in each block of 20 bytes
+    let plainPerEscape = escapesPerBlock == 0 ? 20 : (20 - 2 * escapesPerBlock) / escapesPerBlock
+    var content: [UInt8] = []
+    var escapes = 0
+    while content.count < 1024 - 2 - 20 {
+        for _ in 0..<max(escapesPerBlock, 1) {
+            if escapesPerBlock > 0 {
+                content += escapes % 2 == 0 ? Array(#"\\"#.utf8) : Array(#"\n"#.utf8)
+                escapes += 1
+            }
+            content += (0..<plainPerEscape).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        }
+    }
+    content += Array(repeating: UInt8(ascii: "z"), count: 1024 - 2 - 1 - content.count)
+    var document: [UInt8] = [UInt8(ascii: "[")]
+    for index in 0..<1024 {
+        document.append(UInt8(ascii: "\""))
+        // The last string a byte shorter, for the opening bracket: 1 MiB exactly.
+        document += index == 1023 ? content.dropLast() : content[...]
+        document.append(UInt8(ascii: "\""))
+        document.append(UInt8(ascii: index == 1023 ? "]" : ","))
+    }
+    return document
+}
+
+/// `JSONValue.parse` of `escapedDocument(percent:)`: what every reader of profiles, NDJSON lines and the
+/// audit's files pays per byte. Scripts/bench reports it as MiB/s.
+func json(percent: Int) throws {
+    let document = escapedDocument(percent: percent)
+    try measure("json parse, \(percent)% escapes", size: document.count) { iterations in
+        for _ in 0..<iterations { sink &+= try JSONValue.parse(document).arrayValue?.count ?? 0 }
+    }
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 4, arguments[1] == "ops", let size = Int(arguments[2]) {
         try ops(size: size, key: readKey(arguments[3]))
     } else if arguments.count == 4, arguments[1] == "formats", let size = Int(arguments[2]) {
         try formats(size: size, key: readKey(arguments[3]))
+    } else if arguments.count == 3, arguments[1] == "json", let percent = Int(arguments[2]), escapePercentages.contains(percent) {
+        try json(percent: percent)
     } else if arguments.count == 5, arguments[1] == "profile" {
         try profile(schemaPath: arguments[2], profilePath: arguments[3], key: readKey(arguments[4]))
     } else {
-        fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench formats SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE")
+        fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench formats SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE"
+            + " | SealKitBench json PERCENT")
     }
 } catch {
     fail("\(error)")

@@ -582,8 +582,7 @@ final class AuditRun {
         let name = TextSafety.printable(field)
         let message: String
         if let near = nearEncryptedField {
-            message = "`\(name)` is not in the schema; did you mean the encrypted field `\(TextSafety.printable(near))`? "
-                + "Its value is not audited as a ciphertext"
+            message = UndeclaredMember.nearFact(member: field, field: near) + "; its value is not audited as a ciphertext"
         } else if isError {
             message = "`\(name)` is not in the schema, and undeclared fields are refused"
         } else {

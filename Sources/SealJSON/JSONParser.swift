@@ -469,27 +469,47 @@ struct JSONParser {
         throw error(.unexpectedEnd(expected: "'\"' to close the string"), at: bytes.count)
     }
 
-    /// Decodes a string with escapes into `scratch`, through its closing quote.
+    /// Decodes a string with escapes into `scratch`, through its closing quote, in time linear in its length.
     private mutating func decodeEscapedString(start: Int, firstEscape: Int) throws(JSONError) {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<firstEscape]))
+        // The decoded bytes go to a local array that owns `scratch`'s memory for the while. Passed as
+        // `&scratch` to a method of `self`, the array would be shared by the copy of `self` the call
+        // reads, and every escape would copy all that was decoded so far: quadratic in the escapes.
+        var output: [UInt8] = []
+        swap(&output, &scratch)
+        defer { swap(&output, &scratch) }
+        output.removeAll(keepingCapacity: true)
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<firstEscape]))
+        // Plain bytes between escapes are copied a run at a time; `runStart` is where the current run began.
         var i = firstEscape
-        while i < bytes.count {
+        var runStart = firstEscape
+        while true {
+            if let base = bytes.baseAddress {
+                while i &+ 8 <= bytes.count {
+                    let stops = SWAR.plainStringStops(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                    if stops == 0 {
+                        i &+= 8
+                        continue
+                    }
+                    i &+= stops.trailingZeroBitCount &>> 3
+                    break
+                }
+            }
+            guard i < bytes.count else { break }
             let byte = bytes[i]
             if byte == ASCII.quote {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 index = i + 1
                 return
             } else if byte == ASCII.backslash {
-                i = try readEscape(at: i, into: &scratch)
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                i = try readEscape(at: i, into: &output)
+                runStart = i
             } else if byte < 0x20 {
                 throw error(.controlCharacter(byte), at: i)
             } else if byte < 0x80 {
-                scratch.append(byte)
                 i += 1
             } else {
-                let next = try validateUTF8Sequence(at: i)
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<next]))
-                i = next
+                i = try validateUTF8Sequence(at: i)
             }
         }
         throw error(.unexpectedEnd(expected: "'\"' to close the string"), at: bytes.count)

@@ -65,15 +65,23 @@ package struct UndeclaredMember: Sendable, Equatable, CustomStringConvertible {
         self.nearEncryptedField = nearEncryptedField
     }
 
-    /// "`salary` is not in the schema; did you mean the encrypted field `salery`?", or, for a member near no
-    /// encrypted field (refused because the schema says it declares every field), what to do.
+    /// "`salary` is not in the schema, and its name is near the encrypted field `salery`" and both remedies,
+    /// as either name may be the misspelt one; or, for a member near no encrypted field (refused because the
+    /// schema says it declares every field), what to do.
     package var description: String {
         let member = "`" + TextSafety.printable(name) + "`"
         if let near = nearEncryptedField {
-            return "\(member) is not in the schema; did you mean the encrypted field `\(TextSafety.printable(near))`?"
+            return Self.nearFact(member: name, field: near) + ": declare \(member) in the schema if it is another field, "
+                + "or correct whichever of the two names is misspelt, in the schema or in the profile"
         }
         return "\(member) is not in the schema, and undeclared members are refused: declare it in the schema "
             + "or leave it out of the profile"
+    }
+
+    /// The facts of a near miss, without a remedy: which member, near which encrypted field.
+    package static func nearFact(member: String, field: String) -> String {
+        "`\(TextSafety.printable(member))` is not in the schema, and its name is near the encrypted field "
+            + "`\(TextSafety.printable(field))`"
     }
 }
 

@@ -101,9 +101,11 @@ public struct ProfileSchema: Sendable, Equatable {
     /// or rotated in strict mode. Set in the schema file with a `"sealkit"` member beside `"schema"`:
     /// `{"schema": {...}, "sealkit": {"undeclared": "error"}}` (Rownd's SDKs skip it).
     public enum UndeclaredMembers: String, Sendable, Equatable, CaseIterable {
-        /// Refuse a member whose name is near an encrypted field's: within two edits, or equal but for
-        /// case and separators (`salary` and `salery`, `SSN` and `ssn`, `home_address` and `homeAddress`),
-        /// as a misspelling on either side would leave the value in plaintext. Pass every other
+        /// Refuse a member whose name is near an encrypted field's: equal but for case, separators and
+        /// width (`SSN`, `ｓｓｎ` and `ssn`, `home_address` and `homeAddress`), or a few edits apart, as many as
+        /// the names' length allows (`salary` and `salery`; a three-letter name only by a swap, so `sex` and
+        /// `job` pass beside `ssn` and `dob`), as a misspelling on either side would leave the value in
+        /// plaintext. Declaring the member in the schema lets it pass. Pass every other
         /// undeclared member, as profiles carry members an app schema does not list (`user_id`). The default;
         /// `"undeclared": "near"` in the schema file.
         case refusedNearEncrypted = "near"
@@ -208,7 +210,7 @@ public struct ProfileSchema: Sendable, Equatable {
     /// members pass. The one rule every profile operation and the audit follow.
     package func undeclaredMember(named name: String) -> UndeclaredMember? {
         guard !declares(name) else { return nil }
-        let near = TextSafety.nearestName(to: name, among: encryptedNameList)
+        let near = TextSafety.nearMiss(of: name, among: encryptedNameList)
         if near == nil && undeclaredMembers == .refusedNearEncrypted { return nil }
         return UndeclaredMember(name: name, nearEncryptedField: near)
     }

@@ -6,7 +6,9 @@ import Testing
 /// leave in plaintext with exit 0, whatever command carries it.
 @Suite("sealkit profile and audit: fields the schema does not declare")
 struct UndeclaredFieldCLITests {
-    static let message = "sealkit: `salary` is not in the schema; did you mean the encrypted field `salery`?\n"
+    static let message = "sealkit: `salary` is not in the schema, and its name is near the encrypted field `salery`: "
+        + "declare `salary` in the schema if it is another field, or correct whichever of the two names is misspelt, "
+        + "in the schema or in the profile\n"
     static let schemaText = #"{"schema": {"salery": {"type": "number", "encryption": {"state": "enabled"}}, "name": {"type": "string"}}}"#
     static let profile = #"{"user_id": "u1", "name": "Ada", "salary": 85000.50}"#
 
@@ -35,10 +37,38 @@ struct UndeclaredFieldCLITests {
             ["profile", "encrypt", "--schema", right, "--key", "ada"], stdin: #"{"id": "u1", "data": {"salery": 85000.50}}"#)
         expectCleanFailure(reversed)
         #expect(reversed.status == 65)
-        #expect(reversed.stderr == "sealkit: `salery` is not in the schema; did you mean the encrypted field `salary`?\n")
+        #expect(reversed.stderr == "sealkit: `salery` is not in the schema, and its name is near the encrypted field `salary`: "
+            + "declare `salery` in the schema if it is another field, or correct whichever of the two names is misspelt, "
+            + "in the schema or in the profile\n")
         // Undeclared fields far from every encrypted one pass, as today.
         let passes = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"user_id": "u1", "salery": 1}"#)
         #expect(passes.status == 0 && passes.stderr.isEmpty, "\(passes.stderr)")
+    }
+
+    /// `sex` beside a flagged `ssn` and `job` beside `dob` are other fields, not
+    /// misspellings; a full-width `ｓｓｎ` is one. The audit follows the same rule.
+    @Test func shortNamesAreNearOnlyOnceFoldedOrSwapped() throws {
+        let cli = try CLI.withKey()
+        let schema = cli.home.appendingPathComponent("short.json").path
+        try #"{"schema": {"ssn": {"type": "string", "encryption": {"state": "enabled"}}, "dob": {"type": "string", "encryption": {"state": "enabled"}}}}"#
+            .write(toFile: schema, atomically: true, encoding: .utf8)
+        let passes = try cli.run(
+            ["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"ssn": "1", "dob": "2", "sex": "f", "job": "pilot"}"#)
+        #expect(passes.status == 0 && passes.stderr.isEmpty, "\(passes.stderr)")
+        #expect((try? JSONValue.parse(passes.output))?["job"] == "pilot")
+
+        let wide = try cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"ｓｓｎ": "078-05-1120"}"#)
+        expectCleanFailure(wide)
+        #expect(wide.status == 65)
+        #expect(wide.stderr.hasPrefix("sealkit: `ｓｓｎ` is not in the schema, and its name is near the encrypted field `ssn`: "))
+        #expect(!wide.stdout.contains("078-05-1120"))
+
+        let export = cli.home.appendingPathComponent("export.ndjson")
+        try (#"{"sex": "f", "job": "pilot"}"# + "\n" + #"{"ｓｓｎ": "078-05-1120"}"# + "\n").write(to: export, atomically: true, encoding: .utf8)
+        let audit = try cli.run(["audit", "--schema", schema, "--format", "json", export.path])
+        let findings = try #require((try? JSONValue.parse(audit.output))?["findings"]?.arrayValue, "\(audit.stderr)")
+        let errors = findings.filter { $0["kind"] == "undeclared-field" && $0["severity"] == "error" }
+        #expect(errors.map { $0["field"]?.stringValue ?? "" } == ["ｓｓｎ"], "\(audit.output)")
     }
 
     @Test func rotateAndNDJSONRefuseItToo() throws {
@@ -106,7 +136,8 @@ struct UndeclaredFieldCLITests {
         #expect(undeclared.map { $0["severity"]?.stringValue ?? "" } == ["note", "error", "error"], "\(audit.output)")
         #expect(undeclared.map { $0["field"]?.stringValue ?? "" } == ["user_id", "salary", "salary"])
         try #require(undeclared.count == 3)
-        #expect(undeclared[1]["message"]?.stringValue?.contains("did you mean the encrypted field `salery`?") == true)
+        #expect(undeclared[1]["message"]?.stringValue
+            == "`salary` is not in the schema, and its name is near the encrypted field `salery`; its value is not audited as a ciphertext")
         #expect(!audit.stdout.contains("85000"))
         // Errors fail even --fail-on error; with only the note left, --fail-on error passes.
         #expect(try cli.run(["audit", "--schema", schema, "--fail-on", "error", export.path]).status == 1)

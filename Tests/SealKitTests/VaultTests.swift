@@ -100,6 +100,11 @@ struct VaultProfileTests {
         }}}
         """
 
+    /// The refusal's words: the facts, then both remedies, as either name may be the misspelt one.
+    static let salaryNearSalery = "`salary` is not in the schema, and its name is near the encrypted field `salery`: "
+        + "declare `salary` in the schema if it is another field, or correct whichever of the two names is misspelt, "
+        + "in the schema or in the profile"
+
     /// Issue 36: a field misspelt in the schema (or the profile) never leaves in plaintext through the vault.
     @Test func aFieldNearAnEncryptedOneIsRefusedNamingBoth() throws {
         let vault = Vault(keystore: try .inMemory(), user: try KeyID("p"), format: .v1)
@@ -110,7 +115,7 @@ struct VaultProfileTests {
         func expectRefused(_ error: SealKitError?) {
             #expect(error?.reason == .profileFields)
             #expect(error?.fields == ["salary"])
-            #expect(error?.description == "`salary` is not in the schema; did you mean the encrypted field `salery`?")
+            #expect(error?.description == Self.salaryNearSalery)
         }
         let strict = schema
         do {
@@ -135,7 +140,7 @@ struct VaultProfileTests {
             }
             Issue.record("the processor let it through")
         } catch {
-            #expect(error.description == "line 3: `salary` is not in the schema; did you mean the encrypted field `salery`?")
+            #expect(error.description == "line 3: " + Self.salaryNearSalery)
             #expect(output.isEmpty)
         }
         // user_id passes, unless the schema declares every field.

@@ -11,6 +11,12 @@ import Testing
         try ProfileSchema(parsing: #"{"schema": {"# + fields + "}" + (settings.isEmpty ? "" : ", " + settings) + "}")
     }
 
+    /// The refusal when the schema flags `salery` and the profile holds `salary`: the facts, then both remedies,
+    /// as either name may be the misspelt one.
+    static let salaryNearSalery = "`salary` is not in the schema, and its name is near the encrypted field `salery`: "
+        + "declare `salary` in the schema if it is another field, or correct whichever of the two names is misspelt, "
+        + "in the schema or in the profile"
+
     static let salery = try! schema(
         #""salery": {"type": "number", "encryption": {"state": "enabled"}}, "name": {"type": "string"}"#)
     let keys = KeyRing(current: .generate())
@@ -30,12 +36,56 @@ import Testing
         ] {
             #expect(TextSafety.nearestName(to: member, among: ["zzzzzzzz", field]) == field, "\(member) near \(field)")
             #expect(SealKitError.nearest(to: member, among: [field]) == field, "the CLI's did-you-mean follows the same rule")
+            #expect(TextSafety.nearMiss(of: member, among: ["zzzzzzzz", field]) == field, "\(member) is refused beside \(field)")
         }
         for (member, field) in [("user_id", "ssn"), ("favorite_color", "salary"), ("id", "salary"), ("nickname", "name")] {
             #expect(TextSafety.nearestName(to: member, among: [field]) == nil, "\(member) is not near \(field)")
+            #expect(TextSafety.nearMiss(of: member, among: [field]) == nil, "\(member) passes beside \(field)")
         }
         // Nearest first: an exact fold beats two edits.
         #expect(TextSafety.nearestName(to: "SSN", among: ["sin", "ssn"]) == "ssn")
+        #expect(TextSafety.nearMiss(of: "salary", among: ["salery", "Salary"]) == "Salary")
+    }
+
+    /// Two edits on a three-letter name make another name. Short names are near only
+    /// once folded (case, separators, width) or by one swap of neighbours; the edits allowed grow with the length.
+    @Test func theNearRuleGrowsWithTheNamesLength() throws {
+        for (member, field) in [
+            ("sex", "ssn"), ("job", "dob"), ("sin", "ssn"), ("age", "ago"), ("pin", "tin"), ("zip", "dob"), ("id", "ip"),
+            ("ssn", "sn"), ("name", "nickname"), ("city", "county"), ("email", "mail_id"),
+        ] {
+            #expect(!TextSafety.isNearMiss(member, field), "\(member) beside \(field) is another field")
+        }
+        for (member, field) in [
+            ("ssn", "SSN"), ("ｓｓｎ", "ssn"), ("ＳＳＮ", "ssn"), ("ssn", "sns"), ("dob", "dbo"), ("ssn", "sssn"),
+            ("salary", "salery"), ("email", "emial"), ("emai", "email"), ("home_address", "homeAdress"),
+            ("date_of_birth", "date_of_brith"), ("credit_score", "creditscroe"), ("social_security", "socal_secuirty"),
+            ("ｄａｔｅ＿ｏｆ＿ｂｉｒｔｈ", "DateOfBirth"), ("ｻﾗﾘｰ", "サラリー"), ("ｶﾞｽ", "ガス"),
+        ] {
+            #expect(TextSafety.isNearMiss(member, field), "\(member) beside \(field) is a misspelling")
+            #expect(TextSafety.isNearMiss(field, member), "whichever side is misspelt")
+        }
+        // Through the encryptor: `sex` and `job` pass beside flagged `ssn` and `dob`; `ｓｓｎ` and `dbo` are refused.
+        let schema = try Self.schema(
+            #""ssn": {"type": "string", "encryption": {"state": "enabled"}}, "dob": {"type": "string", "encryption": {"state": "enabled"}}"#)
+        let sealed = try ProfileEncryptor(schema: schema).encrypt(["ssn": "1", "dob": "2", "sex": "f", "job": "pilot"], with: keys)
+        #expect(sealed["sex"] == "f" && sealed["job"] == "pilot")
+        let (tree, text) = encrypt(["ｓｓｎ": "078-05-1120", "dbo": "1990-01-01", "sex": "f"], schema)
+        #expect(tree == .undeclaredMembers([
+            UndeclaredMember(name: "ｓｓｎ", nearEncryptedField: "ssn"), UndeclaredMember(name: "dbo", nearEncryptedField: "dob"),
+        ]))
+        #expect(text == tree)
+    }
+
+    /// The refusal gives both ways out, and never asks for a correct profile field to be
+    /// renamed to the schema's typo.
+    @Test func theRefusalSaysToDeclareTheFieldOrCorrectTheMisspeltName() {
+        let member = UndeclaredMember(name: "salary", nearEncryptedField: "salery")
+        #expect(member.description.contains("declare `salary` in the schema if it is another field"))
+        #expect(member.description.contains("correct whichever of the two names is misspelt, in the schema or in the profile"))
+        #expect(!member.description.contains("did you mean"), "the schema's `salery` may be the typo")
+        #expect(UndeclaredMember.nearFact(member: "salary", field: "salery")
+            == "`salary` is not in the schema, and its name is near the encrypted field `salery`")
     }
 
     @Test func aMisspeltFieldIsRefusedNamingBothWhicheverSideIsMisspelt() throws {
@@ -44,7 +94,7 @@ import Testing
         let expected = ProfileError.undeclaredMembers([UndeclaredMember(name: "salary", nearEncryptedField: "salery")])
         #expect(tree == expected)
         #expect(text == expected)
-        #expect(expected.description == "`salary` is not in the schema; did you mean the encrypted field `salery`?")
+        #expect(expected.description == Self.salaryNearSalery)
 
         // The reverse: the schema is right and the profile is misspelt.
         let salary = try Self.schema(#""salary": {"type": "number", "encryption": {"state": "enabled"}}"#)
@@ -123,8 +173,7 @@ import Testing
         let result = try rownd.encrypt(["data": ["salary": "85000.50", "user_id": "u1"]], with: keys)
         #expect(result.profile["data"]?["salary"] == "85000.50", "as Rownd's SDK would have sent it")
         #expect(result.notes.map(\.description) == [
-            "data.salary left in plaintext: `salary` is not in the schema; did you mean the encrypted field `salery`? "
-                + "(Rownd's SDKs send it as it is)"
+            "data.salary left in plaintext: " + Self.salaryNearSalery + " (Rownd's SDKs send it as it is)"
         ])
         #expect(try rownd.rotate(["salary": "1"], with: keys).notes.map(\.path) == ["salary"])
         #expect(try rownd.decrypt(["salary": "1"], with: keys).notes.isEmpty)
