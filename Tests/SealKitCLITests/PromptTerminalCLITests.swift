@@ -121,7 +121,8 @@ struct PromptTerminalCLITests {
         #expect(!scripted.stderr.contains(Self.clear))
     }
 
-    /// Ctrl-C at the backup's screen: the screen is cleared and left, one line, exit 130.
+    /// Ctrl-C at the backup's screen, or at a share backup's share: the screen is cleared and left, one
+    /// line, exit 130.
     @Test func interruptAtTheBackupsScreen() throws {
         let owner = try CLI.withKey("u")
         let terminal = try ChildProcess(CLI.executable.path, ["keys", "backup", "u"], environment: owner.environment, terminal: 200, killAfter: 120)
@@ -132,6 +133,21 @@ struct PromptTerminalCLITests {
         #expect(result.status == 130, "\(screen)")
         #expect(screen.hasSuffix(Self.clear + "\u{1B}[H\u{1B}[?1049lsealkit: interrupted\n"), "\(screen)")
         #expect(!screen.contains("Backup passphrase"))
+
+        // The same at a share backup's share: it used to stay on the screen, the terminal left on the alternate screen.
+        var environment = owner.environment
+        environment["SEALKIT_PASSPHRASE"] = "share pass phrase"
+        let shares = try ChildProcess(
+            CLI.executable.path, ["keys", "backup", "u", "--shares", "2", "--threshold", "2"], environment: environment, terminal: 200,
+            killAfter: 120)
+        #expect(shares.wait(for: "Press Enter to show share 1", timeout: 60))
+        shares.write("\n")
+        #expect(shares.wait(for: "Hand this share to its keeper", timeout: 30))
+        shares.write(Self.interrupt)
+        let interrupted = shares.finish(timeout: 60)
+        let sharesScreen = Self.text(interrupted.stdout)
+        #expect(interrupted.status == 130, "\(sharesScreen)")
+        #expect(sharesScreen.hasSuffix(Self.clear + "\u{1B}[H\u{1B}[?1049lsealkit: interrupted\n"), "\(sharesScreen)")
     }
 
     /// At a terminal a photo of the reply that cannot be read, or holds another code, is said and
