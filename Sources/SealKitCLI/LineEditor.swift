@@ -28,11 +28,11 @@ enum LineEditor {
     static let saved = SavedTerminal()
 
     /// Reads one line from the controlling terminal with completion from `vocabulary`; words are
-    /// separated by spaces and dashes. nil when there is no terminal, or at end of input.
+    /// separated by spaces and dashes. nil when there is no terminal, or at end of input. Ctrl-C at the
+    /// prompt gives the terminal back, says so, and exits 130 (`PromptInterrupt`, or the network
+    /// transfer's own handler while one runs).
     /// - Parameter separator: what follows a word completed at a position (a space between a share's
     ///   words; in a code, a hyphen after every word but the last, as magic-wormhole's completer adds).
-    /// Ctrl-C at the prompt gives the terminal back, says so, and exits 130 (`PromptInterrupt`, or the
-    /// network transfer's own handler while one runs).
     static func read(
         _ prompt: String, separator: @escaping @Sendable (_ position: Int) -> Character? = { _ in " " },
         vocabulary: @escaping Vocabulary

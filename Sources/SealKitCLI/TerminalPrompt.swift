@@ -16,6 +16,7 @@ enum TerminalPrompt {
     static let saved = SavedTerminal()
 
     /// Ctrl-C at the prompt gives the terminal back with echo on, says so, and exits 130 (`PromptInterrupt`).
+    ///
     /// - Returns: nil when there is no terminal to ask on.
     static func passphrase(_ prompt: String) throws -> Passphrase? {
         try PromptInterrupt.guarding { try askSilently(prompt) }

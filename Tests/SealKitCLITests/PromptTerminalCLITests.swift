@@ -46,6 +46,20 @@ struct PromptTerminalCLITests {
         #expect(try TransferCLITests.ids(receiving).isEmpty)
     }
 
+    /// Ctrl-C at `keys import`'s paste: the same, and no keystore made.
+    @Test func interruptAtTheKeyPaste() throws {
+        let cli = try CLI()
+        let terminal = try Self.onATerminal(cli, ["keys", "import", "x"])
+        #expect(terminal.wait(for: "Paste the key", timeout: 30))
+        terminal.write("4f4a6IInDu")
+        usleep(200_000)
+        terminal.write(Self.interrupt)
+        let screen = Self.text(terminal.finish(timeout: 60).stdout)
+        #expect(screen.contains("\nsealkit: interrupted: nothing was stored\n"), "\(screen)")
+        #expect(Self.after(screen).status == "130", "\(screen)")
+        #expect(try cli.run(["keys", "list"]).status != 0, "a keystore was made")
+    }
+
     /// Ctrl-C at `keys restore`'s backup passphrase, typed with echo off: echo is back on, one line,
     /// exit 130, nothing stored.
     @Test func interruptAtTheBackupPassphrase() throws {
