@@ -38,14 +38,14 @@ public struct QRCodeKind: Sendable {
     }
 
     /// A kind whose codes have no prefix of their own, told apart by their shape (a key: bare base64,
-    /// or a link with the key after `#`). Without it such a kind would take every code as one of its
-    /// own, and a key photographed beside any other code would be refused as two keys.
+    /// or a link with the key after `#`). With no prefixes every code would be of the kind, and a key
+    /// photographed beside any other code would be refused as two keys.
     /// - Parameters:
     ///   - name: what one is called in messages.
     ///   - plural: the plural; `name` and an s when not given.
     ///   - matching: whether a code is one of this kind; it sees the code's text, so it must keep it
     ///     to itself (no message, no log).
-    package init(name: String, plural: String? = nil, matching: @escaping @Sendable (String) -> Bool) {
+    public init(name: String, plural: String? = nil, matching: @escaping @Sendable (String) -> Bool) {
         self.name = name
         self.plural = plural ?? name + "s"
         self.prefixes = []
