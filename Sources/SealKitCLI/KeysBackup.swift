@@ -19,7 +19,8 @@ extension KeysCommand {
             discussion: """
                 Prints one line, or numbered parts when long, holding each id's current and retired keys. By default \
                 SealKit makes the backup passphrase: \(PaperBackup.generatedWordCount) words from the EFF large word \
-                list (77 bits), shown on stderr apart from the backup, to write down and keep apart from it. A \
+                list (77 bits), shown on stderr apart from the backup, to write down and keep apart from it: at a \
+                terminal the backup's QR is shown alone until Enter, then cleared, then the passphrase alone until Enter. A \
                 passphrase you choose (SEALKIT_PASSPHRASE or --passphrase-file, which also unlock protected keys) \
                 needs at least \(PaperBackup.minimumChosenLength) characters and is kept byte-exact: type it back exactly. The \
                 words SealKit makes may be written in any case, joined by spaces, hyphens, dots or commas. Restore with 'sealkit keys restore ID'.
@@ -76,6 +77,7 @@ extension KeysCommand {
             let (passphrase, made) = try backupPassphrase()
             let lines = try PaperBackup.make(histories, passphrase: passphrase)
             TransferDisplay.describe(histories, "Backed up")
+            if format == .qr && made && StandardError.isTerminal { return try Self.showApart(lines, passphrase) }
             if format == .qr {
                 StandardError.write("Print this or write it down, and keep the passphrase apart from it. Restore with 'sealkit keys restore ID'.\n")
             }
@@ -92,6 +94,28 @@ extension KeysCommand {
                 throw CLIFailure("\(said(error)): no backup was made", status: .usage)
             }
             return (chosen, false)
+        }
+
+        /// At a terminal, where the backup is photographed, it and its passphrase never share a screen:
+        /// the backup is shown on the alternate screen until Enter, then cleared with the scrollback,
+        /// then the passphrase alone until Enter, then cleared and the screen left. A photo of the
+        /// screen holds one or the other.
+        private static func showApart(_ lines: [String], _ passphrase: Passphrase) throws {
+            try PromptInterrupt.guarding {
+                try PromptInterrupt.onAlternateScreen {
+                    StandardError.write(
+                        "Photograph or print this backup. Its passphrase comes next, on a screen of its own: keep the two apart.\n")
+                    try TransferDisplay.show(lines, format: .qr)
+                    StandardError.write("\nOnce the backup is photographed, press Enter to clear it and show its passphrase.")
+                    try TerminalPrompt.line()
+                    StandardError.write(PromptInterrupt.clearScreen)
+                    show(passphrase)
+                    StandardError.write("Once the passphrase is written down, press Enter to clear it.")
+                    try TerminalPrompt.line()
+                }
+            }
+            StandardError.write(
+                "The backup and its passphrase were shown, each on a screen of its own. Restore with 'sealkit keys restore ID'.\n")
         }
 
         /// Shows a made passphrase on stderr, after the backup and apart from it (the backup alone
@@ -148,11 +172,15 @@ extension KeysCommand {
                     if let existing = try keystore.entry(for: id), !existing.isProtected { throw protectExisting(id) }
                 }
             }
+            // Ctrl-C while the backup is pasted or its passphrase typed stores nothing, and says so.
+            let contents = try PromptInterrupt.guarding(.nothingStored) { try readBackup() }
+            try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+        }
+
+        /// The backup from its images or stdin, opened.
+        private func readBackup() throws -> PaperBackup.Contents {
             let scanned = qr.isEmpty ? nil : try ImageInput.codes(of: shares ? .shareBackup : .paperBackup, in: qr)
-            if shares {
-                let contents = try ShareBackupCommands.open(options: keystoreOptions, lines: scanned)
-                return try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
-            }
+            if shares { return try ShareBackupCommands.open(options: keystoreOptions, lines: scanned) }
             let code: String
             if let scanned {
                 var assembler = PaperBackup.Assembler()
@@ -172,8 +200,7 @@ extension KeysCommand {
             }
             // A share bundle or damaged text is refused before any passphrase is asked.
             try PaperBackup.check(code)
-            let contents = try Self.open(code, options: keystoreOptions)
-            try Self.restore(contents, ids: named, all: all, protect: protect, keystore: keystore, options: keystoreOptions)
+            return try Self.open(code, options: keystoreOptions)
         }
 
         /// Opens the backup with the given passphrase, else one typed on the terminal, with three tries.

@@ -78,8 +78,11 @@ struct KeysCommand: ParsableCommand {
             if StandardInput.isTerminal && qr == nil {
                 StandardError.write("Paste the key, or Rownd's key text <link>#<key>, then press Enter and Ctrl-D:\n")
             }
-            var text = try qr.map { Array(try ImageInput.single(.key, in: $0).utf8) }
-                ?? StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
+            // Ctrl-C at the paste stores nothing, and says so.
+            var text = try PromptInterrupt.guarding(.nothingStored) {
+                try qr.map { Array(try ImageInput.single(.key, in: $0).utf8) }
+                    ?? StandardInput.readAll(limit: InputLimits.keyMaterial, what: "key material")
+            }
             defer { wipe(&text) }
             let key = try PastedKey(parsing: text)
             let passphrase: Passphrase?

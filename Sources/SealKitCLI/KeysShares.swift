@@ -78,21 +78,21 @@ enum ShareBackupCommands {
             StandardError.write(bundle + "\n")
             guard sharesDirectory == nil else { return }
             // The alternate screen, cleared with its scrollback (ESC[3J) between shares: no share
-            // stays on screen or in scrollback once the next is shown.
-            let clear = "\u{1B}[2J\u{1B}[3J\u{1B}[H"
-            StandardError.write("\u{1B}[?1049h" + clear)
-            do {
-                defer { StandardError.write(clear + "\u{1B}[?1049l") }
-                for (share, label) in zip(shares.joined(), labels) {
-                    StandardError.write("\nPress Enter to show \(label).")
-                    _ = try TerminalPrompt.line()
-                    while true {
-                        StandardError.write(clear + "\(label.capitalizedFirst):\n\n    \(share)\n\nHand this share to its keeper, then press Enter.")
+            // stays on screen or in scrollback once the next is shown, nor after Ctrl-C.
+            let clear = PromptInterrupt.clearScreen
+            try PromptInterrupt.guarding {
+                try PromptInterrupt.onAlternateScreen {
+                    for (share, label) in zip(shares.joined(), labels) {
+                        StandardError.write("\nPress Enter to show \(label).")
                         _ = try TerminalPrompt.line()
-                        StandardError.write(clear)
-                        if try !check || checkCopy(of: share, label: label) { break }
-                        StandardError.write("That does not match the share. Press Enter to show \(label) again and correct the copy.")
-                        _ = try TerminalPrompt.line()
+                        while true {
+                            StandardError.write(clear + "\(label.capitalizedFirst):\n\n    \(share)\n\nHand this share to its keeper, then press Enter.")
+                            _ = try TerminalPrompt.line()
+                            StandardError.write(clear)
+                            if try !check || checkCopy(of: share, label: label) { break }
+                            StandardError.write("That does not match the share. Press Enter to show \(label) again and correct the copy.")
+                            _ = try TerminalPrompt.line()
+                        }
                     }
                 }
             }

@@ -6,7 +6,6 @@ import Foundation
 #endif
 @_spi(CLI) import SealKit
 @_spi(CLI) import SealKitTransfer
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -25,26 +24,24 @@ enum LineEditor {
     nonisolated(unsafe) private static var matches: [String] = []
     nonisolated(unsafe) private static var separator: @Sendable (_ position: Int) -> Character? = { _ in " " }
     /// The terminal and its settings from before the prompt being edited, to give back when an interrupt
-    /// ends the process at the prompt. Guarded by `promptLock`: the interrupt handler runs on another thread.
-    private static let promptTerminal = Mutex<(fd: Int32, settings: termios)?>(nil)
-
-    /// Puts the terminal back as it was before the prompt being edited, if one is.
-    /// - Returns: whether a prompt was being edited.
-    static func restoreTerminal() -> Bool {
-        promptTerminal.withLock { saved in
-            guard var terminal = saved else { return false }
-            tcsetattr(terminal.fd, TCSANOW, &terminal.settings)
-            return true
-        }
-    }
+    /// ends the process at the prompt (`PromptInterrupt`, or a network transfer's `InterruptHandler`).
+    static let saved = SavedTerminal()
 
     /// Reads one line from the controlling terminal with completion from `vocabulary`; words are
-    /// separated by spaces and dashes. nil when there is no terminal, or at end of input.
+    /// separated by spaces and dashes. nil when there is no terminal, or at end of input. Ctrl-C at the
+    /// prompt gives the terminal back, says so, and exits 130 (`PromptInterrupt`, or the network
+    /// transfer's own handler while one runs).
     /// - Parameter separator: what follows a word completed at a position (a space between a share's
     ///   words; in a code, a hyphen after every word but the last, as magic-wormhole's completer adds).
     static func read(
         _ prompt: String, separator: @escaping @Sendable (_ position: Int) -> Character? = { _ in " " },
         vocabulary: @escaping Vocabulary
+    ) -> String? {
+        PromptInterrupt.guarding { edit(prompt, separator: separator, vocabulary: vocabulary) }
+    }
+
+    private static func edit(
+        _ prompt: String, separator: @escaping @Sendable (_ position: Int) -> Character?, vocabulary: @escaping Vocabulary
     ) -> String? {
         guard let terminal = fopen("/dev/tty", "r+") else { return nil }
         defer { fclose(terminal) }
@@ -70,11 +67,9 @@ enum LineEditor {
             })
         }
         var settings = termios()
-        if tcgetattr(fileno(terminal), &settings) == 0 {
-            promptTerminal.withLock { $0 = (fileno(terminal), settings) }
-        }
+        if tcgetattr(fileno(terminal), &settings) == 0 { saved.save(fileno(terminal), settings) }
         let read = readline(prompt)
-        promptTerminal.withLock { $0 = nil }
+        saved.clear()
         guard let line = read else { return nil }
         defer { free(line) }
         return String(cString: line)

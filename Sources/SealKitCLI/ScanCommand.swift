@@ -127,6 +127,13 @@ extension QRCodeKind {
     static let shareBackup = QRCodeKind(name: "share backup", prefixes: [ShareBackup.bundlePrefix]) { text in
         !text.isEmpty && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || $0 == " " }
     }
-    /// A key (`keys import --qr`): any one code, read afterwards as a key.
-    static let key = QRCodeKind(name: "key", prefixes: [])
+    /// A key (`keys import --qr`): a code that reads as one (bare base64, Rownd's `<link>#<key>`, or
+    /// `{"data":...}`), so a key photographed beside a transfer code or a menu's link is taken alone
+    /// while two keys are refused. An image whose one code is no key still gives it to `PastedKey`,
+    /// whose error says what is wrong with it.
+    static let key = QRCodeKind(name: "key") { text in
+        var bytes = Array(text.utf8)
+        defer { wipe(&bytes) }
+        return (try? PastedKey(parsing: bytes)) != nil
+    }
 }

@@ -11,8 +11,18 @@ import Glibc
 
 /// Asks for a passphrase on the controlling terminal with echo off.
 enum TerminalPrompt {
+    /// The terminal of the passphrase being typed and its settings from before echo went off, to give
+    /// back when an interrupt ends the process at the prompt.
+    static let saved = SavedTerminal()
+
+    /// Ctrl-C at the prompt gives the terminal back with echo on, says so, and exits 130 (`PromptInterrupt`).
+    ///
     /// - Returns: nil when there is no terminal to ask on.
     static func passphrase(_ prompt: String) throws -> Passphrase? {
+        try PromptInterrupt.guarding { try askSilently(prompt) }
+    }
+
+    private static func askSilently(_ prompt: String) throws -> Passphrase? {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -20,11 +30,13 @@ enum TerminalPrompt {
         guard tcgetattr(fd, &original) == 0 else { return nil }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
+        saved.save(fd, original)
         // Echo goes off before the prompt shows, so an answer typed (or pasted) the moment
         // the prompt appears is neither echoed nor flushed away by TCSAFLUSH.
         tcsetattr(fd, TCSAFLUSH, &silent)
         _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         defer {
+            saved.clear()
             tcsetattr(fd, TCSAFLUSH, &original)
             _ = Glibc.write(fd, "\n", 1)
         }

@@ -169,6 +169,7 @@ final class InterruptHandler: @unchecked Sendable {
 
     init() {
         // The default action would kill us before the relay hears anything: take SIGINT here.
+        PromptInterrupt.transferOwnsInterrupts.store(true, ordering: .releasing)
         signal(SIGINT, SIG_IGN)
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [self] in fire() }
@@ -229,7 +230,7 @@ final class InterruptHandler: @unchecked Sendable {
                 }
                 // At a prompt the terminal is in libedit's mode, and the line holds what was typed:
                 // give the terminal back as it was and start a line of our own.
-                let atPrompt = LineEditor.restoreTerminal()
+                let atPrompt = PromptInterrupt.restoreTerminal()
                 StandardError.write((atPrompt ? "\n" : "") + "sealkit: \(text)\n")
                 Glibc.exit(ExitStatus.interrupted.rawValue)
             }

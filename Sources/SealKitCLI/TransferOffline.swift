@@ -68,29 +68,68 @@ enum TransferOffline {
         }
         let interactive = isatty(0) == 1
         let reader = LineReader(fd: 0, what: "the reply on stdin", maximumLineLength: maximumLineLength)
-        let reply: [KeyHistory]
-        if !replyImages.isEmpty {
-            try awaitReplyImages(replyImages, reading: reader)
-            reply = try receiver.accept(try assembleReply(from: try ImageInput.codes(of: .reply, in: replyImages)))
-        } else {
-            reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
-        }
-        TransferDisplay.describe(reply, "Received")
-        StandardError.write("Check that the sender shows the same fingerprints.\n")
-        // On a terminal, whatever the format, it asks before storing, as the network receive does.
-        if interactive && StandardError.isTerminal && !assumeYes {
-            guard try TerminalPrompt.confirm("Store these keys? [y/N] ", reading: reader) else {
-                throw CLIFailure("nothing was stored", status: .negative)
+        // Ctrl-C at any of its prompts (the paste, the photo, the question, a passphrase) stores nothing
+        // and says so; the store itself comes after.
+        let (reply, passphrase) = try PromptInterrupt.guarding(.nothingStored) { () throws -> ([KeyHistory], Passphrase?) in
+            let reply: [KeyHistory]
+            if !replyImages.isEmpty {
+                reply = try readReplyImages(receiver, replyImages, reading: reader)
+            } else {
+                reply = try interactive ? readReplyInteractively(receiver, from: reader) : readReply(receiver, from: reader)
             }
+            TransferDisplay.describe(reply, "Received")
+            StandardError.write("Check that the sender shows the same fingerprints.\n")
+            // On a terminal, whatever the format, it asks before storing, as the network receive does.
+            if interactive && StandardError.isTerminal && !assumeYes {
+                guard try TerminalPrompt.confirm("Store these keys? [y/N] ", reading: reader) else {
+                    throw CLIFailure("nothing was stored", status: .negative)
+                }
+            }
+            return (reply, try keystoreOptions.passphrase(forStoring: reply.map(\.id), protect: protect, in: keystore))
         }
-        let ids = reply.map(\.id)
-        let passphrase = try keystoreOptions.passphrase(forStoring: ids, protect: protect, in: keystore)
         let imported = try keystore.importKeys(reply, passphrase: passphrase)
         let output = StandardOutput()
         for (key, new) in zip(reply, imported) {
             try output.write("\(key.id)\t\(key.fingerprint)\t\(new ? "imported" : "unchanged")\n")
         }
         try output.flush()
+    }
+
+    /// The reply from its photos. At a terminal, a photo that cannot be read, or holds no reply, parts
+    /// of two, or a damaged one, is said and another asked for, as a damaged paste is asked again; the
+    /// one-time exchange is spent only on a reply whose text is whole. Elsewhere the first problem ends the run.
+    private static func readReplyImages(_ receiver: OfflineKeyReceiver, _ images: [String], reading reader: LineReader) throws -> [KeyHistory] {
+        let atTerminal = isatty(0) == 1 && StandardError.isTerminal && !images.contains("-")
+        var paths = images
+        while true {
+            let whole: String
+            do {
+                try awaitReplyImages(paths, reading: reader)
+                whole = try assembleReply(from: try ImageInput.codes(of: .reply, in: paths))
+                if atTerminal { try receiver.check(whole) }
+            } catch {
+                // Said as a damaged paste is. A machine without a library that reads images gets no better
+                // with another photo.
+                guard atTerminal, (error as? SealKitError)?.reason != .libraryUnavailable else { throw error }
+                var problem = (error as? CLIFailure)?.message ?? said(error)
+                let place = paths.map { SealKitError.quoting($0) }.joined(separator: " and ")
+                // Which photo it was, when the problem is with the text it holds.
+                if !paths.contains(where: { problem.contains($0) }) { problem = "\(place): \(problem)" }
+                StandardError.write(
+                    "\(problem.replacing("\n", with: " "))\n"
+                        + "Save another photo of the reply as \(place), or type the path of one, then press Enter: ")
+                var typed = ""
+                guard try reader.nextLine({ typed = String(decoding: $0, as: UTF8.self).trimmingBlanks() }) else { throw error }
+                // A file dropped on the terminal comes quoted.
+                if typed.count > 1, let quote = typed.first, quote == "'" || quote == "\"", typed.last == quote {
+                    typed = String(typed.dropFirst().dropLast())
+                }
+                if !typed.isEmpty { paths = [typed] }
+                continue
+            }
+            // The text is whole: from here a failure (wrong code, expired) is final.
+            return try receiver.accept(whole)
+        }
     }
 
     /// The reply's photos cannot exist before the offer was shown: waits for each that does not yet.

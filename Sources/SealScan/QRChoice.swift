@@ -13,6 +13,7 @@ public struct QRCodeKind: Sendable {
     private let prefixes: [String]
     private let partPrefix: String?
     private let companion: (@Sendable (String) -> Bool)?
+    private let matcher: (@Sendable (String) -> Bool)?
 
     /// A kind of code.
     /// - Parameters:
@@ -33,6 +34,24 @@ public struct QRCodeKind: Sendable {
         self.prefixes = prefixes.map { $0.lowercasedASCII }
         self.partPrefix = partPrefix?.lowercasedASCII
         self.companion = companions
+        self.matcher = nil
+    }
+
+    /// A kind whose codes have no prefix of their own, told apart by their shape (a key: bare base64,
+    /// or a link with the key after `#`). With no prefixes every code would be of the kind, and a key
+    /// photographed beside any other code would be refused as two keys.
+    /// - Parameters:
+    ///   - name: what one is called in messages.
+    ///   - plural: the plural; `name` and an s when not given.
+    ///   - matching: whether a code is one of this kind; it sees the code's text, so it must keep it
+    ///     to itself (no message, no log).
+    public init(name: String, plural: String? = nil, matching: @escaping @Sendable (String) -> Bool) {
+        self.name = name
+        self.plural = plural ?? name + "s"
+        self.prefixes = []
+        self.partPrefix = nil
+        self.companion = nil
+        self.matcher = matching
     }
 
     /// What a code is to this kind.
@@ -48,7 +67,11 @@ public struct QRCodeKind: Sendable {
         if let partPrefix, lowered.hasPrefix(partPrefix) {
             return .part(id: String(lowered.dropFirst(partPrefix.count).prefix { $0 != ":" }))
         }
-        if prefixes.isEmpty || prefixes.contains(where: { lowered.hasPrefix($0) }) { return .whole(code) }
+        if let matcher {
+            if matcher(code) { return .whole(code) }
+        } else if prefixes.isEmpty || prefixes.contains(where: { lowered.hasPrefix($0) }) {
+            return .whole(code)
+        }
         if let companion, companion(code) { return .companion }
         return nil
     }
