@@ -13,7 +13,8 @@ malformed values, v1 values in v2 fields, a field beside `data`, bad and blank l
 profiles. The JSON report of the Spark job with 1, 2 and 7 partitions must equal sealkit's on the same files
 (findings in the same order, and the summary), with and without a schema; its SARIF must be the same document
 and valid against the SARIF 2.1.0 schema; Parquet rows must audit as the same rows in NDJSON do, alone and in a
-lake that mixes NDJSON, Parquet and folders with repeats across the two formats. A truncated or empty Parquet file
+lake that mixes NDJSON, Parquet and folders with repeats across the two formats, and Parquet files whose column
+types disagree. A truncated or empty Parquet file
 stops the job with 74 and one line naming it, leaving --output as it was; a clean run says sealkit audit's summary.
 
 Usage: .venv/bin/python Scripts/check-spark-audit.py [path/to/sealkit]   (default .build/debug/sealkit)
@@ -375,6 +376,27 @@ def main():
         if len(lines) < 5 or not all(line.startswith("sealkit_audit: ") for line in lines) or lines[-1] != "sealkit_audit: " + summary:
             fail(f"a lake on a terminal: expected a line per stage, then sealkit audit's summary '{summary}': {lines}")
 
+        # Parquet files whose schemas disagree (a column's type changed between two exports) cannot be merged into
+        # one table: each is read on its own, and audits as its rows would in NDJSON.
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        (work / "drift").mkdir()
+        (work / "drift-mirror").mkdir()
+        for year, note in [("2023", "hello"), ("2024", 7)]:
+            rows = [profile(6000 + i) for i in range(6)]
+            rows[2]["ssn"] = "plain text"
+            for row in rows:
+                row["note"] = note
+            pq.write_table(pa.Table.from_pylist(rows), work / f"drift/{year}.parquet")
+            (work / f"drift-mirror/{year}.ndjson").write_text("".join(json.dumps(row) + "\n" for row in rows))
+        status, out, _ = spark_audit(job, spark, work / "spark-drift.json", "--schema", "schema.json", "drift")
+        cases += 1
+        _, out_one, _ = sealkit_audit("--format", "json", "--schema", "schema.json", "drift-mirror")
+        mapped = json.loads(out_one.replace("drift-mirror/", "drift/").replace(".ndjson", ".parquet"))
+        if status != 1 or json.loads(out) != mapped:
+            fail(f"Parquet files of two schemas: exit {status}, report:\n{out[:3000]}\nexpected:\n{json.dumps(mapped)[:3000]}")
+
         # A truncated Parquet file, and an empty one: 74 and one line naming it; --output is left as it was.
         data = (work / "solo.parquet").read_bytes()
         (work / "damaged/deeper").mkdir(parents=True)
@@ -390,6 +412,24 @@ def main():
             if out != "the last report":
                 fail(f"{name}: a failed run changed --output: {out[:200]!r}")
             (work / "damaged/deeper" / name).unlink()
+
+        # The job's own failure on an executor: 70 and one line saying what failed, never 1 or a traceback.
+        real = job.private_fact
+
+        def broken(fact, key):
+            raise ValueError("a bug in the job")
+
+        job.private_fact = broken
+        try:
+            status, out, said = spark_audit(job, spark, work / "report.json", "--schema", "schema.json", "export")
+        finally:
+            job.private_fact = real
+        cases += 1
+        if status != 70:
+            fail(f"a failing executor: exit {status}, expected 70: {said}")
+        one_line(said, "a failing executor", "internal error: ValueError: a bug in the job")
+        if out != "the last report":
+            fail(f"a failing executor: a failed run changed --output: {out[:200]!r}")
 
         # Clean exits 0 and says sealkit audit's summary; input errors exit 2 or above, with nothing on stdout.
         (work / "clean").mkdir()

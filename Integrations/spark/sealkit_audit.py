@@ -341,11 +341,24 @@ def numbered_lines(spark, index, lines):
 def numbered_rows(spark, index, parquet):
     from pyspark.sql import functions as F
 
-    table = spark.read.option("mergeSchema", "true").parquet(*parquet)
-    columns = [F.col(f"`{name}`") for name in table.columns]
-    rows = table.select(
-        F.to_json(F.struct(*columns)).alias("value"), F.col("_metadata.file_path").alias("path"),
-        F.col("_metadata.row_index").alias("row"))
+    try:
+        tables = [spark.read.option("mergeSchema", "true").parquet(*parquet)]
+    except Exception as error:
+        if "CANNOT_MERGE" not in str(error):
+            raise
+        # Files whose columns disagree in type (an export whose schema changed over the years) cannot be read as
+        # one table: each is read on its own, and its rows are the JSON they would be alone, as for sealkit.
+        tables = [spark.read.parquet(uri) for uri in parquet]
+
+    def as_json(table):
+        columns = [F.col("`" + name.replace("`", "``") + "`") for name in table.columns]
+        return table.select(
+            F.to_json(F.struct(*columns)).alias("value"), F.col("_metadata.file_path").alias("path"),
+            F.col("_metadata.row_index").alias("row"))
+
+    rows = as_json(tables[0])
+    for table in tables[1:]:
+        rows = rows.union(as_json(table))
     paths = [row.path for row in rows.select("path").distinct().collect()]
     files_index = spark.sparkContext.broadcast(resolve_paths(index, set(paths)))
     return rows.rdd.map(lambda row: f"{files_index.value[row.path]} {row.row + 1} {row.value}")
@@ -778,7 +791,20 @@ def spark_failure(error, files):
         named = [display for display, uri, _ in files if canonical(uri) in spelled]
         where = max(named, key=len) if named else "the input"
         return JobError(f"{where}: cannot read it: {reason}", IO_ERROR)
-    return JobError(f"internal error: {type(error).__name__}: {first_line(text, 200)}", SOFTWARE)
+    return JobError(f"internal error: {python_error(text) or type(error).__name__ + ': ' + first_line(text, 200)}", SOFTWARE)
+
+
+def python_error(text):
+    """The exception line of the first Python traceback an executor's error quotes (`KeyError: ...`), if any."""
+    lines = text.splitlines()
+    try:
+        start = next(n for n, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+    except StopIteration:
+        return None
+    for line in lines[start + 1:]:
+        if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Exit)\b", line):
+            return line[:200]
+    return None
 
 
 if __name__ == "__main__":
