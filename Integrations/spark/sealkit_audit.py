@@ -603,9 +603,24 @@ def sealkit_said(line):
     return line[len("sealkit: "):] if line.startswith("sealkit: ") else line
 
 
+def special_file(path):
+    """Whether `path` is something other than a regular file (/dev/null, a FIFO): written in place, never replaced."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def write_atomically(path, write):
     """Writes a file through a temporary one beside it, renamed over it only when `write` says it succeeded:
     a failed run leaves what was there."""
+    if special_file(path):
+        try:
+            out = open(path, "wb")
+        except OSError as error:
+            raise JobError(f"{path}: cannot write it: {error.strerror.lower()}", IO_ERROR) from None
+        with out:
+            return write(out)[1]
     folder = os.path.dirname(os.path.abspath(path))
     temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     try:
@@ -662,7 +677,8 @@ def main(argv=None, spark=None, console=None):
         sealkit = sealkit_path(args.sealkit)
         check_sealkit(sealkit, args.schema)
         executors = os.path.abspath(args.sealkit) if os.sep in args.sealkit else args.sealkit
-        if args.output and not os.access(os.path.dirname(os.path.abspath(args.output)), os.W_OK | os.X_OK):
+        if args.output and not special_file(args.output) and \
+                not os.access(os.path.dirname(os.path.abspath(args.output)), os.W_OK | os.X_OK):
             # Said now, not after the whole job has run.
             raise JobError(f"{args.output}: cannot write it: its folder does not exist or is not writable", IO_ERROR)
         own = spark is None
