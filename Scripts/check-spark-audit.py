@@ -297,7 +297,6 @@ def main():
     check_private_facts(job)
     check_runtime_missing()
     make_lake(work, export)
-    expected_lake = {}
     status, out, err = sealkit_audit("--format", "json", "--schema", "schema.json", "lake-mirror", "solo.ndjson")
     if status != 1:
         fail(f"sealkit audit of the lake's mirror: exit {status}: {err}")
