@@ -7,8 +7,11 @@ import SealJSON
 /// 1. **Facts** (`Auditor.writeFacts`), on every worker: each part of the export is audited line by line,
 ///    every per-value check included, and what the whole-data-set checks need comes out as NDJSON facts:
 ///    the value's own findings, and for each ciphertext of either format its place, the first 16 bytes of
-///    its nonce and a 16-byte BLAKE2b digest of the whole ciphertext. A nonce and a ciphertext are public
-///    (they stand in the export); no plaintext, key or value leaves the worker.
+///    its nonce and a 16-byte BLAKE2b digest of the whole ciphertext. Those are bytes of the value: a flagged
+///    field holding plaintext that happens to be base64 is audited as a ciphertext, and its "nonce" is then
+///    plaintext. So the engine keys both on the worker, before the shuffle (the Spark job: keyed BLAKE2b under
+///    a key drawn for the run), which keeps equal values equal and says nothing else; no plaintext, key or
+///    value byte leaves the worker.
 /// 2. The shuffle (Spark's, not SealKit's) groups the values by nonce: the first place of each nonce (in
 ///    file, line and sequence order) is where it was first seen, and every later one is a repeat, a copy
 ///    when its digest is the first one's. It merges bad lines per file and sums the counts.
