@@ -91,8 +91,9 @@ struct ProfileSealVectorTests {
         let text = try #require(vector.profile["sealkit_seal"]?.stringValue)
         let seal = try #require(ProfileSeal(parsing: text))
         #expect(seal.text == text && seal.version == 3)
-        for bad in [text.dropLast(4) + "", text + "=", "SKS1:" + text.dropFirst(5), text.replacingOccurrences(of: "sks1:", with: "sks1: "),
-                    "", "sks1:", String(text.dropLast(2)) + "x="]
+        #expect(text.hasPrefix("sks2:"))
+        for bad in [text.dropLast(4) + "", text + "=", "SKS2:" + text.dropFirst(5), text.replacingOccurrences(of: "sks2:", with: "sks2: "),
+                    "", "sks2:", "sks1:", String(text.dropLast(2)) + "x=", "sks1:" + text.dropFirst(5), "sks3:" + text.dropFirst(5)]
         {
             #expect(ProfileSeal(parsing: String(bad)) == nil, "\(bad)")
         }
