@@ -30,8 +30,7 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
                 + "without it may have had it removed"
         case .removed(let seen):
             return "the profile's seal is missing: it holds ciphertexts, and this device has seen the profiles of this user "
-                + "sealed (version \(seen)), so its seal may have been removed; sealing it anew would vouch for every field "
-                + "as it stands, and is done only when asked for on purpose"
+                + "sealed (version \(seen)), so its seal may have been removed: it is sealed anew only on purpose"
         case .mismatch(let detail):
             return "the profile's seal does not match: \(detail)"
         case .unverifiable(let detail):
@@ -207,7 +206,7 @@ extension ProfileEncryptor {
         guard let mark else {
             throw .seal(.unverifiable(
                 "this device has no record of the user's profile versions, so it cannot tell this seal from a forged one; "
-                    + "decrypt the stored profile on this device first"))
+                    + "decrypt the stored profile on this device first (one profile alone: lines of many are not remembered)"))
         }
         if mark.compare(seal.mark) == .same || seal.version == mark.writtenOver { return seal.version }
         throw .seal(.unverifiable(
