@@ -306,7 +306,7 @@ public struct ProfileProcessor: Sendable {
         var retired: [String] = []
         var rotatedFields: [String] = []
         let seal: ProfileSeal
-        /// The version of the input's seal a write is made over: verified here, or this device's own.
+        // The version of the input's seal a write is made over: verified here, or this device's own.
         var base: UInt64?
         switch operation {
         case .encrypt:

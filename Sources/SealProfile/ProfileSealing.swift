@@ -148,7 +148,7 @@ extension ProfileEncryptor {
         return seal
     }
 
-    /// What a write takes from the seal its input already carries (issue 38), trusting only what this
+    /// What a write takes from the seal its input already carries, trusting only what this
     /// device verified: the input may be a stored profile the server changed, and sealing it again
     /// unchecked would launder a field rolled back, a seal of another user, a forged version, or a whole
     /// older profile into a fresh, valid seal.
