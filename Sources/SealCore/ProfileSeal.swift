@@ -243,6 +243,13 @@ package struct SealMark: Sendable, Equatable {
         return keys.contains(keyTag)
     }
 
+    /// Whether the record is about this ring's history, by the ring's cached key tags: checked once per profile,
+    /// so a line of many does not hash every key again.
+    package func belongs(to ring: KeyRing) -> Bool {
+        guard let keyTag else { return true }
+        return ring.holdsKey(tagged: keyTag)
+    }
+
     /// Marks are the same when every part is: the MACs compared in constant time.
     package static func == (a: SealMark, b: SealMark) -> Bool {
         let macsEqual = ConstantTime.equals(a.mac, b.mac)

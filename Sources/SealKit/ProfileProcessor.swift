@@ -300,8 +300,7 @@ public struct ProfileProcessor: Sendable {
             throw .invalidJSON(error)
         }
         // The record counts only while it is about these keys' history: a new key for the id starts its own.
-        let ownKeys = keys.all.map(\.fingerprint)
-        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt).flatMap { $0.belongs(to: ownKeys) ? $0 : nil } : nil
+        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt).flatMap { $0.belongs(to: keys) ? $0 : nil } : nil
         let result: JSONValue
         var retired: [String] = []
         var rotatedFields: [String] = []
@@ -312,7 +311,7 @@ public struct ProfileProcessor: Sendable {
         case .encrypt:
             let encrypted = try encryptor.encrypt(profile, with: keys)
             // Lines remember no versions, but whether the record holds the user still decides what a seal proves.
-            let record = tracking ? mark : (try? vault.rememberedSeal())?.flatMap { $0.belongs(to: ownKeys) ? $0 : nil }
+            let record = tracking ? mark : (try? vault.rememberedSeal())?.flatMap { $0.belongs(to: keys) ? $0 : nil }
             base = try encryptor.sealBeforeWriting(
                 profile, encrypted: encrypted, with: keys, against: record, checkingVersions: tracking, resealing: options.resealing)
             let version = try ProfileEncryptor.nextSealVersion(after: mark, over: base)
@@ -337,7 +336,7 @@ public struct ProfileProcessor: Sendable {
                 // edit older than it did before this write (a review found 0 here accepting every older one).
                 recorded = recorded.written(over: base ?? mark?.lowestVersionToEdit ?? 0)
             }
-            try vault.rememberSeal(recorded, keys: ownKeys, acceptingConflict: options.acceptingConflict)
+            try vault.rememberSeal(recorded, keys: keys.all.map(\.fingerprint), acceptingConflict: options.acceptingConflict)
         }
         output.append(contentsOf: result.serialized(pretty: options.pretty).utf8)
         return ProfileOutcome(fieldsUnderRetiredKeys: retired, rotatedFields: rotatedFields, sealVersion: seal.version)

@@ -453,7 +453,7 @@ public final class Vault: Sendable {
     /// The version this device's record holds for the user's keys, when it holds one; nil without a record, for a
     /// record of another key's history, and where no record can be read (a keystore that keeps none).
     func recordedSealVersion(for keys: KeyRing) -> UInt64? {
-        guard let mark = try? rememberedSeal(), mark.belongs(to: keys.all.map(\.fingerprint)) else { return nil }
+        guard let mark = try? rememberedSeal(), mark.belongs(to: keys) else { return nil }
         return mark.version
     }
 
