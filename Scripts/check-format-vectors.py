@@ -391,10 +391,11 @@ def read_seal(v):
     if "sealkit_seal" not in profile:
         raise Outcome("seal-missing")
     text = profile["sealkit_seal"]
-    if not isinstance(text, str) or not text.startswith("sks1:"):
+    if not isinstance(text, str) or text[:5] not in ("sks1:", "sks2:"):
         raise Outcome("seal-mismatch")
+    fmt = int(text[3])
     body = b64_strict(text[5:])
-    if body is None or len(body) != 49 or body[0] != 1:
+    if body is None or len(body) != 49 or body[0] != fmt:
         raise Outcome("seal-mismatch")
     tag, version, mac = body[1:9], struct.unpack(">Q", body[9:17])[0], body[17:]
     if version == 0:
@@ -402,22 +403,32 @@ def read_seal(v):
     key = next((k for k in keys if fingerprint(k) == tag), None)
     if key is None:
         raise Outcome("seal-mismatch")
-    holder = profile
+    holder, in_data = profile, False
     if isinstance(profile.get("data"), dict) and "data" not in v["flagged"]:
-        holder = profile["data"]
-    entries = []
-    for name in v["flagged"]:
-        if name not in holder:
+        holder, in_data = profile["data"], True
+    # A member is a flagged field when the two are canonically equivalent (their NFC forms are equal); format 2
+    # names its entry as the schema spells the field, format 1 as the member is spelt.
+    by_nfc = {unicodedata.normalize("NFC", name): name for name in v["flagged"]}
+    entries, seen = [], set()
+    for member, value in holder.items():
+        field = by_nfc.get(unicodedata.normalize("NFC", member))
+        if field is None:
             continue
-        value = holder[name]
+        if field in seen:
+            raise Outcome("seal-mismatch")
+        seen.add(field)
+        name = (field if fmt == 2 else member).encode()
         if value is None:
-            entries.append((name.encode(), b"\x00"))
+            entries.append((name, b"\x00"))
         elif isinstance(value, str):
-            entries.append((name.encode(), b"\x01" + struct.pack(">I", len(value.encode())) + value.encode()))
+            entries.append((name, b"\x01" + struct.pack(">I", len(value.encode())) + value.encode()))
         else:
             raise Outcome("seal-mismatch")
     entries.sort()
-    message = b"\x01" + tag + body[9:17] + struct.pack(">I", len(user)) + user + struct.pack(">I", len(entries))
+    message = bytes([fmt]) + tag + body[9:17] + struct.pack(">I", len(user)) + user
+    if fmt == 2:
+        message += bytes([1 if in_data else 0])
+    message += struct.pack(">I", len(entries))
     for name, value in entries:
         message += struct.pack(">I", len(name)) + name + value
     subkey = hashlib.blake2b(b"", digest_size=32, key=key, salt=struct.pack("<Q", 1) + bytes(8),

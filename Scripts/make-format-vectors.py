@@ -415,19 +415,25 @@ def seal_subkey(key):
                            person=b"sksealv1" + bytes(8)).digest()
 
 
-def seal_text(key, user, version, fields, tag=None, body_edit=None):
-    """A profile seal over `fields` (name -> str or None), as docs/format.md says."""
+def seal_text(key, user, version, fields, tag=None, body_edit=None, fmt=2, in_data=False, mac_edit=None):
+    """A profile seal over `fields` (name -> str or None), as docs/format.md says: format 2 (`sks2:`, where the
+    fields sit bound, names as the schema spells them) unless `fmt` is 1 (`sks1:`, read only)."""
     tag = fingerprint(key) if tag is None else tag
     prefixed = lambda b: struct.pack(">I", len(b)) + b
-    message = b"\x01" + tag + struct.pack(">Q", version) + prefixed(user.encode()) + struct.pack(">I", len(fields))
+    message = bytes([fmt]) + tag + struct.pack(">Q", version) + prefixed(user.encode())
+    if fmt == 2:
+        message += bytes([1 if in_data else 0])
+    message += struct.pack(">I", len(fields))
     for name in sorted(fields, key=lambda n: n.encode()):
         value = fields[name]
         message += prefixed(name.encode()) + (b"\x00" if value is None else b"\x01" + prefixed(value.encode()))
     mac = hashlib.blake2b(message, digest_size=32, key=seal_subkey(key)).digest()
-    body = b"\x01" + tag + struct.pack(">Q", version) + mac
+    if mac_edit:
+        mac = mac_edit(mac)
+    body = bytes([fmt]) + tag + struct.pack(">Q", version) + mac
     if body_edit:
         body = body_edit(body)
-    return "sks1:" + b64(body), mac
+    return f"sks{fmt}:" + b64(body), mac
 
 
 def seal_vectors():
@@ -450,8 +456,8 @@ def seal_vectors():
             body["sealkit_seal"] = seal
         return body
 
-    def add(name, expect, prof, keys=(key,), user="alice", remembered=None, version=None, about=None):
-        vector = {"name": name, "expect": expect, "keys": [b64(k) for k in keys], "user": user, "flagged": flagged,
+    def add(name, expect, prof, keys=(key,), user="alice", remembered=None, version=None, about=None, flags=None):
+        vector = {"name": name, "expect": expect, "keys": [b64(k) for k in keys], "user": user, "flagged": flags or flagged,
                   "profile": prof, "remembered": remembered}
         if version is not None:
             vector["version"] = version
@@ -463,8 +469,36 @@ def seal_vectors():
     seal2, mac2 = seal_text(key, "alice", 2, before)
     mark = lambda version, mac: {"version": version, "mac": mac.hex()}
     add("valid", "ok", profile(now, seal3), version=3)
-    add("valid, fields in data", "ok", profile(now, seal3, data=True), version=3,
-        about="the seal covers the flagged fields wherever the profile keeps them; it sits at the top level")
+    seal3_data, _ = seal_text(key, "alice", 3, now, in_data=True)
+    add("valid, fields in data", "ok", profile(now, seal3_data, data=True), version=3,
+        about="the seal covers the flagged fields where the profile keeps them (in data here, bound as 1); it sits at the top level")
+    moved = profile(now, seal3_data)
+    moved["data"] = None
+    add("fields moved out of data", "seal-mismatch", moved,
+        about="every flagged field moved from data to the top level, data null: the seal says they were in data")
+    add("fields moved into data", "seal-mismatch", profile(now, seal3, data=True),
+        about="sealed at the top level, served in data")
+    add("MAC differs in its last byte", "seal-mismatch",
+        profile(now, seal_text(key, "alice", 3, now, mac_edit=lambda m: m[:-1] + bytes([m[-1] ^ 1]))[0]),
+        about="a comparison of part of the MAC would accept it")
+    add("MAC differs in its first byte", "seal-mismatch",
+        profile(now, seal_text(key, "alice", 3, now, mac_edit=lambda m: bytes([m[0] ^ 0x80]) + m[1:])[0]))
+    seal1, _ = seal_text(key, "alice", 3, now, fmt=1)
+    add("format 1 (sks1), still read", "ok", profile(now, seal1), version=3,
+        about="seals written before format 2: no place bound, entries named by the profile member's bytes")
+    add("format 1, fields in data", "ok", profile(now, seal1, data=True), version=3)
+    add("format 1, MAC differs in its last byte", "seal-mismatch",
+        profile(now, seal_text(key, "alice", 3, now, fmt=1, mac_edit=lambda m: m[:-1] + bytes([m[-1] ^ 1]))[0]))
+    add("format 2 body under the sks1 prefix", "seal-mismatch", profile(now, "sks1:" + seal3[5:]))
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    accented = {"ssn": now["ssn"], nfc: stand_in("cafe 1")}
+    add("a member spelt in NFD, sealed by the schema's NFC name", "ok",
+        profile({"ssn": accented["ssn"], nfd: accented[nfc]}, seal_text(key, "alice", 3, accented)[0]),
+        flags=["ssn", nfc], version=3,
+        about="format 2 names each entry as the schema spells the field (NFC here), as v2 names its place; the profile's member is NFD")
+    add("a member spelt in NFD, sealed by the member's NFD bytes", "seal-mismatch",
+        profile({"ssn": accented["ssn"], nfd: accented[nfc]}, seal_text(key, "alice", 3, {"ssn": accented["ssn"], nfd: accented[nfc]})[0]),
+        flags=["ssn", nfc], about="a format 2 entry named by the member's bytes, not the schema's spelling")
     add("valid, the same seal remembered", "ok", profile(now, seal3), remembered=mark(3, mac3), version=3)
     add("valid, newer than remembered", "ok", profile(now, seal3), remembered=mark(2, mac2), version=3)
     add("unflagged member changed", "ok", profile(now, seal3, extra={"name": "Mallory"}), version=3,
@@ -492,8 +526,10 @@ def seal_vectors():
     add("tag of another key", "seal-mismatch", profile(now, seal_text(key, "alice", 3, now, tag=fingerprint(old_key))[0]),
         keys=(key, old_key), about="the MAC is right but the tag names the retired key")
     add("version 0", "seal-mismatch", profile(now, seal_text(key, "alice", 0, now)[0]))
-    add("format byte 2", "seal-mismatch", profile(now, seal_text(key, "alice", 3, now, body_edit=lambda b: b"\x02" + b[1:])[0]))
-    add("prefix sks2", "seal-mismatch", profile(now, seal3.replace("sks1:", "sks2:")))
+    add("format byte 2", "seal-mismatch", profile(now, seal_text(key, "alice", 3, now, fmt=1, body_edit=lambda b: b"\x02" + b[1:])[0]),
+        about="the sks1 prefix with format 2's body byte")
+    add("prefix sks2", "seal-mismatch", profile(now, seal1.replace("sks1:", "sks2:")), about="the sks2 prefix with format 1's body byte")
+    add("prefix sks3", "seal-mismatch", profile(now, seal3.replace("sks2:", "sks3:")))
     add("truncated", "seal-mismatch", profile(now, seal3[:-4]))
     add("not a string", "seal-mismatch", profile(now, 3))
     add("flagged field not a string", "seal-mismatch", profile({**now, "salary": 52000}, seal3))

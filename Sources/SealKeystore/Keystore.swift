@@ -101,9 +101,10 @@ package protocol KeyStorage: Sendable {
 
     /// Records `mark` for `id`, atomically and durably, when it is newer than the one kept (or, with
     /// `acceptingConflict`, of the same version with another MAC); keeps the kept one when it is the same seal.
+    /// A kept mark of another key history (its key none of `keys`: the id's key was replaced) is replaced.
     /// - Returns: nil when `mark` is now the one kept (recorded, or the same); the kept mark when
     ///   `mark` is lower than it or has its version with another MAC, and nothing was written.
-    func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark?
+    func recordSealMark(_ mark: SealMark, for id: KeyID, keys: [KeyFingerprint], acceptingConflict: Bool) throws(KeystoreError) -> SealMark?
 }
 
 extension KeyStorage {

@@ -17,7 +17,9 @@ extension KeyStorage {
         throw .fileSystem(operation: "keep profile seal versions in", path: "namespace \(namespace.name)", errno: .notSupported)
     }
 
-    package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
+    package func recordSealMark(
+        _ mark: SealMark, for id: KeyID, keys: [KeyFingerprint], acceptingConflict: Bool
+    ) throws(KeystoreError) -> SealMark? {
         throw .fileSystem(operation: "keep profile seal versions in", path: "namespace \(namespace.name)", errno: .notSupported)
     }
 }
@@ -35,14 +37,19 @@ extension FileKeystore {
         return try Self.readMark(id, in: namespaceFolder)
     }
 
-    package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
+    /// Records `mark` unless the record holds a higher or conflicting one of the same key history (`keys`, the
+    /// fingerprints of the id's keys); a record of another history (a key since replaced) is replaced.
+    /// - Returns: the mark kept instead of `mark`, or nil when `mark` was recorded or was the record already.
+    package func recordSealMark(
+        _ mark: SealMark, for id: KeyID, keys: [KeyFingerprint], acceptingConflict: Bool
+    ) throws(KeystoreError) -> SealMark? {
         // The key file's folder exists whenever the id has keys, which any seal needs.
         guard let rootFolder = try Folder.open(named: root, in: nil, path: root, creating: false),
             let namespaceFolder = try Folder.open(named: namespace.name, in: rootFolder, path: folder, creating: false)
         else { throw .notFound(id, namespace: namespace.name) }
-        let keys = KeyFolder(folder: namespaceFolder, namespace: namespace, lockTimeout: lockTimeout)
-        return try keys.withExclusiveAccess { () throws(KeystoreError) -> SealMark? in
-            if let kept = try Self.readMark(id, in: namespaceFolder) {
+        let keyFolder = KeyFolder(folder: namespaceFolder, namespace: namespace, lockTimeout: lockTimeout)
+        return try keyFolder.withExclusiveAccess { () throws(KeystoreError) -> SealMark? in
+            if let kept = try Self.readMark(id, in: namespaceFolder), kept.belongs(to: keys) {
                 switch kept.recording(mark, acceptingConflict: acceptingConflict) {
                 case .record: break
                 case .unchanged: return nil
@@ -88,9 +95,11 @@ extension InMemoryKeystore {
         marks.withLock { $0[id] }
     }
 
-    package func recordSealMark(_ mark: SealMark, for id: KeyID, acceptingConflict: Bool) throws(KeystoreError) -> SealMark? {
+    package func recordSealMark(
+        _ mark: SealMark, for id: KeyID, keys: [KeyFingerprint], acceptingConflict: Bool
+    ) throws(KeystoreError) -> SealMark? {
         marks.withLock { marks in
-            if let kept = marks[id] {
+            if let kept = marks[id], kept.belongs(to: keys) {
                 switch kept.recording(mark, acceptingConflict: acceptingConflict) {
                 case .record: break
                 case .unchanged: return nil

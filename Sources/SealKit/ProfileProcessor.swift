@@ -64,6 +64,13 @@ public struct ProfileProcessor: Sendable {
         /// result (with the read profile's `sealkit_seal` in it), which takes a version higher than both. An
         /// older seal, or one that does not verify, is still refused.
         public var acceptingConflict: Bool
+        /// On ``Operation/encrypt``, with a schema that asks for seals: seal a stored profile that holds ciphertexts
+        /// but no seal, although this device has seen the user's profiles sealed. Without it such a profile is
+        /// refused (`SealKitError.Reason.sealMissing`): its seal may have been removed to roll a field back. A new
+        /// seal vouches for every field as it stands, so set it only for a profile you know is the user's latest,
+        /// one written before the schema asked for seals. A device without a record of the user's seals seals such
+        /// profiles without it.
+        public var resealing: Bool
 
         /// Options for a processor.
         /// - Parameters:
@@ -72,10 +79,22 @@ public struct ProfileProcessor: Sendable {
         ///   - migratingFromV1: on rotation, rewrite v1 values of v2 fields as v2 (``migratingFromV1``).
         ///   - acceptingConflict: on decryption, accept a conflicting write to merge it (``acceptingConflict``).
         public init(asRownd: Bool = false, pretty: Bool = false, migratingFromV1: Bool = false, acceptingConflict: Bool = false) {
+            self.init(asRownd: asRownd, pretty: pretty, migratingFromV1: migratingFromV1, acceptingConflict: acceptingConflict, resealing: false)
+        }
+
+        /// Options for a processor, with sealing a stored profile anew.
+        /// - Parameters:
+        ///   - asRownd: do what Rownd's SDKs did (``asRownd``).
+        ///   - pretty: write profiles indented (``pretty``).
+        ///   - migratingFromV1: on rotation, rewrite v1 values of v2 fields as v2 (``migratingFromV1``).
+        ///   - acceptingConflict: on decryption, accept a conflicting write to merge it (``acceptingConflict``).
+        ///   - resealing: on encryption, seal a stored profile without a seal anew (``resealing``).
+        public init(asRownd: Bool = false, pretty: Bool = false, migratingFromV1: Bool = false, acceptingConflict: Bool = false, resealing: Bool) {
             self.asRownd = asRownd
             self.pretty = pretty
             self.migratingFromV1 = migratingFromV1
             self.acceptingConflict = acceptingConflict
+            self.resealing = resealing
         }
     }
 
@@ -93,7 +112,8 @@ public struct ProfileProcessor: Sendable {
     /// - Throws: `SealKitError.Reason.invalidSchema` for a schema that flags no field, or, with
     ///   ``Options/asRownd``, one that makes a field v2; `SealKitError.Reason.invalidArgument` for an option
     ///   the operation does not take (``Options/migratingFromV1`` but to rotate, ``Options/acceptingConflict``
-    ///   but to decrypt), for Rownd's mode with a migration to v2 or a schema that asks for seals.
+    ///   but to decrypt, ``Options/resealing`` but to encrypt), for Rownd's mode with a migration to v2 or a schema
+    ///   that asks for seals.
     public init(_ operation: Operation, schema: ProfileSchema, options: Options = Options()) throws(SealKitError) {
         do {
             try SchemaLint.requireEncryptedField(schema)
@@ -105,6 +125,9 @@ public struct ProfileProcessor: Sendable {
         }
         if options.acceptingConflict && operation != .decrypt {
             throw SealKitError(.invalidArgument, "acceptingConflict reads a conflicting write to merge it: it goes with .decrypt only")
+        }
+        if options.resealing && operation != .encrypt {
+            throw SealKitError(.invalidArgument, "resealing seals a stored profile anew as it is encrypted: it goes with .encrypt only")
         }
         if options.asRownd && schema.requiresSeal {
             throw SealKitError(
@@ -184,7 +207,11 @@ public struct ProfileProcessor: Sendable {
                 if rownd == nil && encryptor.schema.requiresSeal {
                     return try runSealed(profile, with: keys, vault: vault, tracking: line == nil, appendingTo: &output)
                 }
-                return try run(profile, with: keys, appendingTo: &output)
+                var outcome = try run(profile, with: keys, appendingTo: &output)
+                if let seen = vault.recordedSealVersion(for: keys) {
+                    outcome.warnings.append(Self.sealNotAskedWarning(user: vault.user, seen: seen))
+                }
+                return outcome
             } catch .seal(let problem) {
                 let plain = SealKitError(ProfileError.seal(problem), keyID: vault.user)
                 throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description, advice: plain.advice)
@@ -272,16 +299,22 @@ public struct ProfileProcessor: Sendable {
         } catch {
             throw .invalidJSON(error)
         }
-        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt) : nil
+        // The record counts only while it is about these keys' history: a new key for the id starts its own.
+        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt).flatMap { $0.belongs(to: keys) ? $0 : nil } : nil
         let result: JSONValue
         var retired: [String] = []
         var rotatedFields: [String] = []
         let seal: ProfileSeal
+        // The version of the input's seal a write is made over: verified here, or this device's own.
+        var base: UInt64?
         switch operation {
         case .encrypt:
             let encrypted = try encryptor.encrypt(profile, with: keys)
-            try encryptor.checkSealBeforeWriting(profile, encrypted: encrypted, with: keys, against: mark)
-            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
+            // Lines remember no versions, but whether the record holds the user still decides what a seal proves.
+            let record = tracking ? mark : (try? vault.rememberedSeal())?.flatMap { $0.belongs(to: keys) ? $0 : nil }
+            base = try encryptor.sealBeforeWriting(
+                profile, encrypted: encrypted, with: keys, against: record, checkingVersions: tracking, resealing: options.resealing)
+            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: base)
             (result, seal) = try encryptor.sealing(encrypted, with: keys, version: version)
         case .decrypt:
             seal = try encryptor.verifySeal(of: profile, with: keys, against: mark, acceptingConflict: options.acceptingConflict)
@@ -289,10 +322,10 @@ public struct ProfileProcessor: Sendable {
             result = decrypted.profile
             retired = decrypted.fieldsUnderRetiredKeys
         case .rotate:
-            _ = try encryptor.verifySeal(of: profile, with: keys, against: mark)
+            base = try encryptor.verifySeal(of: profile, with: keys, against: mark).version
             let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: options.migratingFromV1)
             rotatedFields = rotation.rotatedFields
-            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: profile)
+            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: base)
             (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
         }
         if tracking {
@@ -301,13 +334,20 @@ public struct ProfileProcessor: Sendable {
                 // The version this write was made over: its input's seal. An input without one (a new profile,
                 // whose retry needs no window) keeps the floor the device had, so the record never accepts an
                 // edit older than it did before this write (a review found 0 here accepting every older one).
-                let base = (try? ProfileEncryptor.seal(of: profile))??.version ?? mark?.lowestVersionToEdit ?? 0
-                recorded = recorded.written(over: base)
+                recorded = recorded.written(over: base ?? mark?.lowestVersionToEdit ?? 0)
             }
-            try vault.rememberSeal(recorded, acceptingConflict: options.acceptingConflict)
+            try vault.rememberSeal(recorded, keys: keys.all.map(\.fingerprint), acceptingConflict: options.acceptingConflict)
         }
         output.append(contentsOf: result.serialized(pretty: options.pretty).utf8)
         return ProfileOutcome(fieldsUnderRetiredKeys: retired, rotatedFields: rotatedFields, sealVersion: seal.version)
+    }
+
+    /// What an operation on a profile whose schema does not ask for seals says when this device has seen the user's
+    /// profiles sealed: a schema served without its seal setting would otherwise turn rollback detection off unseen.
+    static func sealNotAskedWarning(user: KeyID, seen: UInt64) -> String {
+        "the schema does not ask for profile seals, but this device has seen the profiles of '\(user)' sealed (version "
+            + "\(seen)): this profile's seal was not checked, so a rolled-back profile would pass; if the schema was served "
+            + "without its \"sealkit\": {\"seal\": true}, use the one that asks"
     }
 
     /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required, says so in
@@ -338,11 +378,16 @@ public struct ProfileOutcome: Sendable, Equatable {
     /// With a schema that asks for seals: the version of the profile's seal, verified on decryption,
     /// written on encryption and rotation (issue 38); nil otherwise.
     public let sealVersion: UInt64?
+    /// What the app should tell someone about the profile, never a value: with a schema that does not ask for seals,
+    /// that this device has seen the user's profiles sealed, so the schema may have lost its seal setting and
+    /// the profile's seal went unchecked.
+    public internal(set) var warnings: [String]
 
     init(
         json: String = "", fieldsUnderRetiredKeys: [String] = [], rotatedFields: [String] = [], notes: [String] = [],
-        sealVersion: UInt64? = nil
+        sealVersion: UInt64? = nil, warnings: [String] = []
     ) {
+        self.warnings = warnings
         self.json = json
         self.fieldsUnderRetiredKeys = fieldsUnderRetiredKeys
         self.rotatedFields = rotatedFields

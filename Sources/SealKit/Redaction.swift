@@ -1,10 +1,11 @@
 /// Plaintexts and the keys behind a vault never print (issue 36): `print`, string interpolation,
 /// `String(reflecting:)` and `dump` show ids, formats and field names, never a value or a key.
 extension ProfileOutcome: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The JSON's length, the field names, the notes and the seal's version: never the profile's values.
+    /// The JSON's length, the field names, the notes, the seal's version and the warnings: never the profile's values.
     public var description: String {
         "ProfileOutcome(\(json.utf8.count) bytes of JSON redacted, fieldsUnderRetiredKeys: \(fieldsUnderRetiredKeys), "
-            + "rotatedFields: \(rotatedFields), notes: \(notes), sealVersion: \(sealVersion.map(String.init) ?? "nil"))"
+            + "rotatedFields: \(rotatedFields), notes: \(notes), sealVersion: \(sealVersion.map(String.init) ?? "nil"), "
+            + "warnings: \(warnings))"
     }
     /// The same as `description`.
     public var debugDescription: String { description }
@@ -14,7 +15,7 @@ extension ProfileOutcome: CustomStringConvertible, CustomDebugStringConvertible,
             self,
             children: [
                 "fieldsUnderRetiredKeys": fieldsUnderRetiredKeys, "rotatedFields": rotatedFields, "notes": notes,
-                "sealVersion": sealVersion as Any,
+                "sealVersion": sealVersion as Any, "warnings": warnings,
             ],
             displayStyle: .struct)
     }

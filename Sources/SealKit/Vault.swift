@@ -444,24 +444,43 @@ public final class Vault: Sendable {
             state.withLock { $0.mark = .some(mark) }
             return mark
         } catch {
-            throw .seal(.unrecorded("cannot read this device's record of the profile versions of '\(user)': \(error)", advice: error.advice))
+            throw .seal(.unrecorded(
+                "cannot read this device's record of the profile versions of '\(user)': \(error)", advice: error.advice,
+                reason: Self.recordReason(error)))
         }
+    }
+
+    /// The version this device's record holds for the user's keys, when it holds one; nil without a record, for a
+    /// record of another key's history, and where no record can be read (a keystore that keeps none).
+    func recordedSealVersion(for keys: KeyRing) -> UInt64? {
+        guard let mark = try? rememberedSeal(), mark.belongs(to: keys) else { return nil }
+        return mark.version
     }
 
     /// Records `mark` as the highest this device has written or verified for the user, durably,
     /// before the profile it marks is handed on.
+    /// - Parameters:
+    ///   - keys: the fingerprints of the user's keys: a record of another key's history is replaced, not compared.
     /// - Throws: `ProfileError.seal` when, meanwhile, a higher seal or another of the same version was recorded.
-    func rememberSeal(_ mark: SealMark, acceptingConflict: Bool = false) throws(ProfileError) {
+    func rememberSeal(_ mark: SealMark, keys: [KeyFingerprint], acceptingConflict: Bool = false) throws(ProfileError) {
         let kept: SealMark?
         do {
-            kept = try keystore.storage.recordSealMark(mark, for: user, acceptingConflict: acceptingConflict)
+            kept = try keystore.storage.recordSealMark(mark, for: user, keys: keys, acceptingConflict: acceptingConflict)
         } catch {
-            throw .seal(.unrecorded("cannot record the profile version of '\(user)' on this device: \(error)", advice: error.advice))
+            throw .seal(.unrecorded(
+                "cannot record the profile version of '\(user)' on this device: \(error)", advice: error.advice,
+                reason: Self.recordReason(error)))
         }
         state.withLock { $0.mark = .some(kept ?? mark) }
         guard let kept else { return }
-        if kept.version > mark.version { throw .seal(.older(found: mark.version, seen: kept.version)) }
+        if kept.version > mark.version { throw .seal(.older(found: mark.version, seen: kept.version, wroteHere: kept.writtenOver != nil)) }
         throw .seal(.conflicting(version: mark.version))
+    }
+
+    /// A record that is not the user's own file (a link, readable by others, another owner) is refused as a key
+    /// file is; any other failure to read or write it is the file system's.
+    private static func recordReason(_ error: KeystoreError) -> SealKitError.Reason {
+        SealKitError(error).reason == .unsafeFile ? .unsafeFile : .fileSystem
     }
 
     private func forgetRing() {

@@ -21,7 +21,9 @@ extension SealKitError.Advice {
         case .dropRowndForSeals: return ": --rownd never writes or checks a seal, so drop --rownd or the schema's \"sealkit\" member"
         case .dropRowndForV2: return "; --rownd writes v1 only, so drop --rownd or the field's \"sealkit\": {\"format\": 2}"
         case .tryRownd: return " (written by a Rownd app? try --rownd)"
-        case .sealWithEncrypt: return "; if the profile predates the seal, add one with 'sealkit profile encrypt'"
+        case .sealWithEncrypt:
+            return "; if the profile predates the seal and is the id's latest, seal it with 'sealkit profile encrypt --reseal', "
+                + "which vouches for every field as it stands"
         case .readConflictOnPurpose: return "; read it with --accept-conflict, merge the changes, and write it again (a higher version)"
         case .receiveTheUsersKey:
             return ": receive the user's key from a device that has it ('sealkit transfer receive') instead of making a new one"

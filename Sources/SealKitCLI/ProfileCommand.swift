@@ -42,11 +42,20 @@ struct ProfileCommand: ParsableCommand {
             "The format of new ciphertexts: v1 (Rownd's) or v2 (bound to the id and field); overrides the schema's per-field setting.",
             valueName: "v1|v2"))
         var format: CiphertextFormat?
+        @Flag(help: ArgumentHelp(
+            "With a schema that asks for seals: seal a stored profile that holds ciphertexts but no seal, on a device that has seen the id's profiles sealed.",
+            discussion: "Without it such a profile is refused (exit 65): its seal may have been removed to roll a field back. The new seal vouches for every field as it stands, so use it only for a profile you know is the id's latest, one written before the schema asked for seals."))
+        var reseal = false
 
-        func validate() throws { try options.validate(format: format) }
+        func validate() throws {
+            try options.validate(format: format)
+            if reseal && options.rownd {
+                throw ValidationError("--rownd never writes a seal: --reseal cannot go with it")
+            }
+        }
 
         func run() throws {
-            try options.process(try options.prepare(.encrypt, format: format))
+            try options.process(try options.prepare(.encrypt, format: format, resealing: reseal))
         }
     }
 
@@ -149,9 +158,10 @@ struct ProfileOptions: ParsableArguments {
     ///     even with `--format v1`, so there it changes nothing.
     ///   - migratingFromV1: `rotate --from-v1`.
     ///   - acceptingConflict: `decrypt --accept-conflict`.
+    ///   - resealing: `encrypt --reseal`.
     func prepare(
         _ operation: ProfileProcessor.Operation, format: CiphertextFormat? = nil, migratingFromV1: Bool = false,
-        acceptingConflict: Bool = false
+        acceptingConflict: Bool = false, resealing: Bool = false
     ) throws -> (ProfileProcessor, Vault) {
         let bytes = try readSchema()
         let processor: ProfileProcessor
@@ -161,7 +171,9 @@ struct ProfileOptions: ParsableArguments {
             if let format, !rownd { parsed = parsed.writing(format) }
             processor = try ProfileProcessor(
                 operation, schema: parsed,
-                options: .init(asRownd: rownd, pretty: pretty, migratingFromV1: migratingFromV1, acceptingConflict: acceptingConflict))
+                options: .init(
+                    asRownd: rownd, pretty: pretty, migratingFromV1: migratingFromV1, acceptingConflict: acceptingConflict,
+                    resealing: resealing))
         } catch where error.reason == .invalidArgument && rownd {
             throw CLIFailure("\(schema): \(said(error))", status: .usage)
         } catch {
@@ -191,6 +203,7 @@ struct ProfileOptions: ParsableArguments {
             try result.withUnsafeBytes { try output.write(bytes: $0) }
             try output.flush()
             for note in report?.notes ?? [] { StandardError.write("sealkit: note: \(note)\n") }
+            for warning in report?.warnings ?? [] { StandardError.write("sealkit: warning: \(warning)\n") }
             if let retiredWarning, let retired = report?.fieldsUnderRetiredKeys, !retired.isEmpty {
                 StandardError.write(
                     "sealkit: warning: \(retired.joined(separator: ", ")) \(retiredWarning); "
@@ -216,6 +229,8 @@ struct ProfileOptions: ParsableArguments {
         // Notes are per field and could be one per line of a huge export: the first ones, then a count.
         var notes: [String] = []
         var notesLeftOut = 0
+        // The same for every line (the id's record), so said once.
+        var warnings: [String] = []
         var inFlight: (batch: LineBatch, done: DispatchGroup)?
         while true {
             let next = try Self.readBatch(from: reader, chunks: chunksPerBatch)
@@ -237,6 +252,7 @@ struct ProfileOptions: ParsableArguments {
                     try result.output.withUnsafeBytes { try output.write(bytes: $0) }
                     blankLines += result.blankLines
                     for (lineNumber, report) in result.reports {
+                        for warning in report.warnings where !warnings.contains(warning) { warnings.append(warning) }
                         if !report.fieldsUnderRetiredKeys.isEmpty {
                             warnedProfiles += 1
                             if firstWarning == nil { firstWarning = (lineNumber, report.fieldsUnderRetiredKeys) }
@@ -252,6 +268,7 @@ struct ProfileOptions: ParsableArguments {
             inFlight = started
         }
         try output.flush()
+        for warning in warnings { StandardError.write("sealkit: warning: \(warning)\n") }
         for note in notes { StandardError.write("sealkit: note: \(note)\n") }
         if notesLeftOut > 0 {
             StandardError.write("sealkit: note: \(notesLeftOut) more field\(notesLeftOut == 1 ? "" : "s") left as \(notesLeftOut == 1 ? "it was" : "they were"), not listed\n")
@@ -312,7 +329,9 @@ struct ProfileOptions: ParsableArguments {
             output.append(UInt8(ascii: "\n"))
             return outcome
         } catch {
-            throw CLIFailure(said(error), status: .dataError)
+            // A seal record that is not the user's own file is refused as a key file is (77); anything else about a
+            // profile is its data's fault (65), as scripts have always seen it.
+            throw CLIFailure(said(error), status: error.reason == .unsafeFile ? .noPermission : .dataError)
         }
     }
 
@@ -389,7 +408,7 @@ private final class LineBatch: @unchecked Sendable {
                         result.blankLines += 1
                         continue
                     }
-                    if !report.notes.isEmpty || !report.fieldsUnderRetiredKeys.isEmpty {
+                    if !report.notes.isEmpty || !report.fieldsUnderRetiredKeys.isEmpty || !report.warnings.isEmpty {
                         result.reports.append((lineNumber, report))
                     }
                 } catch {

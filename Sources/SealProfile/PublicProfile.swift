@@ -51,11 +51,11 @@ extension SealKitError {
         case .seal(let problem):
             let reason: Reason
             switch problem {
-            case .missing: reason = .sealMissing
-            case .mismatch: reason = .sealMismatch
+            case .missing, .removed: reason = .sealMissing
+            case .mismatch, .unverifiable: reason = .sealMismatch
             case .older: reason = .sealRolledBack
             case .conflicting: reason = .sealConflict
-            case .unrecorded: reason = .fileSystem
+            case .unrecorded(_, _, let kind): reason = kind
             }
             self.init(reason, keyID: keyID, String(describing: error), advice: problem.advice)
         }

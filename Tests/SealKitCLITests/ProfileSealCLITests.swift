@@ -63,7 +63,7 @@ struct ProfileSealCLITests {
     @Test func eachAttackExits65NamingWhich() throws {
         let device = try Device()
         let v1 = try device.write(#"{"name": "Ada", "ssn": "078-05-1120", "notes": "n1", "salary": null}"#)
-        #expect(try Self.member(v1, "sealkit_seal")?.stringValue?.hasPrefix("sks1:") == true)
+        #expect(try Self.member(v1, "sealkit_seal")?.stringValue?.hasPrefix("sks2:") == true)
         let v2 = try device.write(try Self.replacing(try device.read(v1), "ssn", with: "111-22-3333"))
         #expect(try Self.member(try device.read(v2), "ssn") == "111-22-3333")
 

@@ -65,7 +65,7 @@ struct ProfileSealTests {
     @Test func writesAndVerifiesVersions() throws {
         let vault = try Self.vault()
         let first = try Self.encrypting.process(#"{"name": "Alice", "ssn": "078-05-1120", "notes": "n1", "salary": 5}"#, with: vault).json
-        #expect(try Self.object(first)["sealkit_seal"]?.stringValue?.hasPrefix("sks1:") == true)
+        #expect(try Self.object(first)["sealkit_seal"]?.stringValue?.hasPrefix("sks2:") == true)
         let opened = try Self.decrypting.process(first, with: vault)
         #expect(opened.sealVersion == 1)
         #expect(try Self.object(opened.json)["ssn"] == "078-05-1120")
@@ -274,7 +274,8 @@ struct ProfileSealTests {
         #expect(records.count == 1)
         let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/default/" + records[0])
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        #expect(try String(contentsOfFile: folder + "/default/" + records[0], encoding: .utf8).hasPrefix("sealkit-seal-mark 1 3 "))
+        // The record names the key that made the seal it holds (16 hex digits), then version 3.
+        #expect(try String(contentsOfFile: folder + "/default/" + records[0], encoding: .utf8).contains(#/^sealkit-seal-mark 2 [0-9a-f]{16} 3 [0-9a-f]{64}\n$/#))
         // A damaged record is an error naming it, never read as "nothing seen".
         try Data("sealkit-seal-mark 1 x\n".utf8).write(to: URL(fileURLWithPath: folder + "/default/" + records[0]))
         let fresh = Vault(keystore: try Keystore(directory: folder), user: first.user, format: .v2)

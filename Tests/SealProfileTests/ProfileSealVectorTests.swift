@@ -91,8 +91,9 @@ struct ProfileSealVectorTests {
         let text = try #require(vector.profile["sealkit_seal"]?.stringValue)
         let seal = try #require(ProfileSeal(parsing: text))
         #expect(seal.text == text && seal.version == 3)
-        for bad in [text.dropLast(4) + "", text + "=", "SKS1:" + text.dropFirst(5), text.replacingOccurrences(of: "sks1:", with: "sks1: "),
-                    "", "sks1:", String(text.dropLast(2)) + "x="]
+        #expect(text.hasPrefix("sks2:"))
+        for bad in [text.dropLast(4) + "", text + "=", "SKS2:" + text.dropFirst(5), text.replacingOccurrences(of: "sks2:", with: "sks2: "),
+                    "", "sks2:", "sks1:", String(text.dropLast(2)) + "x=", "sks1:" + text.dropFirst(5), "sks3:" + text.dropFirst(5)]
         {
             #expect(ProfileSeal(parsing: String(bad)) == nil, "\(bad)")
         }
@@ -117,5 +118,23 @@ struct ProfileSealVectorTests {
         #expect(mark.written(over: 6).recording(mark, acceptingConflict: false) == .record)
         #expect(mark.recording(mark.written(over: 6), acceptingConflict: false) == .unchanged)
         #expect(mark.recording(mark, acceptingConflict: false) == .unchanged)
+    }
+
+    /// A record names the key of the seal it holds, so that a new key for the id starts its own history; a record
+    /// written before (`sealkit-seal-mark 1`) names none and applies to any key.
+    @Test func recordsNameTheirKey() throws {
+        let mac = [UInt8](repeating: 0xAB, count: 32)
+        let tag = KeyFingerprint(bytes: [1, 2, 3, 4, 5, 6, 7, 0xFE])
+        let mark = SealMark(version: 9, mac: mac, keyTag: tag)
+        #expect(String(decoding: mark.fileText, as: UTF8.self) == "sealkit-seal-mark 2 01020304050607fe 9 \(Hex.encode(mac))\n")
+        #expect(SealMark(fileText: mark.fileText) == mark)
+        #expect(SealMark(fileText: mark.written(over: 4).fileText) == mark.written(over: 4))
+        for bad in ["01020304050607FE", "01020304050607", "01020304050607fe00", "", "0102030405060zfe"] {
+            #expect(SealMark(fileText: Array("sealkit-seal-mark 2 \(bad) 9 \(Hex.encode(mac))\n".utf8)) == nil, "\(bad)")
+        }
+        #expect(SealMark(fileText: Array("sealkit-seal-mark 3 01020304050607fe 9 \(Hex.encode(mac))\n".utf8)) == nil)
+        #expect(mark.belongs(to: [KeyFingerprint(bytes: Array(repeating: 9, count: 8)), tag]))
+        #expect(!mark.belongs(to: [KeyFingerprint(bytes: Array(repeating: 9, count: 8))]))
+        #expect(SealMark(version: 9, mac: mac).belongs(to: []))
     }
 }
