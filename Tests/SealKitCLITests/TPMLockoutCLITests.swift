@@ -1,4 +1,5 @@
 import Foundation
+import SealCore
 import SealTestSupport
 import Testing
 
@@ -289,4 +290,59 @@ final class SilentServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// A key file sealed without a PIN by an earlier version (before `noDA`): the `opens` vector of Fixtures/tpm.
+@Suite("A PIN-less key sealed before noDA (swtpm on a copy of Fixtures/tpm/state)", .requires(.swtpm))
+struct TPMLegacyLockoutCLITests {
+    @Test func itsLockoutMessageBlamesOtherKeysAndPasswdTPMTakesItOutOfTheLockout() throws {
+        let fixtures = Repository.root.appendingPathComponent("Fixtures/tpm")
+        struct Vector: Decodable {
+            let id: String
+            let file: String
+            let pin: String?
+            let expect: String
+        }
+        struct File: Decodable { let vectors: [Vector] }
+        let vectors = try JSONDecoder().decode(File.self, from: Data(contentsOf: fixtures.appendingPathComponent("vectors.json"))).vectors
+        let legacy = try #require(vectors.first { $0.expect == "ok" && $0.pin == nil && $0.file.contains("\nprotection tpm nopin ") })
+        let pinned = try #require(vectors.first { $0.expect == "ok" && $0.pin != nil })
+        let pin = try #require(pinned.pin)
+        let copy = try TemporaryFolder.make().appendingPathComponent("state")
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("state"), to: copy)
+        try SoftwareTPM.with(state: copy.path) { tpm in
+            let cli = try TPMCLITests.cli(tpm)
+            let folder = cli.home.appendingPathComponent("keys/default")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: cli.home.appendingPathComponent("keys").path)
+            for vector in [legacy, pinned] {
+                let path = folder.appendingPathComponent(try KeyID(vector.id).fileName).path
+                try #require(FileManager.default.createFile(atPath: path, contents: Data(vector.file.utf8), attributes: [.posixPermissions: 0o600]))
+            }
+            // It still opens, as it was sealed.
+            #expect(try cli.run(["encrypt", "--key", legacy.id], stdin: "x").status == 0)
+            /// Three wrong PINs for the other key: the TPM's lockout.
+            func lockOut() throws {
+                for _ in 0..<3 {
+                    let wrong = try cli.run(["encrypt", "--key", pinned.id], stdin: "x", environment: ["SEALKIT_PASSPHRASE": pin + "-wrong"])
+                    #expect(wrong.status == 77, "\(wrong.stderr)")
+                }
+            }
+            try lockOut()
+            // Sealed inside the lockout, it is locked too, and the message says whose PINs did it and what to run.
+            let locked = try cli.run(["encrypt", "--key", legacy.id], stdin: "x")
+            expectCleanFailure(locked, containing: "key '\(legacy.id)' has no PIN")
+            #expect(locked.stderr.contains("wrong PINs for other keys"), "\(locked.stderr)")
+            #expect(locked.stderr.contains("run 'sealkit keys passwd \(legacy.id) --tpm'"), "\(locked.stderr)")
+            #expect(locked.status == 77)
+            // The lockout ended (the owner's reset, here), it is sealed again, and the next lockout leaves it open.
+            let reset = try ChildProcess.run("tpm2_dictionarylockout", ["--tcti", tpm.tcti, "--clear-lockout"], timeout: 30)
+            try #require(reset.status == 0, "\(reset.stderrText)")
+            let resealed = try cli.run(["keys", "passwd", legacy.id, "--tpm"])
+            #expect(resealed.status == 0 && resealed.output.hasSuffix("\tsealed to the TPM"), "\(resealed.stderr)")
+            try lockOut()
+            let opened = try cli.run(["encrypt", "--key", legacy.id], stdin: "x")
+            #expect(opened.status == 0, "\(opened.stderr)")
+        }
+    }
 }
