@@ -323,10 +323,14 @@ extension KeystoreOptions {
         var passphrase: Passphrase?
         if let first = protected.first {
             passphrase = try givenPassphrase()
-                ?? TerminalPrompt.passphrase(
+            if passphrase == nil {
+                // One try, and only while the TPM takes more than one more wrong PIN for any id sealed with one.
+                for id in protected { _ = try keystore.pinPromptTries(for: id, atMost: 1) }
+                passphrase = try TerminalPrompt.passphrase(
                     protected.count == 1
                         ? "\(try keystore.entry(for: first)?.isSealedToTPM == true ? "TPM PIN" : "Passphrase") for key '\(first)': "
                         : "Passphrase for the protected keys: ")
+            }
             if passphrase == nil {
                 throw Self.failure(unlocking: first, in: keystore, with: nil)
                     ?? CLIFailure("key '\(first)' needs a passphrase and none was given", status: .noPermission)
