@@ -24,6 +24,20 @@ struct TPMLockoutCLITests {
         return (try value("TPM2_PT_LOCKOUT_COUNTER"), try value("TPM2_PT_MAX_AUTH_FAIL"))
     }
 
+    /// The object attributes of the sealed object in a key file's `protection tpm` line (its TPM2B_PUBLIC: size,
+    /// type, name algorithm, then the attributes, big-endian).
+    static func sealedAttributes(_ keyFile: String) throws -> UInt32 {
+        let line = try #require(keyFile.split(separator: "\n").first { $0.hasPrefix("protection tpm ") }, "\(keyFile)")
+        let fields = line.split(separator: " ")
+        try #require(fields.count == 5, "\(line)")
+        let blob = [UInt8](try #require(Data(base64Encoded: String(fields[4]))))
+        try #require(blob.count > 10)
+        return blob[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
+    /// TPMA_OBJECT_NODA: the object is outside the dictionary-attack protection.
+    static let noDA: UInt32 = 0x400
+
     /// How many PIN prompts a terminal showed ("TPM PIN for key ...", not the error's "wrong TPM PIN for key").
     static func prompts(_ output: String) -> Int {
         output.components(separatedBy: "TPM PIN for key ").count - output.components(separatedBy: "wrong TPM PIN for key ").count
@@ -34,6 +48,9 @@ struct TPMLockoutCLITests {
             let cli = try TPMCLITests.cli(tpm)
             #expect(try cli.run(["keys", "generate", "alice", "--tpm"]).status == 0)
             #expect(try cli.run(["keys", "generate", "bob", "--tpm", "--tpm-pin"], environment: ["SEALKIT_PASSPHRASE": "right-pin"]).status == 0)
+            // As docs/format.md says: noDA without a PIN, the lockout's protection with one.
+            #expect(try Self.sealedAttributes(TPMCLITests.keyFile(cli, "alice").text) & Self.noDA != 0)
+            #expect(try Self.sealedAttributes(TPMCLITests.keyFile(cli, "bob").text) & Self.noDA == 0)
             let sealed = try cli.run(["encrypt", "--key", "alice"], stdin: "still mine")
             #expect(sealed.status == 0, "\(sealed.stderr)")
             for _ in 0..<3 {
@@ -308,6 +325,11 @@ struct TPMLegacyLockoutCLITests {
         let legacy = try #require(vectors.first { $0.expect == "ok" && $0.pin == nil && $0.file.contains("\nprotection tpm nopin ") })
         let pinned = try #require(vectors.first { $0.expect == "ok" && $0.pin != nil })
         let pin = try #require(pinned.pin)
+        // The vector's sealed object (TPM2B_PUBLIC first: size, type, name algorithm, then the attributes) lacks noDA,
+        // as every PIN-less object did before: this test is about such a file.
+        try #require(
+            try TPMLockoutCLITests.sealedAttributes(legacy.file) & TPMLockoutCLITests.noDA == 0,
+            "the fixture's PIN-less object is sealed noDA: it no longer stands for an earlier version's")
         let copy = try TemporaryFolder.make().appendingPathComponent("state")
         try FileManager.default.copyItem(at: fixtures.appendingPathComponent("state"), to: copy)
         try SoftwareTPM.with(state: copy.path) { tpm in
@@ -340,6 +362,7 @@ struct TPMLegacyLockoutCLITests {
             try #require(reset.status == 0, "\(reset.stderrText)")
             let resealed = try cli.run(["keys", "passwd", legacy.id, "--tpm"])
             #expect(resealed.status == 0 && resealed.output.hasSuffix("\tsealed to the TPM"), "\(resealed.stderr)")
+            #expect(try TPMLockoutCLITests.sealedAttributes(TPMCLITests.keyFile(cli, legacy.id).text) & TPMLockoutCLITests.noDA != 0)
             try lockOut()
             let opened = try cli.run(["encrypt", "--key", legacy.id], stdin: "x")
             #expect(opened.status == 0, "\(opened.stderr)")
