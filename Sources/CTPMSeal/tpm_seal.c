@@ -3,9 +3,12 @@
 // the TPM's structures are deeply nested unions that Swift imports as tuples.
 #include "tpm_seal.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_mu.h>
@@ -18,7 +21,7 @@
 static const char *const esys_names[] = {
     "Esys_Initialize", "Esys_Finalize", "Esys_Free", "Esys_FlushContext", "Esys_TR_SetAuth", "Esys_TR_GetName",
     "Esys_TRSess_SetAttributes", "Esys_StartAuthSession", "Esys_CreatePrimary", "Esys_Create", "Esys_Load",
-    "Esys_Unseal",
+    "Esys_Unseal", "Esys_GetCapability",
 };
 static const char *const tctildr_names[] = {"Tss2_TctiLdr_Initialize", "Tss2_TctiLdr_Finalize"};
 static const char *const mu_names[] = {
@@ -43,6 +46,7 @@ static sealkit_library mu = {"libtss2-mu.so.0", "libtss2-mu0", mu_names, mu_addr
 #define Esys_Create CALL(esys_addresses, 9, Esys_Create)
 #define Esys_Load CALL(esys_addresses, 10, Esys_Load)
 #define Esys_Unseal CALL(esys_addresses, 11, Esys_Unseal)
+#define Esys_GetCapability CALL(esys_addresses, 12, Esys_GetCapability)
 #define Tss2_TctiLdr_Initialize CALL(tctildr_addresses, 0, Tss2_TctiLdr_Initialize)
 #define Tss2_TctiLdr_Finalize CALL(tctildr_addresses, 1, Tss2_TctiLdr_Finalize)
 #define Tss2_MU_TPM2B_PUBLIC_Marshal CALL(mu_addresses, 0, Tss2_MU_TPM2B_PUBLIC_Marshal)
@@ -111,15 +115,20 @@ static int status_for(TSS2_RC rc, uint32_t *tpm_rc) {
 /// Connects, re-creates the storage primary key (ECC P-256, AES-128-CFB, the TCG's storage key
 /// template: deterministic, so the same TPM always makes the same key and nothing stays loaded),
 /// and starts an HMAC session salted with that key, encrypting the first parameter each way.
-static int open_tpm(const char *tcti, struct tpm *tpm, TPM2B_NAME **name, uint32_t *tpm_rc) {
+static int connect_tpm(const char *tcti, struct tpm *tpm, uint32_t *tpm_rc) {
     memset(tpm, 0, sizeof *tpm);
     tpm->primary = tpm->session = tpm->object = ESYS_TR_NONE;
-    // The TSS logs to stderr by default; SealKit says what went wrong in one line of its own.
-    setenv("TSS2_LOG", "all+NONE", 0);
     TSS2_RC rc = Tss2_TctiLdr_Initialize(tcti, &tpm->tcti);
     if (rc != TSS2_RC_SUCCESS) { *tpm_rc = rc; return SEALKIT_TPM_UNAVAILABLE; }
     rc = Esys_Initialize(&tpm->esys, tpm->tcti, NULL);
     if (rc != TSS2_RC_SUCCESS) { *tpm_rc = rc; return SEALKIT_TPM_UNAVAILABLE; }
+    return SEALKIT_TPM_OK;
+}
+
+static int open_tpm(const char *tcti, struct tpm *tpm, TPM2B_NAME **name, uint32_t *tpm_rc) {
+    int status = connect_tpm(tcti, tpm, tpm_rc);
+    if (status != SEALKIT_TPM_OK) return status;
+    TSS2_RC rc;
 
     TPM2B_SENSITIVE_CREATE sensitive = {0};
     TPM2B_PUBLIC template = {
@@ -162,10 +171,9 @@ static int set_pin(TPM2B_AUTH *auth, const uint8_t *pin, size_t pin_len) {
     return 1;
 }
 
-int sealkit_tpm_seal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
-                     uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc) {
+static int seal_now(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
+                    uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc) {
     *tpm_rc = 0;
-    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
     struct tpm tpm;
     TPM2B_NAME *primary_name = NULL;
     TPM2B_PUBLIC *public = NULL;
@@ -180,12 +188,15 @@ int sealkit_tpm_seal(const char *tcti, const uint8_t *pin, size_t pin_len, const
     }
     sensitive.sensitive.data.size = (UINT16)data_len;
     memcpy(sensitive.sensitive.data.buffer, data, data_len);
-    // A sealed data object: no sign or decrypt use, opened only by TPM2_Unseal with the PIN.
+    // A sealed data object: no sign or decrypt use, opened only by TPM2_Unseal with the PIN. Without a PIN
+    // there is nothing to guess, so the object is kept out of the dictionary-attack lockout (noDA): wrong PINs
+    // for other keys must not lock it too.
     TPM2B_PUBLIC template = {
         .publicArea = {
             .type = TPM2_ALG_KEYEDHASH,
             .nameAlg = TPM2_ALG_SHA256,
-            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT,
+            .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT
+                | (pin_len == 0 ? TPMA_OBJECT_NODA : 0),
             .parameters.keyedHashDetail.scheme = {.scheme = TPM2_ALG_NULL},
         },
     };
@@ -217,10 +228,9 @@ done:
     return status;
 }
 
-int sealkit_tpm_unseal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
-                       const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc) {
+static int unseal_now(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
+                      const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc) {
     *tpm_rc = 0;
-    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
     TPM2B_PUBLIC public = {0};
     TPM2B_PRIVATE private = {0};
     size_t offset = 0;
@@ -275,5 +285,226 @@ done:
         Esys_TR_SetAuth(tpm.esys, tpm.object, &empty);
     }
     close_tpm(&tpm);
+    return status;
+}
+
+/// The TPM's dictionary-attack counters: failedTries, maxTries, recoveryTime (the lockout interval) and
+/// lockoutRecovery, in that order (TPM2_PT_LOCKOUT_COUNTER .. TPM2_PT_LOCKOUT_RECOVERY).
+static int lockout_now(const char *tcti, uint32_t counters[4], uint32_t *tpm_rc) {
+    *tpm_rc = 0;
+    struct tpm tpm;
+    TPMS_CAPABILITY_DATA *data = NULL;
+    int status = connect_tpm(tcti, &tpm, tpm_rc);
+    if (status != SEALKIT_TPM_OK) goto done;
+    TPMI_YES_NO more = 0;
+    TSS2_RC rc = Esys_GetCapability(tpm.esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_TPM_PROPERTIES,
+                                    TPM2_PT_LOCKOUT_COUNTER, 4, &more, &data);
+    if (rc != TSS2_RC_SUCCESS) {
+        status = status_for(rc, tpm_rc);
+        goto done;
+    }
+    int found = 0;
+    for (UINT32 index = 0; index < data->data.tpmProperties.count && index < TPM2_MAX_TPM_PROPERTIES; index++) {
+        TPMS_TAGGED_PROPERTY property = data->data.tpmProperties.tpmProperty[index];
+        if (property.property >= TPM2_PT_LOCKOUT_COUNTER && property.property <= TPM2_PT_LOCKOUT_RECOVERY) {
+            counters[property.property - TPM2_PT_LOCKOUT_COUNTER] = property.value;
+            found |= 1 << (property.property - TPM2_PT_LOCKOUT_COUNTER);
+        }
+    }
+    if ((found & 3) != 3) status = SEALKIT_TPM_FAILED;
+done:
+    Esys_Free(data);
+    close_tpm(&tpm);
+    return status;
+}
+
+/* Every TPM call runs on a thread of its own while the caller waits at most its deadline: tpm2-tss's socket
+ * TCTIs block in recv() whatever timeout ESYS is given, and a TCP connect can wait for minutes. At the deadline
+ * the caller returns SEALKIT_TPM_TIMEOUT and leaves the thread the job, which holds its own copies of every
+ * input and output: nothing the caller owns is touched afterwards, and the thread zeroes and frees the job
+ * whenever the TPM (or the connection's end) lets it finish. */
+enum job_kind { JOB_SEAL, JOB_UNSEAL, JOB_LOCKOUT };
+
+struct job {
+    pthread_mutex_t lock;
+    pthread_cond_t finished_signal;
+    int references;
+    int finished;
+    enum job_kind kind;
+    char *tcti;
+    uint8_t pin[64];
+    size_t pin_len;
+    uint8_t data[128];
+    size_t data_len;
+    uint8_t blob[SEALKIT_TPM_BLOB_MAX];
+    size_t blob_len;
+    uint8_t name[SEALKIT_TPM_NAME_MAX];
+    size_t name_len;
+    uint8_t out[128];
+    size_t out_len;
+    uint32_t counters[4];
+    int status;
+    uint32_t tpm_rc;
+};
+
+static void release_job(struct job *job) {
+    pthread_mutex_lock(&job->lock);
+    int left = --job->references;
+    pthread_mutex_unlock(&job->lock);
+    if (left > 0) return;
+    pthread_mutex_destroy(&job->lock);
+    pthread_cond_destroy(&job->finished_signal);
+    free(job->tcti);
+    explicit_bzero(job, sizeof *job);
+    free(job);
+}
+
+static void *run_job(void *argument) {
+    struct job *job = argument;
+    switch (job->kind) {
+    case JOB_SEAL:
+        job->status = seal_now(job->tcti, job->pin, job->pin_len, job->data, job->data_len, job->blob, &job->blob_len, job->name,
+                               &job->name_len, &job->tpm_rc);
+        break;
+    case JOB_UNSEAL:
+        job->status = unseal_now(job->tcti, job->pin, job->pin_len, job->blob, job->blob_len, job->name, job->name_len, job->out,
+                                 job->out_len, &job->tpm_rc);
+        break;
+    case JOB_LOCKOUT:
+        job->status = lockout_now(job->tcti, job->counters, &job->tpm_rc);
+        break;
+    }
+    explicit_bzero(job->pin, sizeof job->pin);
+    explicit_bzero(job->data, sizeof job->data);
+    pthread_mutex_lock(&job->lock);
+    job->finished = 1;
+    pthread_cond_signal(&job->finished_signal);
+    pthread_mutex_unlock(&job->lock);
+    release_job(job);
+    return NULL;
+}
+
+static struct job *new_job(enum job_kind kind, const char *tcti) {
+    struct job *job = calloc(1, sizeof *job);
+    if (job == NULL) return NULL;
+    job->tcti = strdup(tcti);
+    pthread_condattr_t attributes;
+    if (job->tcti == NULL || pthread_condattr_init(&attributes) != 0) {
+        free(job->tcti);
+        free(job);
+        return NULL;
+    }
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&job->finished_signal, &attributes);
+    pthread_condattr_destroy(&attributes);
+    pthread_mutex_init(&job->lock, NULL);
+    job->kind = kind;
+    job->references = 1;
+    return job;
+}
+
+/// Runs `job` for at most `timeout_ms` milliseconds: its status, or SEALKIT_TPM_TIMEOUT (the job then left to
+/// its thread). The caller keeps its reference either way and releases it.
+static int run_bounded(struct job *job, uint32_t timeout_ms) {
+    // The TSS logs to stderr by default; SealKit says what went wrong in one line of its own. Set here, on the
+    // caller's thread, before any thread of ours reads the environment.
+    setenv("TSS2_LOG", "all+NONE", 0);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_attr_t attributes;
+    if (pthread_attr_init(&attributes) != 0) return SEALKIT_TPM_FAILED;
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    job->references = 2;
+    if (pthread_create(&thread, &attributes, run_job, job) != 0) {
+        job->references = 1;
+        pthread_attr_destroy(&attributes);
+        return SEALKIT_TPM_FAILED;
+    }
+    pthread_attr_destroy(&attributes);
+    pthread_mutex_lock(&job->lock);
+    int waited = 0;
+    while (!job->finished && waited != ETIMEDOUT) waited = pthread_cond_timedwait(&job->finished_signal, &job->lock, &deadline);
+    int status = job->finished ? job->status : SEALKIT_TPM_TIMEOUT;
+    pthread_mutex_unlock(&job->lock);
+    return status;
+}
+
+int sealkit_tpm_seal(const char *tcti, uint32_t timeout_ms, const uint8_t *pin, size_t pin_len, const uint8_t *data,
+                     size_t data_len, uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc) {
+    *tpm_rc = 0;
+    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
+    struct job *job = new_job(JOB_SEAL, tcti);
+    if (job == NULL) return SEALKIT_TPM_FAILED;
+    int status = SEALKIT_TPM_FAILED;
+    if (pin_len <= sizeof job->pin && data_len <= sizeof job->data) {
+        if (pin_len) memcpy(job->pin, pin, pin_len);
+        job->pin_len = pin_len;
+        memcpy(job->data, data, data_len);
+        job->data_len = data_len;
+        job->blob_len = sizeof job->blob;
+        job->name_len = sizeof job->name;
+        status = run_bounded(job, timeout_ms);
+        if (status == SEALKIT_TPM_OK && (job->blob_len > *blob_len || job->name_len > *name_len)) status = SEALKIT_TPM_FAILED;
+        if (status == SEALKIT_TPM_OK) {
+            memcpy(blob, job->blob, job->blob_len);
+            *blob_len = job->blob_len;
+            memcpy(name, job->name, job->name_len);
+            *name_len = job->name_len;
+        }
+        if (status != SEALKIT_TPM_TIMEOUT) *tpm_rc = job->tpm_rc;
+    }
+    release_job(job);
+    return status;
+}
+
+int sealkit_tpm_unseal(const char *tcti, uint32_t timeout_ms, const uint8_t *pin, size_t pin_len, const uint8_t *blob,
+                       size_t blob_len, const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc) {
+    *tpm_rc = 0;
+    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
+    struct job *job = new_job(JOB_UNSEAL, tcti);
+    if (job == NULL) return SEALKIT_TPM_FAILED;
+    int status = SEALKIT_TPM_FAILED;
+    if (pin_len > sizeof job->pin) {
+        status = SEALKIT_TPM_WRONG_PIN;
+    } else if (blob_len > sizeof job->blob || name_len > sizeof job->name || out_len > sizeof job->out) {
+        status = SEALKIT_TPM_DAMAGED;
+    } else {
+        if (pin_len) memcpy(job->pin, pin, pin_len);
+        job->pin_len = pin_len;
+        memcpy(job->blob, blob, blob_len);
+        job->blob_len = blob_len;
+        memcpy(job->name, name, name_len);
+        job->name_len = name_len;
+        job->out_len = out_len;
+        status = run_bounded(job, timeout_ms);
+        if (status == SEALKIT_TPM_OK) memcpy(out, job->out, out_len);
+        if (status != SEALKIT_TPM_TIMEOUT) *tpm_rc = job->tpm_rc;
+    }
+    release_job(job);
+    return status;
+}
+
+int sealkit_tpm_lockout(const char *tcti, uint32_t timeout_ms, uint32_t *failures, uint32_t *maximum, uint32_t *interval,
+                        uint32_t *recovery, uint32_t *tpm_rc) {
+    *tpm_rc = 0;
+    if (load_tss() != 0) return SEALKIT_TPM_NO_LIBRARY;
+    struct job *job = new_job(JOB_LOCKOUT, tcti);
+    if (job == NULL) return SEALKIT_TPM_FAILED;
+    int status = run_bounded(job, timeout_ms);
+    if (status == SEALKIT_TPM_OK) {
+        *failures = job->counters[0];
+        *maximum = job->counters[1];
+        *interval = job->counters[2];
+        *recovery = job->counters[3];
+    }
+    if (status != SEALKIT_TPM_TIMEOUT) *tpm_rc = job->tpm_rc;
+    release_job(job);
     return status;
 }

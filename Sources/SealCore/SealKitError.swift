@@ -234,6 +234,14 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         case raiseLockTimeout
         /// The TPM cannot be reached.
         case chooseTPM
+        /// The TPM did not answer in time.
+        case raiseTPMTimeout
+        /// A key without a PIN sealed inside the TPM's dictionary-attack lockout: seal it again.
+        case resealOutsideLockout(KeyID)
+        /// The TPM PIN must be given without a prompt.
+        case givePINWithoutPrompt
+        /// A key sealed to another TPM is in the way of bringing it here.
+        case replaceKeyFromAnotherTPM(KeyID)
         /// Keys sealed to the TPM cannot leave the file keystore.
         case unsealFromTPM(KeyID)
         /// `--from-facts` was given lines that are not tagged.

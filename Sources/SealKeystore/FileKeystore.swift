@@ -106,6 +106,11 @@ package struct FileKeystore: KeyStorage {
         return try items.keyRing(for: id, passphrase: passphrase)
     }
 
+    /// See `KeyItems.pinPromptTries(for:atMost:)`.
+    package func pinPromptTries(for id: KeyID, atMost limit: Int) throws(KeystoreError) -> Int {
+        try existingItems()?.pinPromptTries(for: id, atMost: limit) ?? limit
+    }
+
     package func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         guard let items = try existingItems() else { throw .notFound(id, namespace: namespace.name) }
         return try items.history(for: id, passphrase: passphrase)

@@ -79,6 +79,12 @@ public struct KeyHistory: Sendable, CustomStringConvertible {
     /// The key new ciphertexts are made with.
     package var current: SymmetricKey { versions[0].key }
 
+    /// Whether this history holds a key of every fingerprint `entry` lists: storing it in the entry's place loses
+    /// none of them.
+    package func bringsEveryKey(of entry: KeyEntry) -> Bool {
+        Set(entry.versions.map(\.fingerprint)).isSubset(of: Set(versions.map(\.key.fingerprint)))
+    }
+
     /// The keys as a ring, for encrypting and decrypting.
     package var ring: KeyRing { KeyRing(current: current, retired: versions.dropFirst().map(\.key), id: id.rawValue) }
 
@@ -191,10 +197,18 @@ extension KeyStorage {
     ///   written), `.locked`, `.wrongPassphrase`, or a file problem.
     @discardableResult
     package func storeAll(_ histories: [KeyHistory], passphrase: Passphrase?) throws(KeystoreError) -> [StoreOutcome] {
-        for history in histories where try entry(for: history.id) != nil {
-            guard try keyRing(for: history.id, passphrase: passphrase).current == history.current else {
-                throw .conflictingKey(history.id)
+        for history in histories {
+            guard let entry = try entry(for: history.id) else { continue }
+            let current: SymmetricKey
+            do throws(KeystoreError) {
+                current = try keyRing(for: history.id, passphrase: passphrase).current
+            } catch .sealedToAnotherTPM(let id) {
+                // Keys that open only on another machine's TPM: `store` puts the history in their place when it
+                // brings every one of them, and nothing else may.
+                guard history.bringsEveryKey(of: entry) else { throw .sealedToAnotherTPM(id) }
+                continue
             }
+            guard current == history.current else { throw .conflictingKey(history.id) }
         }
         var outcomes: [StoreOutcome] = []
         for history in histories { outcomes.append(try store(history, passphrase: passphrase)) }

@@ -125,6 +125,21 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
         return try unlock(file, passphrase).record.ring
     }
 
+    /// How many PINs a terminal prompt may try for `id`: at most `limit`, and always fewer than the wrong PINs
+    /// the TPM takes before it locks out, which would lock every key with a PIN at once. `limit` for an id
+    /// without a TPM PIN (nothing is asked of the TPM then).
+    /// - Throws: `.tpmLockout` when the TPM is in lockout now, `.lastPINTry` when one more wrong PIN would put it
+    ///   there, and what reading the TPM's counters throws.
+    package func pinPromptTries(for id: KeyID, atMost limit: Int) throws(KeystoreError) -> Int {
+        guard let sealed = try read(id)?.tpm, sealed.hasPIN else { return limit }
+        guard let tpm else { throw .tpmUnavailable(tcti: "-", detail: "this keystore was opened without a TPM") }
+        let state = try tpm.lockoutState()
+        guard state.remaining > 0 else { throw .tpmLockout(id, hasPIN: true) }
+        let tries = state.promptTries(atMost: limit)
+        guard tries > 0 else { throw .lastPINTry(id, interval: state.interval) }
+        return tries
+    }
+
     /// See `Keystore.history(for:passphrase:)`.
     package func history(for id: KeyID, passphrase: Passphrase?) throws(KeystoreError) -> KeyHistory {
         guard let file = try read(id) else { throw .notFound(id, namespace: namespace) }
@@ -149,7 +164,17 @@ package struct KeyItems<Storage: KeyItemStorage>: Sendable {
     package func store(_ history: KeyHistory, passphrase: Passphrase?) throws(KeystoreError) -> StoreOutcome {
         try storage.withExclusiveAccess { () throws(KeystoreError) -> StoreOutcome in
             if let file = try read(history.id) {
-                let unlocked = try unlock(file, passphrase)
+                let unlocked: (record: KeyRecord, sealing: KeyFile.Sealing?)
+                do throws(KeystoreError) {
+                    unlocked = try unlock(file, passphrase)
+                } catch .sealedToAnotherTPM(let id) {
+                    // A copy of a keystore from another machine: its keys open only there. When the history brings
+                    // every key the file lists, nothing is lost by storing the history in its place, sealed here.
+                    guard history.bringsEveryKey(of: file.entry) else { throw .sealedToAnotherTPM(id) }
+                    let pin = file.tpm?.hasPIN == true ? passphrase : nil
+                    try write(KeyRecord(history), sealing: try newSealing(.tpm(pin: pin), for: id))
+                    return .stored
+                }
                 guard let merged = try unlocked.record.merging(history) else { return .unchanged }
                 try write(merged, sealing: unlocked.sealing)
                 return .stored

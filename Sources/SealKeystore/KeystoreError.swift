@@ -42,8 +42,14 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
     case pinRequired(KeyID)
     /// The TPM refused the PIN (and counted one failure towards its lockout).
     case wrongPIN(KeyID)
-    /// The TPM is in dictionary-attack lockout after too many wrong PINs.
-    case tpmLockout(KeyID)
+    /// The TPM is in dictionary-attack lockout after too many wrong PINs; `hasPIN` false: the key has none (it
+    /// was sealed before keys without a PIN were kept out of the lockout), so other keys' wrong PINs caused it.
+    case tpmLockout(KeyID, hasPIN: Bool)
+    /// The TPM takes one more wrong PIN before it locks out, so no PIN is asked for on the terminal;
+    /// `interval` is the seconds after which it forgets one (0: never).
+    case lastPINTry(KeyID, interval: Int)
+    /// The TPM did not answer within the keystore's time limit for a TPM call (`seconds`).
+    case tpmTimedOut(tcti: String, seconds: Int)
     /// The keys were sealed to another TPM (or this TPM's owner hierarchy was cleared since).
     case sealedToAnotherTPM(KeyID)
     /// The TPM refused something else; `detail` is the TSS's response code.
@@ -100,10 +106,20 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "key '\(id)' is sealed to the TPM under a PIN"
         case .wrongPIN(let id):
             return "wrong TPM PIN for key '\(id)': nothing was changed; the TPM locks out after a few wrong PINs"
-        case .tpmLockout(let id):
+        case .tpmLockout(let id, hasPIN: true):
             return "the TPM refuses PINs for now (dictionary-attack lockout after too many wrong PINs), so key '\(id)' cannot be opened: wait for the lockout to end (by default 1000 s per failure) or have the TPM's owner reset it"
+        case .tpmLockout(let id, hasPIN: false):
+            return "key '\(id)' has no PIN, but it was sealed when keys without a PIN still fell under the TPM's dictionary-attack lockout, "
+                + "which wrong PINs for other keys have now set off: wait for the lockout to end (by default 1000 s per failure) or have the TPM's "
+                + "owner reset it"
+        case .lastPINTry(let id, let interval):
+            let wait = interval > 0 ? "wait \(interval) s for the TPM to forget a wrong PIN" : "have the TPM's owner reset its lockout"
+            return "the TPM takes one more wrong PIN before it locks out every key with a PIN, so the PIN for key '\(id)' is not asked for "
+                + "on the terminal: \(wait)"
+        case .tpmTimedOut(let tcti, let seconds):
+            return "the TPM at '\(TextSafety.printable(tcti))' did not answer within \(seconds) s: nothing was changed"
         case .sealedToAnotherTPM(let id):
-            return "key '\(id)' is sealed to another machine's TPM (or this TPM was cleared since): it opens only there; bring the key here with a backup or a transfer"
+            return "key '\(id)' is sealed to another machine's TPM (or this TPM was cleared since): it opens only there"
         case .tpmFailed(let detail):
             return "the TPM refused the operation (\(detail))"
         case .sealedToTPMStaysHere(let id):
@@ -125,6 +141,10 @@ extension KeystoreError {
         case .notOwnFile: return .chooseAnotherHome
         case .lockTimeout: return .raiseLockTimeout
         case .tpmUnavailable: return .chooseTPM
+        case .tpmTimedOut: return .raiseTPMTimeout
+        case .tpmLockout(let id, hasPIN: false): return .resealOutsideLockout(id)
+        case .lastPINTry: return .givePINWithoutPrompt
+        case .sealedToAnotherTPM(let id): return .replaceKeyFromAnotherTPM(id)
         case .sealedToTPMStaysHere(let id): return .unsealFromTPM(id)
         case .keyring(let problem): return problem.advice
         default: return nil

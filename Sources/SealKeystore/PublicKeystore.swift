@@ -205,13 +205,13 @@ extension SealKitError {
             case .damagedItem(let id, _, _): reason = .damagedKey; keyID = id
             case .unavailable, .timedOut, .failed: reason = .keyringUnavailable
             }
-        case .tpmUnavailable, .tpmFailed: reason = .tpmUnavailable
+        case .tpmUnavailable, .tpmFailed, .tpmTimedOut: reason = .tpmUnavailable
         case .libraryUnavailable: reason = .libraryUnavailable
         case .pinTooLong: reason = .invalidArgument
         case .sealedToTPMStaysHere(let id): reason = .invalidArgument; keyID = id
         case .pinRequired(let id): reason = .passphraseRequired; keyID = id
         case .wrongPIN(let id): reason = .wrongPIN; keyID = id
-        case .tpmLockout(let id): reason = .tpmLockout; keyID = id
+        case .tpmLockout(let id, _), .lastPINTry(let id, _): reason = .tpmLockout; keyID = id
         case .sealedToAnotherTPM(let id): reason = .sealedToAnotherTPM; keyID = id
         }
         self.init(reason, keyID: keyID ?? entryID, String(describing: error), advice: error.advice)

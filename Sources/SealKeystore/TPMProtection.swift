@@ -19,6 +19,32 @@ package struct TPMSealedKey: Sendable, Equatable {
     }
 }
 
+/// A TPM's dictionary-attack counters (TPM2_GetCapability, TPM_PT_LOCKOUT_COUNTER and the three after it): every
+/// object with a PIN (and, before keys without one were sealed outside it, every sealed object) is locked out
+/// together once `failures` reaches `maximum`.
+package struct TPMLockoutState: Sendable, Equatable {
+    /// The wrong PINs the TPM counts now (it forgets one every `interval` seconds).
+    package var failures: Int
+    /// The count of wrong PINs that puts the TPM in lockout.
+    package var maximum: Int
+    /// The seconds after which the TPM forgets one wrong PIN (0: it never does, only its owner's reset).
+    package var interval: Int
+
+    /// The counters as the TPM reports them.
+    package init(failures: Int, maximum: Int, interval: Int) {
+        self.failures = failures
+        self.maximum = maximum
+        self.interval = interval
+    }
+
+    /// The wrong PINs the TPM still takes before it locks out.
+    package var remaining: Int { max(0, maximum - failures) }
+
+    /// How many PINs a prompt may offer, at most `limit`: always fewer than the TPM has left, so that a
+    /// mistyped session never puts the TPM in lockout. 0 when one more wrong PIN would.
+    package func promptTries(atMost limit: Int) -> Int { max(0, min(limit, remaining - 1)) }
+}
+
 /// Seals and unseals key files' wrapping keys with a TPM. SealKeystore links no TPM library: the
 /// SealTPM target supplies this, and a keystore is given one to open TPM-protected key files.
 package protocol TPMKeySealer: Sendable {
@@ -33,6 +59,10 @@ package protocol TPMKeySealer: Sendable {
     ///   - id: names the key in errors.
     /// - Throws: `.tpmUnavailable`, `.wrongPIN`, `.tpmLockout`, `.sealedToAnotherTPM`, `.damagedKeyFile`, `.tpmFailed`.
     func unseal(_ sealed: TPMSealedKey, pin: Passphrase?, id: KeyID) throws(KeystoreError) -> SymmetricKey
+
+    /// The TPM's dictionary-attack counters now.
+    /// - Throws: `.tpmUnavailable`, or `.tpmFailed`.
+    func lockoutState() throws(KeystoreError) -> TPMLockoutState
 }
 
 /// How an id's keys are to be protected at rest after a protection change.

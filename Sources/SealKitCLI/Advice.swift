@@ -45,6 +45,14 @@ extension SealKitError.Advice {
         case .chooseAnotherHome: return "; move it away or choose another SEALKIT_HOME"
         case .raiseLockTimeout: return ", or set SEALKIT_LOCK_TIMEOUT to the seconds to wait"
         case .chooseTPM: return ", or set SEALKIT_TPM_TCTI to the TPM to use"
+        case .raiseTPMTimeout: return "; check that the TPM SEALKIT_TPM_TCTI names is running, or set SEALKIT_TPM_TIMEOUT to the seconds to wait"
+        case .resealOutsideLockout(let id):
+            let reseal = id.rawValue.hasPrefix("-") ? "--tpm -- \(id.shellWord)" : "\(id.shellWord) --tpm"
+            return "; then run 'sealkit keys passwd \(reseal)' to seal it again outside the lockout"
+        case .givePINWithoutPrompt: return ", or give the PIN with SEALKIT_PASSPHRASE or --passphrase-file"
+        case .replaceKeyFromAnotherTPM(let id):
+            return "; to use it here, run 'sealkit keys delete \(id.argument)', then 'sealkit keys restore' from a backup of it or "
+                + "'sealkit transfer receive'"
         case .unsealFromTPM(let id):
             let remove = id.rawValue.hasPrefix("-") ? "--remove -- \(id.shellWord)" : "\(id.shellWord) --remove"
             return "; run 'sealkit keys passwd \(remove)' (or 'keys passwd \(id.argument)' for a passphrase) first"

@@ -154,13 +154,20 @@ struct KeysCommand: ParsableCommand {
                 on the terminal. --remove stores the keys unprotected, whatever protects them now. --tpm seals them to this \
                 machine's TPM (SEALKIT_TPM_TCTI, default device:/dev/tpmrm0) instead; with --tpm-pin, the TPM asks for a PIN: \
                 from --new-passphrase-file, else (for keys not protected now) --passphrase-file or SEALKIT_PASSPHRASE, else \
-                asked twice on the terminal.
+                asked twice on the terminal. --tpm on keys sealed with a PIN seals them again with the same PIN unless \
+                --no-tpm-pin is given; keys without a PIN are sealed outside the TPM's dictionary-attack lockout, so \
+                'keys passwd ID --tpm' also moves keys sealed before that out of it.
                 """)
 
         @Argument(help: "The key id whose passphrase to set.") var id: String
         @Flag(help: "Remove the protection (a passphrase, or the TPM): store the keys unprotected.") var remove = false
         @Flag(help: "Seal the keys to this machine's TPM instead of a passphrase.") var tpm = false
-        @Flag(help: "With --tpm: the TPM asks for a PIN before it unseals the keys, and locks out guessing.") var tpmPin = false
+        @Flag(
+            inversion: .prefixedNo,
+            help: ArgumentHelp(
+                "With --tpm: the TPM asks for a PIN before it unseals the keys, and locks out guessing (--no-tpm-pin: no PIN). "
+                    + "Keys sealed with a PIN now keep it unless --no-tpm-pin is given."))
+        var tpmPin: Bool?
         @Option(help: ArgumentHelp(
             "Read the new passphrase (or TPM PIN) from this file (first line); pipes, FIFOs and /dev/fd/N work.", valueName: "path"))
         var newPassphraseFile: String?
@@ -169,8 +176,10 @@ struct KeysCommand: ParsableCommand {
         func validate() throws {
             if remove && newPassphraseFile != nil { throw ValidationError("give --remove or --new-passphrase-file, not both") }
             if remove && tpm { throw ValidationError("give --remove or --tpm, not both") }
-            if tpmPin && !tpm { throw ValidationError("--tpm-pin goes with --tpm") }
-            if tpm && !tpmPin && newPassphraseFile != nil { throw ValidationError("--new-passphrase-file with --tpm reads a PIN: add --tpm-pin") }
+            if let tpmPin, !tpm { throw ValidationError("\(tpmPin ? "--tpm-pin" : "--no-tpm-pin") goes with --tpm") }
+            if tpm && tpmPin != true && newPassphraseFile != nil {
+                throw ValidationError("--new-passphrase-file with --tpm reads a PIN: add --tpm-pin")
+            }
         }
 
         func run() throws {
@@ -179,8 +188,13 @@ struct KeysCommand: ParsableCommand {
             guard let before = try keystore.entry(for: id) else { throw missingKey(id, in: keystore) }
             if tpm {
                 let current = try keystoreOptions.passphrase(toUnlock: id, in: keystore)
+                // Sealing again (to reseal a key outside the TPM's lockout, or to another TPM) keeps a PIN it has:
+                // dropping it takes --no-tpm-pin.
+                let keepsPIN = tpmPin == nil && before.isSealedToTPM && before.isProtected
                 var pin: Passphrase?
-                if tpmPin {
+                if keepsPIN {
+                    pin = current
+                } else if tpmPin == true {
                     if let newPassphraseFile {
                         pin = try KeystoreOptions.readPassphrase(from: newPassphraseFile, option: "--new-passphrase-file")
                     } else if !before.isProtected, let given = try keystoreOptions.givenPassphrase() {
@@ -192,7 +206,7 @@ struct KeysCommand: ParsableCommand {
                             abandoned: "nothing was changed")
                     }
                 }
-                let entry = try keystore.sealKeys(of: id, to: KeystoreOptions.tpm, pin: pin, unlockingWith: current)
+                let entry = try keystore.sealKeys(of: id, to: try KeystoreOptions.tpm(), pin: pin, unlockingWith: current)
                 print("\(id)\t\(entry.fingerprint)\t\(pin == nil ? "sealed to the TPM" : "sealed to the TPM with a PIN")")
                 return
             }

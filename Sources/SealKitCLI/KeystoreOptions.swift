@@ -95,18 +95,36 @@ struct KeystoreOptions: ParsableArguments {
             // Keys sealed to the TPM open through `$SEALKIT_TPM_TCTI` (default device:/dev/tpmrm0); nothing
             // connects to it unless such a key is used.
             let keystore = try Keystore(directory: root, namespace: name, lockTimeout: lockTimeout)
-                .using(Self.tpm, sealingNewKeys: sealNewKeysToTPM)
+                .using(try Self.tpm(), sealingNewKeys: sealNewKeysToTPM)
             opened = keystore.location
             openedKeystore = keystore
             return keystore
         }
     }
 
-    /// The TPM `$SEALKIT_TPM_TCTI` names (a tpm2-tss TCTI string, trusted as tpm2-tools trusts
-    /// `TPM2TOOLS_TCTI`), else the machine's.
-    static var tpm: TPM {
-        guard let tcti = getenv("SEALKIT_TPM_TCTI"), tcti.pointee != 0 else { return TPM() }
-        return TPM(tcti: String(cString: tcti))
+    /// The TPM `$SEALKIT_TPM_TCTI` names, else the machine's, with each call bounded by `$SEALKIT_TPM_TIMEOUT`
+    /// (whole seconds, 30 by default).
+    /// - Throws: a usage error for a TCTI that is not one tpm2-tss names (a TCTI is a library loaded into this
+    ///   process: a path, or the `cmd` TCTI, would run code the environment chose), or a timeout out of range.
+    static func tpm() throws -> TPM {
+        let environment = ProcessInfo.processInfo.environment
+        var tpm = TPM()
+        if let tcti = environment["SEALKIT_TPM_TCTI"], !tcti.isEmpty {
+            guard TPM.isNamedTCTI(tcti) else {
+                throw CLIFailure(
+                    "SEALKIT_TPM_TCTI must name a TCTI tpm2-tss documents, with its configuration after ':' "
+                        + "(device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321, mssim:..., tabrmd:...), not a library path or another TCTI",
+                    status: .usage)
+            }
+            tpm = TPM(tcti: tcti)
+        }
+        if let text = environment["SEALKIT_TPM_TIMEOUT"], !text.isEmpty {
+            guard let seconds = Int(text), (1...600).contains(seconds) else {
+                throw CLIFailure("SEALKIT_TPM_TIMEOUT must be a whole number of seconds from 1 to 600", status: .usage)
+            }
+            tpm.timeout = .seconds(seconds)
+        }
+        return tpm
     }
 
     /// `$SEALKIT_HOME`, else `$XDG_DATA_HOME/sealkit`, else `$HOME/.local/share/sealkit`.
@@ -192,7 +210,14 @@ struct KeystoreOptions: ParsableArguments {
         if let given = try givenPassphrase() { return given }
         var refusal: SealKitError?
         let isPIN = (try? keystore.entry(for: id))??.isSealedToTPM == true
-        for attempt in 1...Self.tries {
+        // Every wrong PIN counts toward the TPM's lockout of every key with a PIN: offer fewer than it has left.
+        let tries = isPIN ? try keystore.pinPromptTries(for: id, atMost: Self.tries) : Self.tries
+        for attempt in 1...tries {
+            let left = tries - attempt + 1
+            if isPIN && (attempt > 1 || left == 1) {
+                let count = left == 1 ? "1 try left" : "\(left) tries left"
+                TerminalPrompt.say(attempt > 1 ? "Wrong PIN, try again (\(count))." : "\(count) before the TPM locks out PINs.")
+            }
             guard let typed = try Self.ask("\(isPIN ? "TPM PIN" : "Passphrase") for key \(id.shown): ") else {
                 // No terminal: the keys' own refusal says how to give the passphrase.
                 if attempt == 1 {
@@ -204,7 +229,7 @@ struct KeystoreOptions: ParsableArguments {
             guard let error = Self.failure(unlocking: id, in: keystore, with: typed) else { return typed }
             guard error.reason == .wrongPassphrase || error.reason == .wrongPIN else { throw error }
             refusal = error
-            if attempt < Self.tries { TerminalPrompt.say(isPIN ? "Wrong PIN, try again." : "Wrong passphrase, try again.") }
+            if attempt < tries && !isPIN { TerminalPrompt.say("Wrong passphrase, try again.") }
         }
         throw refusal ?? CLIFailure("wrong passphrase for key \(id.shown): nothing was changed", status: .noPermission)
     }
@@ -222,6 +247,10 @@ struct KeystoreOptions: ParsableArguments {
         // Read once: a pipe or process substitution (--passphrase-file <(...)) is empty the second time.
         if let given = try givenPassphrase() { return given }
         guard ask else { return nil }
+        // With --tpm the secret asked for is the TPM PIN (--tpm-pin), and the prompt says so.
+        if Self.sealNewKeysToTPM {
+            return try newPassphrase(prompt: "New TPM PIN: ", missing: "--tpm-pin needs a PIN", abandoned: "nothing was stored")
+        }
         return try newPassphrase(
             prompt: "New passphrase: ", missing: "--protect needs a passphrase", abandoned: "nothing was stored")
     }
@@ -294,7 +323,14 @@ extension KeystoreOptions {
         var passphrase: Passphrase?
         if let first = protected.first {
             passphrase = try givenPassphrase()
-                ?? TerminalPrompt.passphrase(protected.count == 1 ? "Passphrase for key '\(first)': " : "Passphrase for the protected keys: ")
+            if passphrase == nil {
+                // One try, and only while the TPM takes more than one more wrong PIN for any id sealed with one.
+                for id in protected { _ = try keystore.pinPromptTries(for: id, atMost: 1) }
+                passphrase = try TerminalPrompt.passphrase(
+                    protected.count == 1
+                        ? "\(try keystore.entry(for: first)?.isSealedToTPM == true ? "TPM PIN" : "Passphrase") for key '\(first)': "
+                        : "Passphrase for the protected keys: ")
+            }
             if passphrase == nil {
                 throw Self.failure(unlocking: first, in: keystore, with: nil)
                     ?? CLIFailure("key '\(first)' needs a passphrase and none was given", status: .noPermission)

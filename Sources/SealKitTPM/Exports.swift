@@ -15,11 +15,21 @@ public struct TPM: Sendable, Equatable {
     /// The TCTI string that names the TPM.
     public let tcti: String
 
+    /// The longest one TPM call may take (30 s unless the `sealkit` command is given `SEALKIT_TPM_TIMEOUT`): a TPM
+    /// that accepts and never answers fails the call instead of hanging it.
+    package var timeout = TPMSealer.defaultTimeout
+
     /// The kernel's resource manager for the machine's TPM: `device:/dev/tpmrm0`.
     public static let defaultTCTI = TPMSealer.defaultTCTI
 
+    /// Whether `tcti` names one of the TCTIs tpm2-tss documents (device, swtpm, mssim, tabrmd), the only ones a
+    /// TPM call opens: a TCTI is a library loaded into the process, so a path would load code.
+    package static func isNamedTCTI(_ tcti: String) -> Bool { TPMSealer.isNamedTCTI(tcti) }
+
     /// A TPM reached through `tcti`. Nothing connects until a key is sealed or unsealed.
-    /// - Parameter tcti: a tpm2-tss TCTI string; by default the machine's TPM.
+    /// - Parameter tcti: a tpm2-tss TCTI string naming one of the TCTIs tpm2-tss documents (`device`, `swtpm`,
+    ///   `mssim`, `tabrmd`) with its configuration after `:`; by default the machine's TPM. Another name, or a
+    ///   library path, is refused when the TPM is first used.
     public init(tcti: String = TPM.defaultTCTI) { self.tcti = tcti }
 }
 
@@ -34,7 +44,7 @@ extension Keystore {
     /// - Returns: the keystore.
     public func using(_ tpm: TPM, sealingNewKeys: Bool = false) -> Keystore {
         guard var files = storage as? FileKeystore else { return self }
-        files.tpm = TPMSealer(tcti: tpm.tcti)
+        files.tpm = TPMSealer(tcti: tpm.tcti, timeout: tpm.timeout)
         files.sealsNewKeysToTPM = sealingNewKeys
         return Keystore(files)
     }
@@ -55,6 +65,22 @@ extension Keystore {
         }
         do {
             return try files.changeProtection(of: id, from: current, to: .tpm(pin: pin))
+        } catch {
+            throw SealKitError(error)
+        }
+    }
+}
+
+extension Keystore {
+    /// How many PINs a terminal prompt may try for `id`: at most `limit`, and fewer than the wrong PINs the TPM
+    /// takes before its dictionary-attack lockout (which stops every key with a PIN); `limit` for ids without a
+    /// TPM PIN, and for keystores other than files.
+    /// - Throws: `SealKitError`: `.tpmLockout` when the TPM is locked out now or one more wrong PIN would lock it,
+    ///   `.tpmUnavailable` when its counters cannot be read.
+    package func pinPromptTries(for id: KeyID, atMost limit: Int) throws(SealKitError) -> Int {
+        guard let files = storage as? FileKeystore else { return limit }
+        do {
+            return try files.pinPromptTries(for: id, atMost: limit)
         } catch {
             throw SealKitError(error)
         }

@@ -1,5 +1,5 @@
 import Foundation
-import SealCore
+@_spi(CLI) import SealCore
 @testable import SealKeystore
 import Testing
 
@@ -8,8 +8,40 @@ import Testing
 /// blob, which only a test may do; it refuses a wrong PIN and another "TPM" as the real one does.
 @Suite("TPM protection in the file keystore")
 struct TPMKeyFileTests {
+    /// A TPM's dictionary-attack counter as the TPM keeps it: each wrong PIN counts one failure, and at `maximum`
+    /// every object with a PIN is refused (lockout), whatever PIN it is given. `reads` counts the reads of it.
+    final class DictionaryAttack: @unchecked Sendable {
+        private let lock = NSLock()
+        private var failures = 0
+        private var readCount = 0
+        let maximum: Int
+        let interval: Int
+
+        init(maximum: Int = 3, interval: Int = 1000) {
+            self.maximum = maximum
+            self.interval = interval
+        }
+
+        var reads: Int { lock.withLock { readCount } }
+
+        /// Whether the TPM is in lockout now.
+        var isLockedOut: Bool { lock.withLock { failures >= maximum } }
+
+        func fail() { lock.withLock { failures += 1 } }
+
+        func state() -> TPMLockoutState {
+            lock.withLock {
+                readCount += 1
+                return TPMLockoutState(failures: failures, maximum: maximum, interval: interval)
+            }
+        }
+    }
+
     struct StandInTPM: TPMKeySealer {
         let name: [UInt8]
+        var dictionaryAttack = DictionaryAttack()
+
+        func lockoutState() throws(KeystoreError) -> TPMLockoutState { dictionaryAttack.state() }
 
         func seal(_ key: SymmetricKey, pin: Passphrase?) throws(KeystoreError) -> TPMSealedKey {
             let pinBytes = pin?.storage.withUnsafeBytes { Array($0) } ?? []
@@ -19,9 +51,16 @@ struct TPMKeyFileTests {
 
         func unseal(_ sealed: TPMSealedKey, pin: Passphrase?, id: KeyID) throws(KeystoreError) -> SymmetricKey {
             guard sealed.primaryName == name else { throw .sealedToAnotherTPM(id) }
-            let count = Int(sealed.blob[0])
+            // The blob comes back through the code under test: a wrong one is damage, never a crash.
+            guard let first = sealed.blob.first, sealed.blob.count > Int(first) else { throw .damagedKeyFile(path: "", reason: "bad blob") }
+            let count = Int(first)
             let pinBytes = pin?.storage.withUnsafeBytes { Array($0) } ?? []
-            guard Array(sealed.blob[1..<(1 + count)]) == pinBytes else { throw .wrongPIN(id) }
+            // Objects with a PIN are under the dictionary-attack protection; those without are sealed noDA.
+            if sealed.hasPIN && dictionaryAttack.isLockedOut { throw .tpmLockout(id, hasPIN: true) }
+            guard Array(sealed.blob[1..<(1 + count)]) == pinBytes else {
+                dictionaryAttack.fail()
+                throw .wrongPIN(id)
+            }
             do {
                 return try SymmetricKey(bytes: Array(sealed.blob[(1 + count)...]))
             } catch {
@@ -32,9 +71,9 @@ struct TPMKeyFileTests {
 
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-tpm-\(UUID().uuidString)").path
 
-    func store(name: [UInt8] = [0, 11, 1], sealing: Bool = false) -> FileKeystore {
+    func store(name: [UInt8] = [0, 11, 1], sealing: Bool = false, dictionaryAttack: DictionaryAttack = DictionaryAttack()) -> FileKeystore {
         var store = FileKeystore(root: root)
-        store.tpm = StandInTPM(name: name)
+        store.tpm = StandInTPM(name: name, dictionaryAttack: dictionaryAttack)
         store.sealsNewKeysToTPM = sealing
         return store
     }
@@ -111,5 +150,67 @@ struct TPMKeyFileTests {
             #expect(throws: KeyFileError.self, "\(bad)") { try KeyFile.parse(file(bad)) }
         }
         #expect(throws: KeyFileError.self) { try KeyFile.parse(file("protection tpm nopin \(name) \(blob)", version: 1)) }
+    }
+
+    @Test func promptTriesStayBelowWhatTheTPMHasLeft() throws {
+        // remaining 3 -> 2 tries, 2 -> 1, 1 -> none, 0 -> none; never more than asked for.
+        let offered = (0...4).map { TPMLockoutState(failures: $0, maximum: 3, interval: 1000).promptTries(atMost: 3) }
+        #expect(offered == [2, 1, 0, 0, 0])
+        #expect(TPMLockoutState(failures: 0, maximum: 32, interval: 600).promptTries(atMost: 3) == 3)
+        #expect(TPMLockoutState(failures: 0, maximum: 0, interval: 600).promptTries(atMost: 3) == 0)
+    }
+
+    @Test func pinPromptTriesFollowTheTPMsCountOfWrongPINs() throws {
+        let id = try KeyID("dave")
+        let plainID = try KeyID("erin")
+        let counter = DictionaryAttack(maximum: 3, interval: 1000)
+        try store(sealing: true, dictionaryAttack: counter).store(SymmetricKey.generate(), as: id, mode: .create, passphrase: Passphrase("1234"))
+        let plainKey = SymmetricKey.generate()
+        try store(sealing: true, dictionaryAttack: counter).store(plainKey, as: plainID, mode: .create, passphrase: nil)
+        let keystore = store(dictionaryAttack: counter)
+        // A key without a PIN asks the TPM nothing.
+        #expect(try keystore.pinPromptTries(for: plainID, atMost: 3) == 3)
+        #expect(counter.reads == 0)
+        #expect(try keystore.pinPromptTries(for: id, atMost: 3) == 2)
+        #expect(throws: KeystoreError.wrongPIN(id)) { try keystore.keyRing(for: id, passphrase: Passphrase("0000")) }
+        #expect(try keystore.pinPromptTries(for: id, atMost: 3) == 1)
+        #expect(throws: KeystoreError.wrongPIN(id)) { try keystore.keyRing(for: id, passphrase: Passphrase("0000")) }
+        // One more wrong PIN would lock the TPM out: the prompt asks for none and says how long to wait.
+        #expect(throws: KeystoreError.lastPINTry(id, interval: 1000)) { try keystore.pinPromptTries(for: id, atMost: 3) }
+        #expect(throws: KeystoreError.wrongPIN(id)) { try keystore.keyRing(for: id, passphrase: Passphrase("0000")) }
+        #expect(throws: KeystoreError.tpmLockout(id, hasPIN: true)) { try keystore.pinPromptTries(for: id, atMost: 3) }
+        #expect(throws: KeystoreError.tpmLockout(id, hasPIN: true)) { try keystore.keyRing(for: id, passphrase: Passphrase("1234")) }
+        // The key without a PIN still opens.
+        #expect(try keystore.keyRing(for: plainID, passphrase: nil).current == plainKey)
+    }
+
+    @Test func aLockoutOfAKeyWithoutAPINBlamesOtherKeysAndSaysHowToReseal() throws {
+        let id = try KeyID("frank")
+        let error = KeystoreError.tpmLockout(id, hasPIN: false)
+        #expect(error.description.contains("key 'frank' has no PIN") && error.description.contains("wrong PINs for other keys"), "\(error)")
+        #expect(!error.description.contains("too many wrong PINs"))
+        #expect(error.advice == .resealOutsideLockout(id))
+        #expect(SealKitError(error).reason == .tpmLockout)
+        #expect(KeystoreError.tpmLockout(id, hasPIN: true).advice == nil)
+    }
+
+    @Test func aKeySealedToAnotherTPMIsReplacedByTheSameKeyAndOnlyByIt() throws {
+        let id = try KeyID("gina")
+        let key = SymmetricKey.generate()
+        // Sealed on another machine's TPM: this keystore's TPM has another primary key name.
+        try store(name: [7, 7], sealing: true).store(key, as: id, mode: .create, passphrase: nil)
+        let here = store()
+        let path = here.folder + "/" + id.fileName
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: KeystoreError.sealedToAnotherTPM(id)) { try here.keyRing(for: id, passphrase: nil) }
+        // Another key under the id: nothing changes, and the refusal is the one that says what to run.
+        let other = try KeyHistory(id: id, versions: [.init(key: SymmetricKey.generate(), created: Date(timeIntervalSince1970: 1_700_000_000), retired: nil)])
+        #expect(throws: KeystoreError.sealedToAnotherTPM(id)) { try here.store(other, passphrase: nil) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        // The same key (from a backup or a transfer): stored in its place, sealed to this TPM.
+        let same = try KeyHistory(id: id, versions: [.init(key: key, created: Date(timeIntervalSince1970: 1_700_000_000), retired: nil)])
+        #expect(try here.store(same, passphrase: nil) == .stored)
+        #expect(try here.keyRing(for: id, passphrase: nil).current == key)
+        #expect(try #require(try here.entry(for: id)).isSealedToTPM)
     }
 }

@@ -104,6 +104,30 @@ struct AdviceTests {
         #expect(said(SealKitError(KeystoreError.keyring(.damagedItem(hostile, namespace: "ns1", reason: "r")))).contains(
             "--namespace ns1 -- 'a b$(id);x'"))
         #expect(said(SealKitError(KeystoreError.notFound(dash, namespace: "default"))).contains("'sealkit keys generate -- -rf'"))
+        #expect(said(SealKitError(KeystoreError.tpmLockout(dash, hasPIN: false))).hasSuffix(
+            "; then run 'sealkit keys passwd --tpm -- -rf' to seal it again outside the lockout"))
+        #expect(said(SealKitError(KeystoreError.tpmLockout(hostile, hasPIN: false))).contains("'sealkit keys passwd 'a b$(id);x' --tpm'"))
+        #expect(said(SealKitError(KeystoreError.sealedToAnotherTPM(dash))).contains("run 'sealkit keys delete -- -rf', then"))
+    }
+
+    @Test func theTPMsNewRefusalsStateTheProblemAndTheCommandAddsTheRemedy() {
+        let errors: [(KeystoreError, String)] = [
+            (.tpmLockout(Self.alice, hasPIN: false), "; then run 'sealkit keys passwd alice --tpm' to seal it again outside the lockout"),
+            (.lastPINTry(Self.alice, interval: 1000), ", or give the PIN with SEALKIT_PASSPHRASE or --passphrase-file"),
+            (.tpmTimedOut(tcti: "swtpm:host=127.0.0.1,port=2321", seconds: 30),
+             "; check that the TPM SEALKIT_TPM_TCTI names is running, or set SEALKIT_TPM_TIMEOUT to the seconds to wait"),
+            (.sealedToAnotherTPM(Self.alice),
+             "; to use it here, run 'sealkit keys delete alice', then 'sealkit keys restore' from a backup of it or 'sealkit transfer receive'"),
+        ]
+        for (keystoreError, advice) in errors {
+            let error = SealKitError(keystoreError)
+            #expect(said(error) == error.description + advice)
+            for word in ["sealkit ", "SEALKIT_"] {
+                #expect(!error.description.contains(word), "\(error.description)")
+            }
+        }
+        #expect(SealKitError(KeystoreError.tpmTimedOut(tcti: "device:/dev/tpmrm0", seconds: 30)).reason == .tpmUnavailable)
+        #expect(SealKitError(KeystoreError.lastPINTry(Self.alice, interval: 0)).reason == .tpmLockout)
     }
 
     @Test func theLibraryStatesTheProblemAndTheCommandPrintsWhatItDidBefore() {

@@ -134,9 +134,14 @@ struct TPMCLITests {
             let file = try Self.keyFile(cli, "alice")
             var lines = file.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             let original = lines
+            // The lines this test changes, where the key-file format puts them (a file of another shape fails here,
+            // never crashes the run and leaves swtpm behind).
+            try #require(lines.count > 4 && lines[2].hasPrefix("protection tpm nopin ") && lines[4].hasPrefix("key "), "\(file.text)")
             // The sealed object's bytes changed: it does not load under this TPM's primary key.
             var protection = lines[2].split(separator: " ").map(String.init)
-            var blob = [UInt8](Data(base64Encoded: protection[4])!)
+            try #require(protection.count == 5)
+            var blob = [UInt8](try #require(Data(base64Encoded: protection[4])))
+            try #require(blob.count > 3)
             blob[blob.count - 3] ^= 0x01
             protection[4] = Data(blob).base64EncodedString()
             lines[2] = protection.joined(separator: " ")
@@ -147,7 +152,8 @@ struct TPMCLITests {
             // A key line changed (its created time): the TPM unseals, the record does not authenticate.
             lines = original
             var key = lines[4].split(separator: " ").map(String.init)
-            key[2] = String(Int(key[2])! - 1)
+            try #require(key.count > 2)
+            key[2] = String(try #require(Int(key[2])) - 1)
             lines[4] = key.joined(separator: " ")
             try lines.joined(separator: "\n").write(toFile: file.path, atomically: false, encoding: .utf8)
             let changed = try cli.run(["encrypt", "--key", "alice"], stdin: "x")

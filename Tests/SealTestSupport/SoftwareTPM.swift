@@ -43,16 +43,17 @@ public final class SoftwareTPM: @unchecked Sendable {
         // one between the check and swtpm's bind, so try a few times.
         for _ in 0..<5 {
             let port = try freePortPair()
-            // swtpm lives until stopped (or, if a test is killed, for at most an hour).
-            let process = try ChildProcess(
-                "swtpm",
-                [
-                    "socket", "--tpm2", "--tpmstate", "dir=\(folder)",
-                    "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
-                    "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
-                    "--flags", "not-need-init,startup-clear",
-                ],
-                outputLimit: 1 << 16, killAfter: 3600)
+            // swtpm lives until stopped, for at most an hour; and, through setpriv's parent-death signal, not past
+            // the thread that started it (the test's, which runs the whole `with` body), so a test process that
+            // crashes or is killed takes its TPMs with it.
+            let arguments = [
+                "socket", "--tpm2", "--tpmstate", "dir=\(folder)",
+                "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
+                "--flags", "not-need-init,startup-clear",
+            ]
+            let process = try setpriv.map { try ChildProcess($0, ["--pdeathsig", "KILL", "--", "swtpm"] + arguments, outputLimit: 1 << 16, killAfter: 3600) }
+                ?? ChildProcess("swtpm", arguments, outputLimit: 1 << 16, killAfter: 3600)
             let tpm = SoftwareTPM(tcti: "swtpm:host=127.0.0.1,port=\(port)", state: folder, process: process, removesState: state == nil)
             let deadline = Date() + 30
             while process.isRunning && Date() < deadline && !Loopback.accepts(port) { usleep(20_000) }
@@ -82,6 +83,9 @@ public final class SoftwareTPM: @unchecked Sendable {
 
 
     deinit { stop() }
+
+    /// util-linux's setpriv, which sets the parent-death signal and then runs swtpm in its place (the same PID).
+    private static let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// A port P with P and P + 1 both free now.
     private static func freePortPair() throws -> Int {

@@ -25,6 +25,9 @@ enum sealkit_tpm_status {
     /// tpm2-tss (libtss2-esys, libtss2-tctildr, libtss2-mu), opened on the first call with dlopen, cannot be
     /// loaded: `sealkit_tpm_library_error` says which library and which Debian package.
     SEALKIT_TPM_NO_LIBRARY = 8,
+    /// The TPM did not answer within the call's time limit (the call goes on, on a thread of its own, and ends
+    /// when the TPM or the connection does; nothing of the caller's is touched afterwards).
+    SEALKIT_TPM_TIMEOUT = 9,
 };
 
 /// After SEALKIT_TPM_NO_LIBRARY: one line naming the library that cannot be loaded, its Debian package and the
@@ -38,17 +41,24 @@ const char *sealkit_tpm_library_error(void);
 
 /// Seals `data` (`data_len` bytes, at most 128) to the TPM at `tcti` (a TCTI string for
 /// Tss2_TctiLdr_Initialize) under the owner hierarchy's storage primary key, re-created from a
-/// fixed template each time, with `pin` as the sealed object's authorization value (may be empty).
+/// fixed template each time, with `pin` as the sealed object's authorization value (may be empty: the
+/// object is then outside the TPM's dictionary-attack protection, noDA). Waits at most `timeout_ms`.
 /// Writes the marshalled public and private parts to `blob`, and the primary key's name to `name`.
 /// Every handle it loads is flushed before it returns. Returns a `sealkit_tpm_status`; on
 /// SEALKIT_TPM_FAILED, `*tpm_rc` holds the TSS2 response code.
-int sealkit_tpm_seal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
+int sealkit_tpm_seal(const char *tcti, uint32_t timeout_ms, const uint8_t *pin, size_t pin_len, const uint8_t *data, size_t data_len,
                      uint8_t *blob, size_t *blob_len, uint8_t *name, size_t *name_len, uint32_t *tpm_rc);
 
 /// Unseals a blob `sealkit_tpm_seal` made, checking first that this TPM's primary key has `name`.
 /// Writes the data to `out` (`out_len` bytes exactly, else SEALKIT_TPM_DAMAGED) and zeroes every
-/// buffer of the TSS that held it. Every handle is flushed before it returns.
-int sealkit_tpm_unseal(const char *tcti, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
+/// buffer of the TSS that held it. Every handle is flushed before it returns. Waits at most `timeout_ms`.
+int sealkit_tpm_unseal(const char *tcti, uint32_t timeout_ms, const uint8_t *pin, size_t pin_len, const uint8_t *blob, size_t blob_len,
                        const uint8_t *name, size_t name_len, uint8_t *out, size_t out_len, uint32_t *tpm_rc);
+
+/// Reads the TPM's dictionary-attack counters: the failures it counts now (`failures`), how many put it in
+/// lockout (`maximum`), the seconds after which it forgets one (`interval`), and the seconds the lockout
+/// hierarchy waits after a failure of its own (`recovery`). Waits at most `timeout_ms`.
+int sealkit_tpm_lockout(const char *tcti, uint32_t timeout_ms, uint32_t *failures, uint32_t *maximum, uint32_t *interval,
+                        uint32_t *recovery, uint32_t *tpm_rc);
 
 #endif
