@@ -44,9 +44,12 @@ func rowndKeys(pasted: [UInt8], keystore: Keystore, signInLink: String) throws {
 func strongerHomes(for user: KeyID, and other: KeyID, from files: Keystore, pin: Passphrase) throws {
     let keyring = try Keystore.secretService(namespace: "my-app", timeout: .seconds(10))
     try files.move(user, to: keyring, passphrase: nil)
-    let tpm = TPM(tcti: TPM.defaultTCTI)
-    print("TPM through \(tpm.tcti)")
+    var tpm = TPM(tcti: TPM.defaultTCTI)
+    tpm.timeout = .seconds(5)  // a TPM that never answers fails the call in 5 s
+    print("TPM through \(tpm.tcti), a named TCTI: \(TPM.isNamedTCTI(tpm.tcti))")
     try files.sealKeys(of: other, to: tpm, pin: pin, unlockingWith: nil)
+    // Offer fewer PIN tries than the TPM allows before its lockout, which would stop every key with a PIN.
+    print("ask for the PIN at most \(try files.using(tpm).pinPromptTries(for: other, atMost: 3)) times")
     // A keystore that uses the TPM: new keys are sealed to it as they are made.
     let sealing = files.using(tpm, sealingNewKeys: true)
     try Vault(keystore: sealing, user: try KeyID("user-456"), format: .v2, passphrase: pin).ensureKey(existing: "{}")

@@ -15,16 +15,18 @@ public struct TPM: Sendable, Equatable {
     /// The TCTI string that names the TPM.
     public let tcti: String
 
-    /// The longest one TPM call may take (30 s unless the `sealkit` command is given `SEALKIT_TPM_TIMEOUT`): a TPM
-    /// that accepts and never answers fails the call instead of hanging it.
-    package var timeout = TPMSealer.defaultTimeout
+    /// The longest one TPM call may take, connecting included (30 s by default): a TPM that accepts and never
+    /// answers fails the call with `.tpmUnavailable` instead of hanging it.
+    public var timeout = TPMSealer.defaultTimeout
 
     /// The kernel's resource manager for the machine's TPM: `device:/dev/tpmrm0`.
     public static let defaultTCTI = TPMSealer.defaultTCTI
 
     /// Whether `tcti` names one of the TCTIs tpm2-tss documents (device, swtpm, mssim, tabrmd), the only ones a
     /// TPM call opens: a TCTI is a library loaded into the process, so a path would load code.
-    package static func isNamedTCTI(_ tcti: String) -> Bool { TPMSealer.isNamedTCTI(tcti) }
+    /// - Parameter tcti: a TCTI string, such as `swtpm:host=127.0.0.1,port=2321`.
+    /// - Returns: whether a TPM call would open it.
+    public static func isNamedTCTI(_ tcti: String) -> Bool { TPMSealer.isNamedTCTI(tcti) }
 
     /// A TPM reached through `tcti`. Nothing connects until a key is sealed or unsealed.
     /// - Parameter tcti: a tpm2-tss TCTI string naming one of the TCTIs tpm2-tss documents (`device`, `swtpm`,
@@ -75,9 +77,13 @@ extension Keystore {
     /// How many PINs a terminal prompt may try for `id`: at most `limit`, and fewer than the wrong PINs the TPM
     /// takes before its dictionary-attack lockout (which stops every key with a PIN); `limit` for ids without a
     /// TPM PIN, and for keystores other than files.
+    /// - Parameters:
+    ///   - id: the key id a PIN is asked for.
+    ///   - limit: the most tries the prompt would offer.
+    /// - Returns: how many PINs to ask for, at least 1.
     /// - Throws: `SealKitError`: `.tpmLockout` when the TPM is locked out now or one more wrong PIN would lock it,
     ///   `.tpmUnavailable` when its counters cannot be read.
-    package func pinPromptTries(for id: KeyID, atMost limit: Int) throws(SealKitError) -> Int {
+    public func pinPromptTries(for id: KeyID, atMost limit: Int) throws(SealKitError) -> Int {
         guard let files = storage as? FileKeystore else { return limit }
         do {
             return try files.pinPromptTries(for: id, atMost: limit)
