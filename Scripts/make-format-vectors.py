@@ -30,6 +30,12 @@ import nacl.secret
 from shamir_mnemonic import shamir
 from shamir_mnemonic.shamir import EncryptedMasterSecret
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer import bundles  # noqa: E402
+from peer.codes import b64, b64url, split_parts  # noqa: E402
+from peer.keys import fingerprint, fingerprint_text as shown, key_file_name as file_name, passphrase_check as check_value  # noqa: E402
+from peer.keys import keys_bytes as peer_keys_bytes, subkey  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
 OPS, MEM = 1, 8192  # libsodium's minimum Argon2id limits
 CREATED = 1764000000
@@ -40,25 +46,8 @@ def fixed(label, count):
     return hashlib.shake_256(b"sealkit format vectors: " + label.encode()).digest(count)
 
 
-def b64(data):
-    return base64.b64encode(data).decode()
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def fingerprint(key):
-    return hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-
-
-def shown(key):
-    text = fingerprint(key).hex()
-    return ":".join(text[i:i + 4] for i in range(0, 16, 4))
-
-
 def argon2id(passphrase, salt, ops=OPS, mem=MEM):
-    return nacl.pwhash.argon2id.kdf(32, passphrase, salt, opslimit=ops, memlimit=mem)
+    return bundles.argon2id(passphrase, salt, ops, mem)
 
 
 def history(label, count, created=CREATED):
@@ -81,10 +70,6 @@ def expected_keys(ids):
 
 # MARK: Key files (docs/format.md, "Key file")
 
-def file_name(key_id):
-    return hashlib.blake2b(key_id.encode(), digest_size=20, key=b"SealKit key id v1 ").hexdigest() + ".key"
-
-
 def key_line(v, material=None):
     line = f"key {fingerprint(v['key']).hex()} {v['created']} {'-' if v['retired'] is None else v['retired']}"
     return line + ("" if material is None else " " + material) + "\n"
@@ -93,10 +78,6 @@ def key_line(v, material=None):
 def unprotected(key_id, versions):
     text = f"sealkit-keyfile 1\nid {b64(key_id.encode())}\nprotection none\n"
     return text + "".join(key_line(v, b64(v["key"])) for v in versions)
-
-
-def check_value(sealing_key):
-    return hashlib.blake2b(b"SealKit key file passphrase check v2", digest_size=16, key=sealing_key).digest()
 
 
 def protected(key_id, versions, passphrase, label, ops=OPS, mem=MEM, edit_header=None):
@@ -222,32 +203,20 @@ def keyfile_vectors():
 
 # MARK: Keys, paper backups, parts (docs/transfer.md)
 
+def as_tuples(ids):
+    """peer.keys' form of `ids`: (id, [(key, created, retired or None)])."""
+    return [(name, [(v["key"], v["created"], v["retired"]) for v in versions]) for name, versions in ids]
+
+
 def keys_bytes(ids):
-    out = struct.pack(">H", len(ids))
-    for name, versions in ids:
-        raw = name.encode()
-        out += bytes([len(raw)]) + raw + bytes([len(versions)])
-        for v in versions:
-            out += v["key"] + fingerprint(v["key"]) + struct.pack(">qq", v["created"], v["retired"] or 0)
-    return out
-
-
-def split_parts(code):
-    """docs/transfer.md, "Parts": pieces of ceil(L / n) characters, n = ceil(L / 1165)."""
-    if len(code) <= 1200:
-        return [code]
-    count = -(-len(code) // 1165)
-    size = -(-len(code) // count)
-    transfer_id = b64url(hashlib.blake2b(b"SealKit transfer parts v1" + code.encode(), digest_size=16).digest()[:9])
-    return [f"sealkit-part-v1:{transfer_id}:{i + 1}/{count}:{code[i * size:(i + 1) * size]}" for i in range(count)]
+    return peer_keys_bytes(as_tuples(ids))
 
 
 def backup_body(ids, passphrase, label, ops=OPS, mem=MEM, version=1, created=CREATED, inner=None, byte_order=">"):
     salt = fixed(label + " salt", 16)
     key = argon2id(passphrase, salt, ops, mem) if byte_order == ">" else argon2id(passphrase, salt)
-    plaintext = inner if inner is not None else bytes([version]) + struct.pack(">q", created) + keys_bytes(ids)
-    sealed = bytes(nacl.secret.SecretBox(key).encrypt(plaintext, fixed(label + " nonce", 24)))
-    return struct.pack(byte_order + "QQ", ops, mem) + salt + sealed
+    plaintext = inner if inner is not None else bundles.backup_plaintext(as_tuples(ids), created, version)
+    return bundles.backup_body(key, ops, mem, salt, fixed(label + " nonce", 24), plaintext, byte_order)
 
 
 def backup_vectors():
@@ -340,11 +309,8 @@ class FixedRandom:
 
 
 def shares_bundle(ids, secret, ems, label, version=1, created=CREATED, tag=None):
-    tag = tag if tag is not None else hashlib.blake2b(b"SealKit SLIP-39 encrypted secret tag v1", digest_size=16, key=ems.ciphertext).digest()
-    sealed = bytes(nacl.secret.SecretBox(secret).encrypt(struct.pack(">q", created) + keys_bytes(ids), fixed(label + " nonce", 24)))
-    body = bytes([version]) + tag + sealed
-    check = hashlib.blake2b(b"SealKit shares v2 check" + body, digest_size=16).digest()[:4]
-    return "sealkit-shares-v1:" + b64url(body + check)
+    tag = tag if tag is not None else bundles.ems_tag(ems)
+    return bundles.shares_bundle(as_tuples(ids), secret, created, tag, fixed(label + " nonce", 24), version)
 
 
 def make_shares(label, secret, passphrase, groups=((2, 3),), group_threshold=1, identifier=None):
@@ -411,8 +377,7 @@ def bundle_vectors():
 
 def seal_subkey(key):
     """docs/format.md, "Profile seal": crypto_kdf_derive_from_key(32, 1, "sksealv1", key)."""
-    return hashlib.blake2b(b"", digest_size=32, key=key, salt=struct.pack("<Q", 1) + bytes(8),
-                           person=b"sksealv1" + bytes(8)).digest()
+    return subkey(key, 1, b"sksealv1")
 
 
 def seal_text(key, user, version, fields, tag=None, body_edit=None, fmt=2, in_data=False, mac_edit=None):

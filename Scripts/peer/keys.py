@@ -93,3 +93,15 @@ def read_dated_keys(plaintext):
     if rest:
         raise Outcome("malformed")
     return created, ids
+
+
+# Key files (docs/format.md, "Key file")
+
+def key_file_name(key_id):
+    """A keystore's file for an id: a keyed BLAKE2b of the id's UTF-8, so the name shows nothing of the id."""
+    return hashlib.blake2b(key_id.encode(), digest_size=20, key=b"SealKit key id v1 ").hexdigest() + ".key"
+
+
+def passphrase_check(sealing_key):
+    """A protected key file's `check` value: tells a wrong passphrase from a damaged file."""
+    return hashlib.blake2b(b"SealKit key file passphrase check v2", digest_size=16, key=sealing_key).digest()
