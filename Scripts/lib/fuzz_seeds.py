@@ -98,9 +98,7 @@ def main(fixtures, out):
     # Sealed to a TPM: the TPM vectors' files, whatever their outcome.
     for vector in json.load(open(os.path.join(fixtures, "tpm", "vectors.json")))["vectors"]:
         write(out, "keyfile", vector["file"])
-    # Transfer codes: offers, replies, parts and backups, from the transfer vectors and made here.
-    def b64url(data):
-        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+    # Transfer codes: offers, replies, parts and backups, from the transfer vectors.
     # Offers and replies v2 (and the retired v1) come from Fixtures/transfer below; SPAKE2
     # messages from Fixtures/pake (python-spake2's), codes in every form people type them.
     pake = os.path.join(fixtures, "pake", "vectors.json")
