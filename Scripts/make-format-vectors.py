@@ -25,7 +25,6 @@ import sys
 import unicodedata
 
 import nacl.bindings as sodium
-import nacl.pwhash
 import nacl.secret
 from shamir_mnemonic import shamir
 from shamir_mnemonic.shamir import EncryptedMasterSecret
