@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer import Outcome  # noqa: E402
 from peer.bundles import ems_tag  # noqa: E402
 from peer.codes import b64_strict, check as code_check, code_body, join_parts, split_parts  # noqa: E402
-from peer.keys import LATEST, fingerprint, fingerprint_text, key_file_name as file_name, passphrase_check  # noqa: E402
+from peer.keys import LATEST, describe as expected, fingerprint, key_file_name as file_name, passphrase_check  # noqa: E402
 from peer.keys import read_dated_keys, subkey, valid_id  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
@@ -154,21 +154,9 @@ def check_keyfiles(vectors):
         if outcome != v["expect"]:
             failures.append(f"{v['name']}: {outcome}, expected {v['expect']}")
         elif outcome == "ok":
-            if key_id != v["id"] or file_name(key_id) != v["file_name"] or keys_of(keys) != v["keys"]:
+            if key_id != v["id"] or file_name(key_id) != v["file_name"] or expected([(key_id, keys)])[0]["versions"] != v["keys"]:
                 failures.append(f"{v['name']}: opened other keys or id than the vector states")
     return failures
-
-
-def keys_of(keys):
-    return [{"key": base64.b64encode(k).decode(),
-             "fingerprint": fingerprint_text(k),
-             "created": c, "retired": r} for k, c, r in keys]
-
-
-# MARK: Keys
-
-def expected(ids):
-    return [{"id": name, "versions": keys_of(keys)} for name, keys in ids]
 
 
 # MARK: Paper backups

@@ -32,8 +32,8 @@ from shamir_mnemonic.shamir import EncryptedMasterSecret
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer import bundles  # noqa: E402
 from peer.codes import b64, b64url, split_parts  # noqa: E402
-from peer.keys import fingerprint, fingerprint_text as shown, key_file_name as file_name, passphrase_check as check_value  # noqa: E402
-from peer.keys import keys_bytes as peer_keys_bytes, subkey  # noqa: E402
+from peer.keys import fingerprint, key_file_name as file_name, passphrase_check as check_value  # noqa: E402
+from peer.keys import describe, keys_bytes as peer_keys_bytes, subkey  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
 OPS, MEM = 1, 8192  # libsodium's minimum Argon2id limits
@@ -61,10 +61,13 @@ def history(label, count, created=CREATED):
     return versions
 
 
+def as_tuples(ids):
+    """peer.keys' form of `ids`: (id, [(key, created, retired or None)])."""
+    return [(name, [(v["key"], v["created"], v["retired"]) for v in versions]) for name, versions in ids]
+
+
 def expected_keys(ids):
-    return [{"id": name, "versions": [{
-        "key": b64(v["key"]), "fingerprint": shown(v["key"]), "created": v["created"], "retired": v["retired"],
-    } for v in versions]} for name, versions in ids]
+    return describe(as_tuples(ids))
 
 
 # MARK: Key files (docs/format.md, "Key file")
@@ -201,11 +204,6 @@ def keyfile_vectors():
 
 
 # MARK: Keys, paper backups, parts (docs/transfer.md)
-
-def as_tuples(ids):
-    """peer.keys' form of `ids`: (id, [(key, created, retired or None)])."""
-    return [(name, [(v["key"], v["created"], v["retired"]) for v in versions]) for name, versions in ids]
-
 
 def keys_bytes(ids):
     return peer_keys_bytes(as_tuples(ids))

@@ -12,7 +12,7 @@ Everything is fixed (keys, salts, nonces), so running it again gives the same fi
 Backups use libsodium's interactive Argon2id limits to keep tests fast; sealkit writes
 moderate ones, and readers accept any limits up to libsodium's sensitive preset.
 """
-import base64, hashlib, json, os, struct, sys
+import hashlib, json, os, struct, sys
 import nacl.pwhash, nacl.secret
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -21,7 +21,7 @@ from spake2 import SPAKE2_Symmetric
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Scripts"))
 from peer.bundles import argon2id, backup_body, backup_plaintext  # noqa: E402
 from peer.codes import b64url, checked, split_parts as split  # noqa: E402
-from peer.keys import fingerprint_text as fp_text, keys_bytes as key_bundle  # noqa: E402
+from peer.keys import describe, keys_bytes as key_bundle  # noqa: E402
 
 OPS, MEM = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE, nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE
 
@@ -33,12 +33,6 @@ def backup(keys, passphrase: bytes, salt: bytes, nonce: bytes, created: int) -> 
 
 def key(n: int) -> bytes:
     return hashlib.blake2b(b"vector key %d" % n, digest_size=32).digest()
-
-
-def describe(keys):
-    return [{"id": ident, "versions": [
-        {"key": base64.b64encode(k).decode(), "fingerprint": fp_text(k), "created": c, "retired": r}
-        for k, c, r in versions]} for ident, versions in keys]
 
 
 PASS = b"correct horse battery staple"

@@ -1,5 +1,6 @@
 """Key fingerprints and the "Keys" bundle (docs/transfer.md, "Keys") that backups, share bundles, offline
 replies and network transfers carry."""
+import base64
 import hashlib
 import struct
 import unicodedata
@@ -31,6 +32,14 @@ def valid_id(name):
     if not 1 <= len(name.encode()) <= 255 or name in (".", "..") or "/" in name:
         return False
     return not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs") for c in name)
+
+
+def describe(ids):
+    """The keys as the vectors state what a reader must restore: per id, each version's key (base64), fingerprint
+    as shown, created and retired (null: current)."""
+    return [{"id": name, "versions": [{"key": base64.b64encode(key).decode(), "fingerprint": fingerprint_text(key),
+                                       "created": created, "retired": retired} for key, created, retired in versions]}
+            for name, versions in ids]
 
 
 def keys_bytes(ids):
