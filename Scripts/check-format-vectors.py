@@ -14,7 +14,6 @@ implementation would: PyNaCl (libsodium's Argon2id, secretbox, XChaCha20-Poly130
 Run: python3 Scripts/check-format-vectors.py   (exit 0 when every vector gives its outcome)
 """
 import base64
-import hashlib
 import json
 import os
 import re
@@ -33,7 +32,8 @@ from peer import Outcome  # noqa: E402
 from peer.bundles import ems_tag  # noqa: E402
 from peer.codes import b64_strict, check as code_check, code_body, join_parts, split_parts  # noqa: E402
 from peer.keys import LATEST, describe as expected, fingerprint, key_file_name as file_name, passphrase_check  # noqa: E402
-from peer.keys import read_dated_keys, subkey, valid_id  # noqa: E402
+from peer.keys import read_dated_keys, valid_id  # noqa: E402
+from peer.seal import seal_mac  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
 OPS = (nacl.pwhash.argon2id.OPSLIMIT_MIN, nacl.pwhash.argon2id.OPSLIMIT_SENSITIVE)
@@ -282,21 +282,10 @@ def read_seal(v):
             raise Outcome("seal-mismatch")
         seen.add(field)
         name = (field if fmt == 2 else member).encode()
-        if value is None:
-            entries.append((name, b"\x00"))
-        elif isinstance(value, str):
-            entries.append((name, b"\x01" + struct.pack(">I", len(value.encode())) + value.encode()))
-        else:
+        if value is not None and not isinstance(value, str):
             raise Outcome("seal-mismatch")
-    entries.sort()
-    message = bytes([fmt]) + tag + body[9:17] + struct.pack(">I", len(user)) + user
-    if fmt == 2:
-        message += bytes([1 if in_data else 0])
-    message += struct.pack(">I", len(entries))
-    for name, value in entries:
-        message += struct.pack(">I", len(name)) + name + value
-    expected = hashlib.blake2b(message, digest_size=32, key=subkey(key, 1, b"sksealv1")).digest()
-    if not sodium.sodium_memcmp(expected, mac):
+        entries.append((name, None if value is None else value.encode()))
+    if not sodium.sodium_memcmp(seal_mac(key, fmt, tag, version, user, in_data, entries), mac):
         raise Outcome("seal-mismatch")
     remembered = v["remembered"]
     if remembered is not None:

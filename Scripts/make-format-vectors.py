@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer import bundles  # noqa: E402
 from peer.codes import b64, b64url, split_parts  # noqa: E402
 from peer.keys import fingerprint, key_file_name as file_name, passphrase_check as check_value  # noqa: E402
-from peer.keys import describe, keys_bytes as peer_keys_bytes, subkey  # noqa: E402
+from peer.keys import describe  # noqa: E402
+from peer.seal import seal_mac  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
 OPS, MEM = 1, 8192  # libsodium's minimum Argon2id limits
@@ -205,10 +206,6 @@ def keyfile_vectors():
 
 # MARK: Keys, paper backups, parts (docs/transfer.md)
 
-def keys_bytes(ids):
-    return peer_keys_bytes(as_tuples(ids))
-
-
 def backup_body(ids, passphrase, label, ops=OPS, mem=MEM, version=1, created=CREATED, inner=None, byte_order=">"):
     salt = fixed(label + " salt", 16)
     key = argon2id(passphrase, salt, ops, mem) if byte_order == ">" else argon2id(passphrase, salt)
@@ -257,23 +254,19 @@ def backup_vectors():
     add("inner version 2", [code(backup_body(one, phrase.encode(), "b1", version=2))], phrase, "malformed")
     add("prefix version 2", ["sealkit-backup-v2:" + b64url(good)], phrase, "unsupported-version")
     add("created past 9999-12-31", [code(backup_body(one, phrase.encode(), "b1", created=253402300800))], phrase, "malformed")
-    plain = bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(one)
+    plain = bundles.backup_plaintext(as_tuples(one), CREATED)
     add("a byte left over after the keys", [code(backup_body(one, phrase.encode(), "b1", inner=plain + b"\0"))], phrase, "malformed")
     twice = [("alice", history("b-alice", 1)), ("alice", history("b-other", 1))]
-    add("an id twice", [code(backup_body(twice, phrase.encode(), "b1", inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(twice)))],
-        phrase, "malformed")
+    add("an id twice", [code(backup_body(twice, phrase.encode(), "b1"))], phrase, "malformed")
     nfd = [(unicodedata.normalize("NFD", "café"), history("b-cafe", 1))]
-    add("an id in NFD, read as its NFC form", [code(backup_body(nfd, phrase.encode(), "b1",
-        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(nfd)))], phrase, "ok", [("café", nfd[0][1])])
+    add("an id in NFD, read as its NFC form", [code(backup_body(nfd, phrase.encode(), "b1"))], phrase, "ok", [("café", nfd[0][1])])
     both = [("café", history("b-cafe", 1)), (unicodedata.normalize("NFD", "café"), history("b-other", 1))]
-    add("an id in NFC and in NFD: one id twice", [code(backup_body(both, phrase.encode(), "b1",
-        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(both)))], phrase, "malformed")
+    add("an id in NFC and in NFD: one id twice", [code(backup_body(both, phrase.encode(), "b1"))], phrase, "malformed")
     wrong = bytearray(plain)
     wrong[-24] ^= 1  # the fingerprint's last byte
     add("a key that does not match its fingerprint", [code(backup_body(one, phrase.encode(), "b1", inner=bytes(wrong)))], phrase, "malformed")
     retired = [("alice", [history("b-alice", 2)[0], dict(history("b-alice", 2)[1], retired=None)])]
-    add("a retired key with retired time 0", [code(backup_body(retired, phrase.encode(), "b1",
-        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(retired)))], phrase, "malformed")
+    add("a retired key with retired time 0", [code(backup_body(retired, phrase.encode(), "b1"))], phrase, "malformed")
     encoded = b64url(good)
     standard = encoded.replace("-", "+").replace("_", "/") if ("-" in encoded or "_" in encoded) else encoded[:-1] + "+"
     add("the standard base64 alphabet", ["sealkit-backup-v1:" + standard], phrase, "malformed")
@@ -372,24 +365,12 @@ def bundle_vectors():
     return vectors
 
 
-def seal_subkey(key):
-    """docs/format.md, "Profile seal": crypto_kdf_derive_from_key(32, 1, "sksealv1", key)."""
-    return subkey(key, 1, b"sksealv1")
-
-
 def seal_text(key, user, version, fields, tag=None, body_edit=None, fmt=2, in_data=False, mac_edit=None):
     """A profile seal over `fields` (name -> str or None), as docs/format.md says: format 2 (`sks2:`, where the
     fields sit bound, names as the schema spells them) unless `fmt` is 1 (`sks1:`, read only)."""
     tag = fingerprint(key) if tag is None else tag
-    prefixed = lambda b: struct.pack(">I", len(b)) + b
-    message = bytes([fmt]) + tag + struct.pack(">Q", version) + prefixed(user.encode())
-    if fmt == 2:
-        message += bytes([1 if in_data else 0])
-    message += struct.pack(">I", len(fields))
-    for name in sorted(fields, key=lambda n: n.encode()):
-        value = fields[name]
-        message += prefixed(name.encode()) + (b"\x00" if value is None else b"\x01" + prefixed(value.encode()))
-    mac = hashlib.blake2b(message, digest_size=32, key=seal_subkey(key)).digest()
+    entries = [(name.encode(), None if value is None else value.encode()) for name, value in fields.items()]
+    mac = seal_mac(key, fmt, tag, version, user.encode(), in_data, entries)
     if mac_edit:
         mac = mac_edit(mac)
     body = bytes([fmt]) + tag + struct.pack(">Q", version) + mac
