@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python: it times three programs from outside (sealkit, DuckDB in-process, spark-submit) and reads their rusage.
-"""The audit at scale (issue 40): memory per value, and throughput against a parse-only floor and the Spark job.
+"""The audit at scale: memory per value, and throughput against a parse-only floor and the Spark job.
 
     Scripts/bench --audit-scale [--rounds N] [--spark] [--work DIR]    (installs what it needs, builds, runs this)
     .venv/bin/python Benchmarks/audit_scale.py SEALKIT [--rounds N] [--spark] [--work DIR]

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The bulk path against an earlier sealkit and libsodium from C, interleaved in one run (issue 37).
+"""The bulk path against an earlier sealkit and libsodium from C, interleaved in one run, so both builds see the same machine load.
 
     Benchmarks/bulk_against.py EARLIER_SEALKIT SEALKIT SEALBENCH [REPS]
 
-EARLIER_SEALKIT is a release build of an earlier commit (issue 37 compares with 7435493, the commit before 1.0),
+EARLIER_SEALKIT is a release build of an earlier commit (7435493, the commit before 1.0, is the one the bulk path's rewrite was measured against),
 SEALKIT this one's, SEALBENCH Benchmarks/c/sealbench.c compiled (`sealbench lines KEYFILE`). Each case runs the
 three peers in turn, REPS times (default 7), and reports the median CPU seconds (user + system, from wait4) and
 the ratios: earlier ÷ this, and C ÷ this (above 1, this sealkit is faster). Each sealkit has a keystore of its

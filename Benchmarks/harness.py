@@ -14,7 +14,7 @@
                                         1,000,000 values in the same shape, 250,000 of them copies
   harness.py report RESULTS [--json PATH]
       Medians and ratios (peer time / SealKit time: above 1 means SealKit is faster),
-      checked against the targets of issue 6.
+      checked against the performance targets the report prints beside each ratio.
 """
 import json
 import os
@@ -119,7 +119,7 @@ RATIO_TARGETS = [
 ]
 # (bench, minimum values per second, maximum peak MB)
 AUDIT_TARGETS = {"audit without key": (500_000, 200), "audit with key": (300_000, 200),
-                 # Issue 14: memory bounded by distinct nonces, not findings (250,000 findings here).
+                 # Memory must be bounded by distinct nonces, not findings (250,000 findings here).
                  "audit, 250k copies": (300_000, 150)}
 
 
@@ -203,7 +203,7 @@ def report(results_path, json_path):
     lines = ["| " + " | ".join(text.ljust(widths[i]) for i, text in enumerate(line)) + " |" for line in table]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     print("\n".join(lines))
-    # v2 against v1 (issue 20): one format's time over the other's, through the same call.
+    # v2 against v1: what v2's bound place costs, one format's time over the other's, through the same call.
     format_rows = []
     for bench, size in seen:
         if not bench.startswith("v2 "):

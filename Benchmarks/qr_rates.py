@@ -8,7 +8,7 @@ from a clean image), sealkit against zbarimg.
   qr_rates.py SEALKIT CORPUS [--json PATH] [--before OLD_SEALKIT]
 
 --before adds a column for another sealkit build (the code before a change) and times it too, in the same run, on
-the same images, the runs of the two builds interleaved (issue 36: before and after the whole-image rule).
+the same images, the runs of the two builds interleaved, so a change to how images are read (such as reading the whole image) is measured under the same load.
 """
 import json
 import os
@@ -100,7 +100,7 @@ print("\n1920x1080 screenshot, whole process, median of %d: sealkit %.0f ms, zba
       % (rounds, 1000 * timings["sealkit"], 1000 * timings["zbarimg"], timings["zbarimg"] / timings["sealkit"]))
 if before:
     print("sealkit before %.0f ms (after ÷ before %.2f)" % (1000 * timings["sealkit before"], timings["sealkit"] / timings["sealkit before"]))
-# A --qr option on a 1920x1080 screen holding one offer's code that zbar reads (issue 36): before, reading stopped at
+# A --qr option on a 1920x1080 screen holding one offer's code that zbar reads: before the whole-image rule, reading stopped at
 # zbar's first code with the option's prefix; now the whole image is read, zxing-cpp too. The offer is not a real one,
 # so each run ends, 65, after the scan, before anything else.
 option_timings = {}

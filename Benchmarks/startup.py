@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-up and size of the shipped sealkit against Debian's age and magic-wormhole (issue 31).
+"""Start-up and size of the shipped sealkit against Debian's age and magic-wormhole, the tools a user would otherwise install.
 
     Benchmarks/startup.py SEALKIT [--json PATH]
 

@@ -58,7 +58,7 @@ for args in (["--schema", BASE + "schema.json", BASE + "clean"], [BASE + "clean"
 
 # Every folder of ciphertext fixtures, but not the protocol vectors (pake/, transfer/, slip39/) or the fuzz seeds
 # (fuzz/): those hold SPAKE2 messages, fixed entropy and keys in base64, reused across cases on purpose,
-# which are not profile ciphertexts and would read as copies. The profile-seal vectors (seal/, issue 38) likewise
+# which are not profile ciphertexts and would read as copies. The profile-seal vectors (seal/) likewise
 # remember one seal's MAC (hex, which reads as base64) in several cases on purpose.
 PROTOCOL_VECTORS = {"pake", "transfer", "fuzz", "slip39", "seal"}
 folders = sorted("Fixtures/" + name for name in os.listdir("Fixtures")
@@ -77,7 +77,7 @@ intended = [f for f in unplanted
 mixed_v2 = [f for f in unplanted if f["kind"] == "mixed-keys" and f["file"] == "Fixtures/v2/vectors.json"]
 if len(mixed_v2) != 1:
     fail("Fixtures/v2/vectors.json: expected one mixed-keys finding, got:\n" + json.dumps(mixed_v2, indent=2))
-# v2 values are counted as v1 ones are (issue 40): the v2 vectors reuse vector 0's ciphertext in the cases that
+# v2 values are counted as v1 ones are, or the audit would miss copies of the newer format: the v2 vectors reuse vector 0's ciphertext in the cases that
 # read it in another place (a copy each) and tamper with it once (another ciphertext under its nonce).
 v2_repeats = [f for f in unplanted if f["kind"] in ("duplicate-ciphertext", "nonce-reuse")
               and {p["file"] for p in f["places"]} == {"Fixtures/v2/vectors.json"}

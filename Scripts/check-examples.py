@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Python: it drives the example packages, a mailbox server from .venv and the sealkit binary, and reads their
 # JSON with a reader independent of SealKit's.
-"""Builds and runs the two packages in Examples/ as an app developer would (issue 23); run by Scripts/test.
+"""Builds and runs the two packages in Examples/ as an app developer would, so the documented way in keeps working; run by Scripts/test.
 
     Scripts/check-examples.py .build/debug/sealkit
 

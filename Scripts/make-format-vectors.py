@@ -25,10 +25,16 @@ import sys
 import unicodedata
 
 import nacl.bindings as sodium
-import nacl.pwhash
 import nacl.secret
 from shamir_mnemonic import shamir
 from shamir_mnemonic.shamir import EncryptedMasterSecret
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer import bundles  # noqa: E402
+from peer.codes import b64, b64url, split_parts  # noqa: E402
+from peer.keys import fingerprint, key_file_name as file_name, passphrase_check as check_value  # noqa: E402
+from peer.keys import describe  # noqa: E402
+from peer.seal import seal_mac  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
 OPS, MEM = 1, 8192  # libsodium's minimum Argon2id limits
@@ -40,25 +46,8 @@ def fixed(label, count):
     return hashlib.shake_256(b"sealkit format vectors: " + label.encode()).digest(count)
 
 
-def b64(data):
-    return base64.b64encode(data).decode()
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def fingerprint(key):
-    return hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-
-
-def shown(key):
-    text = fingerprint(key).hex()
-    return ":".join(text[i:i + 4] for i in range(0, 16, 4))
-
-
 def argon2id(passphrase, salt, ops=OPS, mem=MEM):
-    return nacl.pwhash.argon2id.kdf(32, passphrase, salt, opslimit=ops, memlimit=mem)
+    return bundles.argon2id(passphrase, salt, ops, mem)
 
 
 def history(label, count, created=CREATED):
@@ -73,17 +62,16 @@ def history(label, count, created=CREATED):
     return versions
 
 
+def as_tuples(ids):
+    """peer.keys' form of `ids`: (id, [(key, created, retired or None)])."""
+    return [(name, [(v["key"], v["created"], v["retired"]) for v in versions]) for name, versions in ids]
+
+
 def expected_keys(ids):
-    return [{"id": name, "versions": [{
-        "key": b64(v["key"]), "fingerprint": shown(v["key"]), "created": v["created"], "retired": v["retired"],
-    } for v in versions]} for name, versions in ids]
+    return describe(as_tuples(ids))
 
 
 # MARK: Key files (docs/format.md, "Key file")
-
-def file_name(key_id):
-    return hashlib.blake2b(key_id.encode(), digest_size=20, key=b"SealKit key id v1 ").hexdigest() + ".key"
-
 
 def key_line(v, material=None):
     line = f"key {fingerprint(v['key']).hex()} {v['created']} {'-' if v['retired'] is None else v['retired']}"
@@ -93,10 +81,6 @@ def key_line(v, material=None):
 def unprotected(key_id, versions):
     text = f"sealkit-keyfile 1\nid {b64(key_id.encode())}\nprotection none\n"
     return text + "".join(key_line(v, b64(v["key"])) for v in versions)
-
-
-def check_value(sealing_key):
-    return hashlib.blake2b(b"SealKit key file passphrase check v2", digest_size=16, key=sealing_key).digest()
 
 
 def protected(key_id, versions, passphrase, label, ops=OPS, mem=MEM, edit_header=None):
@@ -222,32 +206,11 @@ def keyfile_vectors():
 
 # MARK: Keys, paper backups, parts (docs/transfer.md)
 
-def keys_bytes(ids):
-    out = struct.pack(">H", len(ids))
-    for name, versions in ids:
-        raw = name.encode()
-        out += bytes([len(raw)]) + raw + bytes([len(versions)])
-        for v in versions:
-            out += v["key"] + fingerprint(v["key"]) + struct.pack(">qq", v["created"], v["retired"] or 0)
-    return out
-
-
-def split_parts(code):
-    """docs/transfer.md, "Parts": pieces of ceil(L / n) characters, n = ceil(L / 1165)."""
-    if len(code) <= 1200:
-        return [code]
-    count = -(-len(code) // 1165)
-    size = -(-len(code) // count)
-    transfer_id = b64url(hashlib.blake2b(b"SealKit transfer parts v1" + code.encode(), digest_size=16).digest()[:9])
-    return [f"sealkit-part-v1:{transfer_id}:{i + 1}/{count}:{code[i * size:(i + 1) * size]}" for i in range(count)]
-
-
 def backup_body(ids, passphrase, label, ops=OPS, mem=MEM, version=1, created=CREATED, inner=None, byte_order=">"):
     salt = fixed(label + " salt", 16)
     key = argon2id(passphrase, salt, ops, mem) if byte_order == ">" else argon2id(passphrase, salt)
-    plaintext = inner if inner is not None else bytes([version]) + struct.pack(">q", created) + keys_bytes(ids)
-    sealed = bytes(nacl.secret.SecretBox(key).encrypt(plaintext, fixed(label + " nonce", 24)))
-    return struct.pack(byte_order + "QQ", ops, mem) + salt + sealed
+    plaintext = inner if inner is not None else bundles.backup_plaintext(as_tuples(ids), created, version)
+    return bundles.backup_body(key, ops, mem, salt, fixed(label + " nonce", 24), plaintext, byte_order)
 
 
 def backup_vectors():
@@ -291,23 +254,19 @@ def backup_vectors():
     add("inner version 2", [code(backup_body(one, phrase.encode(), "b1", version=2))], phrase, "malformed")
     add("prefix version 2", ["sealkit-backup-v2:" + b64url(good)], phrase, "unsupported-version")
     add("created past 9999-12-31", [code(backup_body(one, phrase.encode(), "b1", created=253402300800))], phrase, "malformed")
-    plain = bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(one)
+    plain = bundles.backup_plaintext(as_tuples(one), CREATED)
     add("a byte left over after the keys", [code(backup_body(one, phrase.encode(), "b1", inner=plain + b"\0"))], phrase, "malformed")
     twice = [("alice", history("b-alice", 1)), ("alice", history("b-other", 1))]
-    add("an id twice", [code(backup_body(twice, phrase.encode(), "b1", inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(twice)))],
-        phrase, "malformed")
+    add("an id twice", [code(backup_body(twice, phrase.encode(), "b1"))], phrase, "malformed")
     nfd = [(unicodedata.normalize("NFD", "café"), history("b-cafe", 1))]
-    add("an id in NFD, read as its NFC form", [code(backup_body(nfd, phrase.encode(), "b1",
-        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(nfd)))], phrase, "ok", [("café", nfd[0][1])])
+    add("an id in NFD, read as its NFC form", [code(backup_body(nfd, phrase.encode(), "b1"))], phrase, "ok", [("café", nfd[0][1])])
     both = [("café", history("b-cafe", 1)), (unicodedata.normalize("NFD", "café"), history("b-other", 1))]
-    add("an id in NFC and in NFD: one id twice", [code(backup_body(both, phrase.encode(), "b1",
-        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(both)))], phrase, "malformed")
+    add("an id in NFC and in NFD: one id twice", [code(backup_body(both, phrase.encode(), "b1"))], phrase, "malformed")
     wrong = bytearray(plain)
     wrong[-24] ^= 1  # the fingerprint's last byte
     add("a key that does not match its fingerprint", [code(backup_body(one, phrase.encode(), "b1", inner=bytes(wrong)))], phrase, "malformed")
     retired = [("alice", [history("b-alice", 2)[0], dict(history("b-alice", 2)[1], retired=None)])]
-    add("a retired key with retired time 0", [code(backup_body(retired, phrase.encode(), "b1",
-        inner=bytes([1]) + struct.pack(">q", CREATED) + keys_bytes(retired)))], phrase, "malformed")
+    add("a retired key with retired time 0", [code(backup_body(retired, phrase.encode(), "b1"))], phrase, "malformed")
     encoded = b64url(good)
     standard = encoded.replace("-", "+").replace("_", "/") if ("-" in encoded or "_" in encoded) else encoded[:-1] + "+"
     add("the standard base64 alphabet", ["sealkit-backup-v1:" + standard], phrase, "malformed")
@@ -340,11 +299,8 @@ class FixedRandom:
 
 
 def shares_bundle(ids, secret, ems, label, version=1, created=CREATED, tag=None):
-    tag = tag if tag is not None else hashlib.blake2b(b"SealKit SLIP-39 encrypted secret tag v1", digest_size=16, key=ems.ciphertext).digest()
-    sealed = bytes(nacl.secret.SecretBox(secret).encrypt(struct.pack(">q", created) + keys_bytes(ids), fixed(label + " nonce", 24)))
-    body = bytes([version]) + tag + sealed
-    check = hashlib.blake2b(b"SealKit shares v2 check" + body, digest_size=16).digest()[:4]
-    return "sealkit-shares-v1:" + b64url(body + check)
+    tag = tag if tag is not None else bundles.ems_tag(ems)
+    return bundles.shares_bundle(as_tuples(ids), secret, created, tag, fixed(label + " nonce", 24), version)
 
 
 def make_shares(label, secret, passphrase, groups=((2, 3),), group_threshold=1, identifier=None):
@@ -409,25 +365,12 @@ def bundle_vectors():
     return vectors
 
 
-def seal_subkey(key):
-    """docs/format.md, "Profile seal": crypto_kdf_derive_from_key(32, 1, "sksealv1", key)."""
-    return hashlib.blake2b(b"", digest_size=32, key=key, salt=struct.pack("<Q", 1) + bytes(8),
-                           person=b"sksealv1" + bytes(8)).digest()
-
-
 def seal_text(key, user, version, fields, tag=None, body_edit=None, fmt=2, in_data=False, mac_edit=None):
     """A profile seal over `fields` (name -> str or None), as docs/format.md says: format 2 (`sks2:`, where the
     fields sit bound, names as the schema spells them) unless `fmt` is 1 (`sks1:`, read only)."""
     tag = fingerprint(key) if tag is None else tag
-    prefixed = lambda b: struct.pack(">I", len(b)) + b
-    message = bytes([fmt]) + tag + struct.pack(">Q", version) + prefixed(user.encode())
-    if fmt == 2:
-        message += bytes([1 if in_data else 0])
-    message += struct.pack(">I", len(fields))
-    for name in sorted(fields, key=lambda n: n.encode()):
-        value = fields[name]
-        message += prefixed(name.encode()) + (b"\x00" if value is None else b"\x01" + prefixed(value.encode()))
-    mac = hashlib.blake2b(message, digest_size=32, key=seal_subkey(key)).digest()
+    entries = [(name.encode(), None if value is None else value.encode()) for name, value in fields.items()]
+    mac = seal_mac(key, fmt, tag, version, user.encode(), in_data, entries)
     if mac_edit:
         mac = mac_edit(mac)
     body = bytes([fmt]) + tag + struct.pack(">Q", version) + mac

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Python: the images are drawn and degraded with Pillow, and the codes made by segno, a QR encoder
 # independent of SealKit's.
-"""Makes a corpus of QR code images for measuring decode rates (Scripts/bench, issue 21), from fixed
+"""Makes a corpus of QR code images for measuring decode rates (Scripts/bench), from fixed
 seeds, into a folder (it is not committed: the images are large and this script makes them again).
 
   make-qr-corpus.py SEALKIT OUT     writes OUT/<class>/<n>.<png|jpg> and OUT/expected.json

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # Python: the screenshots are cropped, scaled and blurred with Pillow.
-"""Makes a corpus of real terminal screenshots of SealKit's own QR codes (issue 30), from fixed seeds, into a folder
+"""Makes a corpus of real terminal screenshots of SealKit's own QR codes, from fixed seeds, into a folder
 (not committed: Scripts/bench and the tests make it again).
 
   make-qr-screenshots.py SEALKIT OUT [--small]    writes OUT/<class>/<n>.png and OUT/expected.json
   make-qr-screenshots.py SEALKIT OUT.png --pair LEFT RIGHT [--dark]
                                                   one shot of two windows side by side, LEFT's code and RIGHT's
-                                                  (the tests' screenshot of an offer and its reply, issue 36)
+                                                  (the tests' screenshot of an offer and its reply)
 
 Each code is drawn by `sealkit qr` in xterm under Xvfb (1920 x 1080) and the whole screen is taken with xwd:
 five payloads shaped like the real ones (network code URI, offer, reply, paper backup, share bundle), two font sizes

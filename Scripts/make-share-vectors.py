@@ -7,57 +7,33 @@ bundle line, the shares, the SLIP-39 passphrase, and the ids and fingerprints th
 
 Run: python3 Scripts/make-share-vectors.py   (random each run; the checked-in file is one run)
 """
-import base64
-import hashlib
 import json
 import os
-import struct
 import sys
 
-import nacl.secret
 from shamir_mnemonic import shamir
 from shamir_mnemonic.shamir import EncryptedMasterSecret
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer.bundles import ems_tag, shares_bundle  # noqa: E402
+from peer.keys import fingerprint_text  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "shares")
-
-
-def fingerprint(key):
-    digest = hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").hexdigest()
-    return ":".join(digest[i:i + 4] for i in range(0, 16, 4))
-
-
-def key_bundle(ids, created):
-    """u16 id count; per id: u8 length, id, u8 version count; per version key, fingerprint, created, retired."""
-    out = struct.pack(">H", len(ids))
-    for name, keys in ids:
-        raw = name.encode()
-        out += bytes([len(raw)]) + raw + bytes([len(keys)])
-        for index, key in enumerate(keys):
-            out += key + hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-            out += struct.pack(">qq", created, 0 if index == 0 else created + 1)
-    return out
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def vector(name, ids, passphrase, group_threshold, groups):
     secret = os.urandom(32)
     identifier = shamir._random_identifier() if hasattr(shamir, "_random_identifier") else int.from_bytes(os.urandom(2), "big") & 0x7FFF
     ems = EncryptedMasterSecret.from_master_secret(secret, passphrase.encode(), identifier, True, 1)
-    tag = hashlib.blake2b(b"SealKit SLIP-39 encrypted secret tag v1", digest_size=16, key=ems.ciphertext).digest()
     created = 1764000000
-    plaintext = struct.pack(">q", created) + key_bundle(ids, created)
-    sealed = bytes(nacl.secret.SecretBox(secret).encrypt(plaintext))
-    body = bytes([1]) + tag + sealed
-    check = hashlib.blake2b(b"SealKit shares v2 check" + body, digest_size=16).digest()[:4]
-    bundle = "sealkit-shares-v1:" + b64url(body + check)
+    # Every id's first key is current, the others retired a second after the bundle's time.
+    versions = [(n, [(key, created, None if index == 0 else created + 1) for index, key in enumerate(keys)]) for n, keys in ids]
+    bundle = shares_bundle(versions, secret, created, ems_tag(ems))
     shares = [[s.mnemonic() for s in group] for group in shamir.split_ems(group_threshold, groups, ems)]
     return {
         "name": name, "passphrase": passphrase, "bundle": bundle, "group_threshold": group_threshold,
         "groups": [list(g) for g in groups], "shares": shares,
-        "ids": [[n, fingerprint(keys[0]), len(keys)] for n, keys in ids],
+        "ids": [[n, fingerprint_text(keys[0]), len(keys)] for n, keys in ids],
     }
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python: it drives swtpm and the built sealkit (no TPM library of its own), like the other fixture makers.
-"""Makes the TPM key-file vectors (issue 39): Fixtures/tpm/state (a fixed swtpm state: the TPM's seeds) and
+"""Makes the TPM key-file vectors: Fixtures/tpm/state (a fixed swtpm state: the TPM's seeds) and
 Fixtures/tpm/vectors.json, key files sealed to that state by the built sealkit, each with its expected outcome:
 
   ok           opens (without a PIN, and with its PIN), with a ciphertext and its plaintext

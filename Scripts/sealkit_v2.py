@@ -18,6 +18,9 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer.keys import fingerprint, subkey as kdf_subkey  # noqa: E402
+
 from nacl.bindings import (
     crypto_aead_xchacha20poly1305_ietf_decrypt,
     crypto_aead_xchacha20poly1305_ietf_encrypt,
@@ -32,16 +35,9 @@ MAC = 16
 KINDS = {"field": 1, "context": 2}
 
 
-def fingerprint(key):
-    """The key tag: BLAKE2b with an 8-byte output over the key, keyed with SealKit's label."""
-    return hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-
-
 def subkey(key, subkey_id):
-    """libsodium's crypto_kdf_derive_from_key (BLAKE2b): salt = LE64(id) || 0^8, personal = context || 0^8."""
-    return hashlib.blake2b(
-        b"", digest_size=32, key=key, salt=struct.pack("<Q", subkey_id) + bytes(8), person=b"sealkit2" + bytes(8)
-    ).digest()
+    """v2's subkeys: 1 seals, 2 keys the place tag, under the KDF context "sealkit2"."""
+    return kdf_subkey(key, subkey_id, b"sealkit2")
 
 
 def place_encoding(user_id, kind, name):

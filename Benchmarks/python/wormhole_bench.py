@@ -6,7 +6,7 @@ against magic-wormhole's own Python client sending a text of the same size, in o
 Two timings per run, both wall clock, each a median of BENCH_REPS repetitions per round over
 BENCH_ROUNDS rounds (peers alternating) after one warm-up each:
   send → receive exit   from the start of the sending process to the exit of the receiving one
-                        (the issue's definition; the receiver already waits with its code)
+                        (the latency a user waits for; the receiver already waits with its code)
   whole transfer        from the start of the first process (SealKit: receive, which allocates
                         the code; Python: `wormhole send --text`, which does) to the exit of the last
 """

@@ -12,64 +12,27 @@ Everything is fixed (keys, salts, nonces), so running it again gives the same fi
 Backups use libsodium's interactive Argon2id limits to keep tests fast; sealkit writes
 moderate ones, and readers accept any limits up to libsodium's sensitive preset.
 """
-import base64, hashlib, json, struct
+import hashlib, json, os, struct, sys
 import nacl.pwhash, nacl.secret
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from spake2 import SPAKE2_Symmetric
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Scripts"))
+from peer.bundles import argon2id, backup_body, backup_plaintext  # noqa: E402
+from peer.codes import b64url, checked, split_parts as split  # noqa: E402
+from peer.keys import describe, keys_bytes as key_bundle  # noqa: E402
+
 OPS, MEM = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE, nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE
 
 
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def fingerprint(key: bytes) -> bytes:
-    return hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-
-
-def fp_text(key: bytes) -> str:
-    h = fingerprint(key).hex()
-    return ":".join(h[i:i + 4] for i in range(0, 16, 4))
-
-
-def key_bundle(keys) -> bytes:
-    out = struct.pack(">H", len(keys))
-    for ident, versions in keys:
-        raw = ident.encode()
-        out += struct.pack(">B", len(raw)) + raw + struct.pack(">B", len(versions))
-        for key, created, retired in versions:
-            out += key + fingerprint(key) + struct.pack(">qq", created, retired or 0)
-    return out
-
-
 def backup(keys, passphrase: bytes, salt: bytes, nonce: bytes, created: int) -> str:
-    derived = nacl.pwhash.argon2id.kdf(32, passphrase, salt, opslimit=OPS, memlimit=MEM)
-    plaintext = b"\x01" + struct.pack(">q", created) + key_bundle(keys)
-    sealed = nacl.secret.SecretBox(derived).encrypt(plaintext, nonce)  # nonce ‖ tag ‖ body
-    return "sealkit-backup-v1:" + b64url(struct.pack(">QQ", OPS, MEM) + salt + bytes(sealed))
-
-
-def split(payload: str, limit=1200):
-    if len(payload) <= limit:
-        return [payload]
-    room = limit - (len("sealkit-part-v1:") + 12 + 1 + 5 + 1)
-    count = -(-len(payload) // room)
-    size = -(-len(payload) // count)
-    digest = hashlib.blake2b(b"SealKit transfer parts v1" + payload.encode(), digest_size=16).digest()
-    tid = b64url(digest[:9])
-    return [f"sealkit-part-v1:{tid}:{i + 1}/{count}:{payload[i * size:(i + 1) * size]}" for i in range(count)]
+    derived = argon2id(passphrase, salt, OPS, MEM)
+    return "sealkit-backup-v1:" + b64url(backup_body(derived, OPS, MEM, salt, nonce, backup_plaintext(keys, created)))
 
 
 def key(n: int) -> bytes:
     return hashlib.blake2b(b"vector key %d" % n, digest_size=32).digest()
-
-
-def describe(keys):
-    return [{"id": ident, "versions": [
-        {"key": base64.b64encode(k).decode(), "fingerprint": fp_text(k), "created": c, "retired": r}
-        for k, c, r in versions]} for ident, versions in keys]
 
 
 PASS = b"correct horse battery staple"
@@ -97,20 +60,12 @@ def entropy(seed: bytes):
     return lambda count: seed[:count]
 
 
-def check(kind: str, body: bytes) -> bytes:
-    return hashlib.blake2b(b"SealKit %s v2 check" % kind.encode() + body, digest_size=16).digest()[:4]
-
-
-def checked(kind: str, body: bytes) -> str:
-    return f"sealkit-{kind}-v2:" + b64url(body + check(kind, body))
-
-
 def receiver():
     return SPAKE2_Symmetric(CODE.encode(), idSymmetric=APP_ID, entropy_f=entropy(RECEIVER_ENTROPY))
 
 
 OFFER_MESSAGE = receiver().start()
-offer = checked("offer", OFFER_MESSAGE)
+offer = checked("offer", 2, OFFER_MESSAGE)
 
 
 def reply(keys, code: str, offer_message: bytes, seed: int, created: int, lifetime=600) -> str:
@@ -124,7 +79,7 @@ def reply(keys, code: str, offer_message: bytes, seed: int, created: int, lifeti
         + struct.pack(">qq", created, created + lifetime) + key_bundle(keys)
     nonce = hashlib.sha256(b"reply nonce %d" % seed).digest()[:24]
     sealed = bytes(nacl.secret.SecretBox(reply_key).encrypt(plaintext, nonce))
-    return checked("reply", message + sealed)
+    return checked("reply", 2, message + sealed)
 
 
 other_offer = SPAKE2_Symmetric(b"12-adroitness-aardvark", idSymmetric=APP_ID,

@@ -76,7 +76,7 @@ def main(fixtures, out):
         write(out, "keytext", link + urllib.parse.quote(key, safe=""))
     for material in FUZZ_KEYS:
         write(out, "keyfile", key_file("user@example.com", [("0123456789abcdef", 1700000000, "-", material)]))
-        # Times no keystore or output can show (issue 24): refused as a damaged file, never a trap.
+        # Times no keystore or output can show: refused as a damaged file, never a trap.
         for time in (9223372036854775807, -9223372036854775808, 253402300800):
             write(out, "keyfile", key_file("t", [("0123456789abcdef", time, "-", material)]))
         write(out, "keyfile", key_file("ユーザー", [
@@ -95,12 +95,10 @@ def main(fixtures, out):
             lines.append(f"key {index:016x} {1700000000 - index} {'-' if index == 0 else 1700000000 - index + 1}")
         lines.append("sealed " + base64.b64encode(bytes(24 + 32 * count + 16)).decode())
         write(out, "keyfile", "\n".join(lines) + "\n")
-    # Sealed to a TPM (issue 39): the TPM vectors' files, whatever their outcome.
+    # Sealed to a TPM: the TPM vectors' files, whatever their outcome.
     for vector in json.load(open(os.path.join(fixtures, "tpm", "vectors.json")))["vectors"]:
         write(out, "keyfile", vector["file"])
-    # Transfer codes: offers, replies, parts and backups, from the transfer vectors and made here.
-    def b64url(data):
-        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+    # Transfer codes: offers, replies, parts and backups, from the transfer vectors.
     # Offers and replies v2 (and the retired v1) come from Fixtures/transfer below; SPAKE2
     # messages from Fixtures/pake (python-spake2's), codes in every form people type them.
     pake = os.path.join(fixtures, "pake", "vectors.json")
@@ -135,7 +133,7 @@ def main(fixtures, out):
         if path.endswith(".json"):
             write(out, "json", data)
             write(out, "schema" if "schema" in os.path.basename(path) else "profile", data)
-    # Profile seals (issue 38): each vector's seal text and whole profile.
+    # Profile seals: each vector's seal text and whole profile.
     seals = os.path.join(fixtures, "seal", "vectors.json")
     if os.path.exists(seals):
         for vector in json.load(open(seals))["vectors"]:
@@ -143,7 +141,7 @@ def main(fixtures, out):
             if isinstance(seal, str):
                 write(out, "seal", seal)
             write(out, "seal", json.dumps(vector["profile"]))
-    # The audit split around a shuffle (issue 40): tagged lines, and merged facts as the Spark job hands them over.
+    # The audit split around a shuffle: tagged lines, and merged facts as the Spark job hands them over.
     write(out, "facts", '0 1 {"ssn":"078-05-1120","notes":"sk2:AAAA"}\n0 2 {"notes":null}\n1 1 []\n')
     write(out, "facts", '{"files":["a.ndjson","b.json"]}\n'
           '{"finding":{"kind":"plaintext","severity":"error","message":"m","file":0,"line":1,"field":"ssn"}}\n'

@@ -74,7 +74,7 @@ class Hostile(WebSocketServerProtocol):
         elif mode == "silent":
             pass
         elif mode == "deaf":
-            # Issue 28: pings for ever, the welcome among them, and never a byte read: the client's
+            # A relay that stalls its client: pings for ever, the welcome among them, and never a byte read: the client's
             # pongs fill its socket at once, and every write after them (its bind) stays there.
             self.stopReading(welcome=True)
         else:
@@ -142,7 +142,7 @@ class Hostile(WebSocketServerProtocol):
             for index in range(60):
                 send(self, type="message", side=peer, phase="x%d" % index, body="00" * 100_000)
         elif mode == "phases":
-            # Issue 24: a fake peer side, distinct phases, empty bodies, and never a pake.
+            # A flood the client must bound: a fake peer side, distinct phases, empty bodies, and never a pake.
             for index in range(100_000):
                 send(self, type="message", side=peer, phase="p%d" % index, body="")
         elif mode == "deafafteropen":

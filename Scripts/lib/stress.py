@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Python because it is the long-running share that `swift test` does not run: as root it mounts tmpfs
 # file systems, it streams 1 GiB through the binary, and PyNaCl checks independently that keys stay usable.
-"""SealKit stress tests (issues 7 and 13), the long share of what the Swift tests check quickly: crash
+"""SealKit stress tests, the long share of what the Swift tests check quickly: crash
 safety (hundreds of SIGKILLs, rotate and protected keys too), full and read-only disks, bounded memory on
 1 GiB inputs, and the strict keystore's unsafe states against every command that meets them.
 
@@ -80,7 +80,7 @@ class SealKit:
         """{id: (fingerprint, retired count, protected)}, or None when the keystore does not open."""
         result = self.run(["keys", "list"])
         if result.returncode == 66 and result.stderr.startswith(b"sealkit: no keystore at "):
-            # Nothing stored yet: a first write killed before it made the folder (issue 29's wording and status).
+            # Nothing stored yet: a first write killed before it made the folder (sealkit's "no keystore" wording and its status 66).
             return {}
         if result.returncode != 0:
             return None
@@ -461,7 +461,7 @@ def memory(binary, total_bytes):
 
 def audit_memory(binary, total_bytes):
     """Streams `total_bytes` of NDJSON profiles through `sealkit audit -` (on stdin, so nothing lands
-    on disk; audit refuses a FIFO as a path since issue 13) and measures its peak RSS. Each line holds one distinct ciphertext-shaped
+    on disk; audit refuses a FIFO as a path, as it cannot be read twice) and measures its peak RSS. Each line holds one distinct ciphertext-shaped
     value among ~1 KB of other fields: the auditor's nonce table grows ~24 bytes per distinct
     nonce (docs/audit.md), so the bound allows that and nothing proportional to the bytes."""
     home = tempfile.mkdtemp(prefix="sealkit-stress-audit-")
@@ -518,7 +518,7 @@ def tree_digest(path):
 
 
 def strict_modes(binary):
-    """Issue 13: a keystore that is not wholly the user's is refused in one line by every command that
+    """Strict modes: a keystore that is not wholly the user's is refused in one line by every command that
     meets it, and left unchanged. (A held lock and a 10,000-key file: StrictKeystoreTests and
     KeyLifecycleCLITests.)"""
     home = tempfile.mkdtemp(prefix="sealkit-stress-strict-")

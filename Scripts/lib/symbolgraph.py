@@ -1,5 +1,5 @@
 # Python: the symbol-graph reader check-api and count-symbols share; a Swift one would be one more package to build.
-"""The public API each library product makes visible to `import PRODUCT` (issue 32), from the symbol graphs of
+"""The public API each library product makes visible to `import PRODUCT`, from the symbol graphs of
 `swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members`: the product's module
 and every module it re-exports (`@_exported import` in Sources/MODULE/Exports.swift, followed transitively).
 Synthesized members are left out; enum cases are kept (an app's `switch` depends on them), marked by their kind

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python: it tests Scripts/check-api, a Python script, by running it on scratch copies of its JSON baseline.
-"""Scripts/check-api fails where an app would break (issue 37): run on scratch copies of api/1.0.0.json, it fails on
+"""Scripts/check-api fails where an app would break: run on scratch copies of api/1.0.0.json, it fails on
 a removed enum case, on a case added to a closed enum, on a removed value of `SealKitError.Reason`, on a changed
 declaration; it passes an added reason (a static value of an open struct) and a new enum with its cases. Run by
 Scripts/test (`python3 -m unittest discover -s Scripts/lib -p 'test_*.py'`); needs no build.
@@ -26,8 +26,8 @@ def entry(name, kind, declaration):
 
 class CheckAPITests(unittest.TestCase):
     def run_check(self, baseline, current, classified=(), users=None):
-        """Runs the check; `classified` adds lines to a scratch copy of api/secrets.txt (issue 36's list of
-        every public type); `users` is the folder where each symbol's user is looked for (none: not looked for)."""
+        """Runs the check; `classified` adds lines to a scratch copy of api/secrets.txt (the list of
+        every public type, each classed as holding secrets or not); `users` is the folder where each symbol's user is looked for (none: not looked for)."""
         with tempfile.TemporaryDirectory() as folder:
             paths = []
             for name, api in (("baseline.json", baseline), ("current.json", current)):

@@ -12,7 +12,6 @@ message itself (docs/transfer.md, "Network transfer"), independently of the Swif
         and prints one JSON line {"answer": ..., "ids": [[id, fingerprint], ...]}
     Exit 3 with "WrongPasswordError" on stderr when the codes differ; 4 when the peer is not SealKit.
 """
-import hashlib
 import json
 import os
 import struct
@@ -25,6 +24,9 @@ from twisted.internet.task import react
 import wormhole
 from wormhole.errors import WrongPasswordError
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from peer.keys import fingerprint_text, keys_bytes, read_keys  # noqa: E402
+
 APPID = "sealkit/key-transfer/v1"
 
 
@@ -36,49 +38,23 @@ def versions(kind, role):
     return {"sealkit": {"protocol": "key-transfer/v1", "role": role}}
 
 
-def fingerprint(key):
-    digest = hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").hexdigest()
-    return ":".join(digest[i:i + 4] for i in range(0, 16, 4))
-
-
 def read_keys_message(data):
-    """kind (1) | part (u16) | parts (u16) | id count (u16) | per id: len, id, count, versions."""
-    kind, part, parts, count = struct.unpack(">BHHH", data[:7])
+    """kind (1) | part (u16) | parts (u16), then the keys (docs/transfer.md, "Keys"), nothing after them."""
+    kind, part, parts = struct.unpack(">BHH", data[:5])
     assert kind == 1, "not a keys message"
-    offset, ids = 7, []
-    for _ in range(count):
-        length = data[offset]
-        name = data[offset + 1:offset + 1 + length].decode()
-        offset += 1 + length
-        nversions = data[offset]
-        offset += 1
-        first = None
-        for index in range(nversions):
-            key = data[offset:offset + 32]
-            fp = data[offset + 32:offset + 40]
-            created, retired = struct.unpack(">qq", data[offset + 40:offset + 56])
-            offset += 56
-            assert hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest() == fp
-            assert (index == 0) == (retired == 0)
-            first = first or fingerprint(key)
-        ids.append([name, first, nversions])
-    assert offset == len(data), "trailing bytes"
-    return part, parts, ids
+    ids, rest = read_keys(data[5:])
+    assert not rest, "trailing bytes"
+    return part, parts, [[name, fingerprint_text(versions[0][0]), len(versions)] for name, versions in ids]
 
 
 def keys_message(names, bad_time=False):
     now = int(time.time())
-    body = struct.pack(">BHHH", 1, 1, 1, len(names))
-    shown = []
+    ids = []
     for name in names:
-        key = os.urandom(32)
-        raw = name.encode()
-        body += bytes([len(raw)]) + raw + bytes([1]) + key
-        body += hashlib.blake2b(key, digest_size=8, key=b"SealKit key fingerprint v1").digest()
-        # --bad-time: the last id's created time is Int64.max, which a receiver must refuse (issue 24).
-        body += struct.pack(">qq", 2**63 - 1 if bad_time and name == names[-1] else now, 0)
-        shown.append([name, fingerprint(key)])
-    return body, shown
+        # --bad-time: the last id's created time is Int64.max, which a receiver must refuse, as no date can show it.
+        ids.append((name, [(os.urandom(32), 2**63 - 1 if bad_time and name == names[-1] else now, None)]))
+    body = struct.pack(">BHH", 1, 1, 1) + keys_bytes(ids)
+    return body, [[name, fingerprint_text(versions[0][0])] for name, versions in ids]
 
 
 def not_sealkit(theirs, role):
