@@ -75,6 +75,9 @@ ensure_test_deps() {
   command -v man >/dev/null 2>&1 || missing+=(man-db)
   command -v groff >/dev/null 2>&1 || command -v nroff >/dev/null 2>&1 || missing+=(groff-base)
   command -v bash >/dev/null 2>&1 || missing+=(bash)
+  # The hostile-id completion tests drive zsh's and fish's real completion on a terminal, as bash's.
+  command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+  command -v fish >/dev/null 2>&1 || missing+=(fish)
   # The NO_COLOR test runs sealkit under a terminal made by script(1).
   command -v script >/dev/null 2>&1 || missing+=(bsdutils)
   # The TPM tests (issue 39): a software TPM per test, and tpm2-tss's TCTI for it.
