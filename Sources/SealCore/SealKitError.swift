@@ -170,7 +170,7 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     /// secret material, and never tells a person to type a command: an app words its own advice.
     public let description: String
     /// What a person at the `sealkit` command can do about it, which the command words after `description`
-    /// (issue 37: the library states the problem, the command line adds its flags and commands).
+    /// (the library states the problem, the command line adds its flags and commands).
     @_spi(CLI) public let advice: Advice?
 
     /// The remedies the `sealkit` command words (`Sources/SealKitCLI/Advice.swift`), each for the errors whose
