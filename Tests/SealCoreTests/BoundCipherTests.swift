@@ -115,7 +115,7 @@ struct BoundCipherTests {
 
     /// The header's place tag only says quickly where a value belongs; the associated data must bind the place
     /// itself. A value whose place tag is replaced by another field's (a server can copy header bytes between
-    /// two values of the user) fails authentication. A bug planted to try the tests: a sealing that leaves the place out
+    /// two values of the user) fails authentication. A planted bug: a sealing that leaves the place out
     /// of the associated data passed every library test, and only the vectors and PyNaCl saw it.
     @Test func theAssociatedDataBindsThePlaceNotOnlyTheHeaderTag() throws {
         let alice = KeyRing(current: SymmetricKey.generate(), id: "alice")

@@ -21,7 +21,7 @@ struct AdviceTests {
     static let alice = try! KeyID("alice")
     static let quoted = try! KeyID("o'brien")
 
-    /// Each error, and the line the command printed for it before the advice moved from the library's errors to the command.
+    /// Each error, and the line the command printed for it while the library's errors still held the advice.
     static let cases: [(SealKitError, String)] = [
         (SealKitError(KeystoreError.notFound(alice, namespace: "default")),
          "no key for 'alice' in namespace 'default': make one with 'sealkit keys generate alice', or bring it from "

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// At the command line: v2 values as `sealkit encrypt --format v2` writes them are counted, the progress
+/// The audit at scale, at the command line: v2 values as `sealkit encrypt --format v2` writes them are counted, the progress
 /// line shows on a terminal only and leaves nothing behind, and the split audit's two halves are additions that
 /// refuse what they cannot do.
 @Suite("sealkit audit at scale")

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// (and 22's share prompts): codes and shares typed at a terminal, through a pty: Tab
+/// Codes and shares typed at a terminal, through a pty: Tab
 /// completion from the word lists (libedit), a one-word typo corrected after asking, a malformed code
 /// refused before anything reaches the relay.
 @Suite("code and share entry on a terminal")

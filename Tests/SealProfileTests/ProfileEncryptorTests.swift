@@ -333,7 +333,7 @@ import Testing
     }
 }
 
-/// In the library.
+/// v2 fields open only as v2, and a `data` member does not turn encryption off, in the library.
 @Suite struct ProfileBindingTests {
     static let schema = try! ProfileSchema(
         parsing: #"""
