@@ -7,6 +7,7 @@
 /// ```swift
 /// do {
 ///     let note = try vault.decrypt(ciphertext: stored, context: "billing-note")
+///     print(note)
 /// } catch let error where error.reason == .wrongPlace {
 ///     // sealed for another user or context: a value copied where it does not belong
 /// }
