@@ -42,13 +42,13 @@ let package = Package(
             name: "CPNG", pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]),
         // libsecret's and GLib's real headers, for Tests/CSecretABICheck alone: they need pkg-config's flags, which
-        // would link libsecret and GLib into whatever uses them (issue 37: start-up time; see CSecretLoad).
+        // would link libsecret and GLib into whatever uses them (start-up time; see CSecretLoad).
         .systemLibrary(
             name: "CSecret", pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]),
         // The image readers' headers only: zbar, libjpeg and zxing-cpp are opened at run time (dlopen) by the
         // first image read, not linked (no pkg-config, whose flags would link them), so that a command that
-        // reads no image does not load them and zbar's X11, v4l and D-Bus chain (issue 37: start-up time).
+        // reads no image does not load them and zbar's X11, v4l and D-Bus chain (start-up time).
         .systemLibrary(name: "CZbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CJPEG", providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(
@@ -56,7 +56,7 @@ let package = Package(
             providers: [.apt(["libedit-dev"])]),
         .systemLibrary(name: "CZXing", providers: [.apt(["libzxing-dev"])]),
         // tpm2-tss's headers only: its libraries are opened at run time (dlopen) by the first TPM call, not linked
-        // (no pkg-config, whose flags would link them), so that a command that uses no TPM does not load them (issue 37).
+        // (no pkg-config, whose flags would link them), so that a command that uses no TPM does not load them.
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI, and open
         // libtss2-esys, libtss2-tctildr and libtss2-mu on first use (CLibraryLoader).
@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CLibraryLoader"]),
         // libsecret and its GLib stack (libglib, libgobject, libgio), opened on the first keyring call (CLibraryLoader),
         // not linked: SealKit's declarations of the few functions and types SealSecretService uses, which
-        // Tests/CSecretABICheck compiles against the real headers (issue 37).
+        // Tests/CSecretABICheck compiles against the real headers.
         .target(name: "CSecretLoad", dependencies: ["CLibraryLoader"]),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
@@ -80,7 +80,7 @@ let package = Package(
         // The commit `sealkit --version` names, in a field of its own that Scripts/install fills in.
         .target(name: "CBuildInfo"),
         // The commit of the checkout a plain `swift build` builds, which the GitCommit plugin reads
-        // from git before each build (issue 36); `sealkit --version` names it when nothing was stamped.
+        // from git before each build; `sealkit --version` names it when nothing was stamped.
         .target(name: "BuildCommit", plugins: ["GitCommit"]),
         .plugin(name: "GitCommit", capability: .buildTool()),
 
@@ -176,7 +176,7 @@ let package = Package(
         .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealBackup"]),
         .testTarget(name: "SealBackupTests", dependencies: ["SealBackup", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
-        // The scanner as an app hosts it: SealKitQR's public API only, from many threads and tasks (issue 36).
+        // The scanner as an app hosts it: SealKitQR's public API only, from many threads and tasks.
         .testTarget(name: "SealKitQRHostTests", dependencies: ["SealKitQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),

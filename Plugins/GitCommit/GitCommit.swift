@@ -6,7 +6,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Names the commit of the checkout being built (issue 36), so `sealkit --version` and SARIF's
+/// Names the commit of the checkout being built, so `sealkit --version` and SARIF's
 /// `tool.driver.version` say which source a plain `swift build` made: the short HEAD, `-dirty` when
 /// tracked files differ from it, as Scripts/lib/release.sh names it for an installed binary. Without
 /// git, or outside a git checkout (a source archive), the commit is `unknown`.

@@ -40,7 +40,7 @@ ensure_build_deps() {
     pkg-config --exists libjpeg || missing+=(libjpeg-dev)
     pkg-config --exists libedit || missing+=(libedit-dev)
     pkg-config --exists zxing || missing+=(libzxing-dev)
-    # TPM protection (issue 39): tpm2-tss's ESAPI and TCTI loader.
+    # TPM protection: tpm2-tss's ESAPI and TCTI loader.
     pkg-config --exists tss2-esys tss2-tctildr tss2-mu || missing+=(libtss2-dev)
   else
     missing+=(libsodium-dev libqrencode-dev libpng-dev libsecret-1-dev libzbar-dev libjpeg-dev libedit-dev libzxing-dev libtss2-dev)
@@ -80,7 +80,7 @@ ensure_test_deps() {
   command -v fish >/dev/null 2>&1 || missing+=(fish)
   # The NO_COLOR test runs sealkit under a terminal made by script(1).
   command -v script >/dev/null 2>&1 || missing+=(bsdutils)
-  # The TPM tests (issue 39): a software TPM per test, and tpm2-tss's TCTI for it.
+  # The TPM tests: a software TPM per test, and tpm2-tss's TCTI for it.
   command -v swtpm >/dev/null 2>&1 || missing+=(swtpm)
   ls /usr/lib/*/libtss2-tcti-swtpm.so.0 >/dev/null 2>&1 || missing+=(libtss2-tcti-swtpm0)
   # tpm2_flushcontext: the crash test flushes what a killed sealkit left loaded, as /dev/tpmrm0 would.

@@ -17,7 +17,7 @@
 #include "sealkit_library.h"
 
 /* tpm2-tss is opened on the first TPM call (CLibraryLoader), not linked: a command that uses no TPM does not
- * load it (issue 37: start-up time). These are the functions this file calls, with the TSS headers' types. */
+ * load it (start-up time). These are the functions this file calls, with the TSS headers' types. */
 static const char *const esys_names[] = {
     "Esys_Initialize", "Esys_Finalize", "Esys_Free", "Esys_FlushContext", "Esys_TR_SetAuth", "Esys_TR_GetName",
     "Esys_TRSess_SetAttributes", "Esys_StartAuthSession", "Esys_CreatePrimary", "Esys_Create", "Esys_Load",

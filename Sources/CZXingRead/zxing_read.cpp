@@ -27,7 +27,7 @@ extern char **environ;
 namespace {
 
 // zxing-cpp (libZXing.so.2) is opened with dlopen, not linked: a command that reads no image does not load
-// it (issue 37). Of its API only two functions are out of line, the rest is inline in its headers; they are
+// it. Of its API only two functions are out of line, the rest is inline in its headers; they are
 // resolved by their Itanium C++ ABI names, the mangling of exactly the declarations the static_asserts below
 // check (a header that declares them otherwise fails the build). A member function is called as a function
 // whose first argument is `this`, as the ABI passes it.

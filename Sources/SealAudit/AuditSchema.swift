@@ -43,7 +43,7 @@ public struct AuditSchema: Sendable {
         guard let member = profileSchema.undeclaredMember(named: name) else { return (false, nil) }
         return (true, member.nearEncryptedField)
     }
-    /// The schema, when it asks for profile seals (issue 38): every profile must hold one.
+    /// The schema, when it asks for profile seals: every profile must hold one.
     let sealing: ProfileSchema?
 
     /// Uses a parsed schema.

@@ -136,7 +136,7 @@ final class AuditRun {
     private let facts: AuditFacts.Writer?
 
     // Each value reads and writes the state below several times; the dynamic exclusivity checks on a class's
-    // stored properties took a tenth of an audit (issue 40). They are off for the properties read per value
+    // stored properties took a tenth of an audit. They are off for the properties read per value
     // (`@exclusivity(unchecked)`): no access to one of them overlaps another, as no method holds one across
     // a call that could come back into the run (the reader's callbacks run between profiles).
 
@@ -335,7 +335,7 @@ final class AuditRun {
         if let sealing = schema?.sealing { inspectSeal(record.value, schema: sealing) }
     }
 
-    /// A profile whose schema asks for seals (issue 38): its seal must be there and, with keys, verify.
+    /// A profile whose schema asks for seals: its seal must be there and, with keys, verify.
     /// Versions are not checked: an audit remembers none.
     private func inspectSeal(_ profile: JSONValue, schema: ProfileSchema) {
         path.removeLast(path.count - profileDepth)

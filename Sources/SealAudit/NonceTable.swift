@@ -12,7 +12,7 @@ import Darwin
 /// and its index plus one (0 for an empty slot), at most three quarters full and doubled when it would be
 /// fuller. A key is compared only where its 32 bits match, so a new nonce, the common case, reads slots alone:
 /// a table of a quarter of the size of 20-byte slots of keys and indexes, which stays in the caches far longer,
-/// and grows without reading a key (issue 40: a `[NonceKey: UInt32]`, its lookups and its growth were half of
+/// and grows without reading a key (a `[NonceKey: UInt32]`, its lookups and its growth were half of
 /// an audit's time). At 16 bytes a key, a distinct nonce takes no more memory than in that dictionary.
 /// A key is placed by the standard library's `Hasher`, seeded anew in every process, so crafted nonces cannot
 /// pile into one run of slots; a match of 32 bits is checked against the whole key, so two nonces are one only

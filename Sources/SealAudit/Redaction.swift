@@ -1,4 +1,4 @@
-/// An auditor never prints the keys it checks against (issue 36).
+/// An auditor never prints the keys it checks against.
 extension Auditor: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The schema's path, how many key rings it holds and the kinds it ignores: never a key.
     public var description: String {

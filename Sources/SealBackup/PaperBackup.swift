@@ -299,7 +299,9 @@ extension PaperBackup {
     ///
     /// ```swift
     /// var assembler = PaperBackup.Assembler()
-    /// for line in scannedLines { if let whole = try assembler.add(line) { return try PaperBackup.restore(whole, passphrase: passphrase) } }
+    /// for line in scannedLines {
+    ///     if let whole = try assembler.add(line) { return try PaperBackup.restore(whole, passphrase: passphrase) }
+    /// }
     /// throw assembler.incompleteError
     /// ```
     public struct Assembler: Sendable {

@@ -1,4 +1,4 @@
-/// Shares and opened backups never print their words or keys (issue 36): `print`, string
+/// Shares and opened backups never print their words or keys: `print`, string
 /// interpolation, `String(reflecting:)` and `dump` show where a share belongs and how many keys a
 /// backup holds, nothing that restores them.
 extension ShareBackup.Share: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

@@ -72,7 +72,7 @@ package enum FieldCipher {
         let sealedCount = minimumByteCount + plaintext.count
         precondition(output.count == Base64.encodedLength(of: sealedCount))
         // The binary box is made in the output's last bytes, then turned into base64 in place: no scratch buffer,
-        // which for a large value was a fresh allocation (and its page faults) per value (issue 37).
+        // which for a large value was a fresh allocation (and its page faults) per value.
         let sealed = output.baseAddress! + (output.count - sealedCount)
         let base = sealed.assumingMemoryBound(to: UInt8.self)
         nonce(sealed)

@@ -144,7 +144,7 @@ package struct KeyRing: Sendable {
                 }
             }
         }
-        // Written in place, without zeroing it first: for 1 MiB values, filling the output twice cost 13% (issue 37).
+        // Written in place, without zeroing it first: for 1 MiB values, filling the output twice cost 13%.
         if output.isEmpty {
             output = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
                 seal(UnsafeMutableRawBufferPointer(buffer), 0)

@@ -1,6 +1,6 @@
 import CSodium
 
-/// A profile seal (issue 38): a MAC over a user's flagged profile fields and a version number,
+/// A profile seal: a MAC over a user's flagged profile fields and a version number,
 /// under a subkey of the user's key, that lets a device see a field rolled back, dropped or
 /// added, moved between the top level and `data`, and a whole profile served again after a newer
 /// one. docs/format.md specifies it byte by byte.

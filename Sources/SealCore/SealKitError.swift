@@ -7,6 +7,7 @@
 /// ```swift
 /// do {
 ///     let note = try vault.decrypt(ciphertext: stored, context: "billing-note")
+///     print(note)
 /// } catch let error where error.reason == .wrongPlace {
 ///     // sealed for another user or context: a value copied where it does not belong
 /// }
@@ -170,7 +171,7 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     /// secret material, and never tells a person to type a command: an app words its own advice.
     public let description: String
     /// What a person at the `sealkit` command can do about it, which the command words after `description`
-    /// (issue 37: the library states the problem, the command line adds its flags and commands).
+    /// (the library states the problem, the command line adds its flags and commands).
     @_spi(CLI) public let advice: Advice?
 
     /// The remedies the `sealkit` command words (`Sources/SealKitCLI/Advice.swift`), each for the errors whose

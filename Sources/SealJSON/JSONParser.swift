@@ -40,7 +40,7 @@ extension JSONValue {
 
 /// Parses one JSON text after another, as `JSONValue.parse` does, keeping its working memory (the
 /// open containers, the keys of open objects) from one text to the next: a reader of many small texts,
-/// such as an NDJSON file's lines, then allocates only for the values it returns (issue 40).
+/// such as an NDJSON file's lines, then allocates only for the values it returns.
 package struct JSONValueReader {
     private var builder = ValueBuilder()
     private var keys = KeyLedger(input: UnsafeBufferPointer(start: nil, count: 0))
@@ -149,7 +149,7 @@ struct ValueBuilder: JSONBuilder {
 /// members move into one array of their exact size, without a copy or a release, and the stack's memory serves
 /// the next object (and, through `JSONValueReader`, the next text). An array of members would copy them out
 /// and release them in place, and an array that spans the whole stack would share its storage, so the
-/// stack would be made anew for every text (issue 40).
+/// stack would be made anew for every text.
 final class MemberStack {
     typealias Member = (key: String, value: JSONValue)
 

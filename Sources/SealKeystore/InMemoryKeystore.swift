@@ -12,7 +12,7 @@ import Synchronization
 package final class InMemoryKeystore: KeyStorage {
     package let namespace: Namespace
     private let records = Mutex<[KeyID: KeyRecord]>([:])
-    /// Profile seal marks (issue 38), per id.
+    /// Profile seal marks, per id.
     let marks = Mutex<[KeyID: SealMark]>([:])
 
     /// Makes an empty keystore.

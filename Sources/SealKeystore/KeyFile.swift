@@ -122,8 +122,8 @@ package struct KeyFile: Sendable {
         guard idFields.count == 2, idFields[0] == "id", let idBytes = Base64.decode(idFields[1]),
             let idText = String(validating: idBytes, as: UTF8.self), let id = try? KeyID(idText)
         else { throw .init("bad id line") }
-        // Ids are NFC since issue 24; a file an earlier SealKit wrote under another form of the same
-        // name is reported, never used beside its twin.
+        // Ids are NFC since the third hardening round; a file an earlier SealKit wrote under another form of the
+        // same name is reported, never used beside its twin.
         guard allowingUnnormalizedID || KeyID.isNormalized(idText) else {
             throw .init(
                 "its id '\(id)' is stored in a form other than Unicode NFC, by a SealKit from before ids were "

@@ -96,7 +96,7 @@ package protocol KeyStorage: Sendable {
     /// - Throws: `.notFound` when there is none.
     func delete(_ id: KeyID) throws(KeystoreError)
 
-    /// The highest profile seal this device wrote or verified for `id` (issue 38); nil when none.
+    /// The highest profile seal this device wrote or verified for `id`; nil when none.
     func sealMark(for id: KeyID) throws(KeystoreError) -> SealMark?
 
     /// Records `mark` for `id`, atomically and durably, when it is newer than the one kept (or, with

@@ -9,7 +9,7 @@
 ///
 /// ```swift
 /// let keystore = try Keystore(directory: "/home/ada/.local/share/sealkit")
-/// let vault = Vault(keystore: keystore, user: try KeyID("user-123"))
+/// let vault = Vault(keystore: keystore, user: try KeyID("user-123"), format: .v2)
 /// ```
 public struct Keystore: Sendable {
     /// The backend, for the package's own capabilities (transfer, backups, the keyring, the command line).

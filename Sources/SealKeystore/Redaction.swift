@@ -1,4 +1,4 @@
-/// Keys never print (issue 36): `String(reflecting:)` and `dump` show what `description` shows.
+/// Keys never print: `String(reflecting:)` and `dump` show what `description` shows.
 extension KeyHistory: CustomDebugStringConvertible, CustomReflectable {
     /// The same as `description`.
     public var debugDescription: String { description }

@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-// Profile seal marks (issue 38): per id, the highest seal version this device wrote or verified.
+// Profile seal marks: per id, the highest seal version this device wrote or verified.
 
 extension KeyStorage {
     /// For backends that keep no marks: profiles that ask for a seal cannot be used with them.

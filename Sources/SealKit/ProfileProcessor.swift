@@ -285,7 +285,7 @@ public struct ProfileProcessor: Sendable {
         return outcome
     }
 
-    /// A profile whose schema asks for a seal (issue 38): reads check the seal before anything is
+    /// A profile whose schema asks for a seal: reads check the seal before anything is
     /// decrypted, writes seal the result. With `tracking` (one profile, not a line of many) the seal
     /// is also checked against the highest version this device has seen for the user, and the new
     /// one recorded before the result is handed back: record, then emit, so nothing this device
@@ -376,7 +376,7 @@ public struct ProfileOutcome: Sendable, Equatable {
     /// In Rownd's mode, each flagged value left as it was, by path and reason (never by value).
     public let notes: [String]
     /// With a schema that asks for seals: the version of the profile's seal, verified on decryption,
-    /// written on encryption and rotation (issue 38); nil otherwise.
+    /// written on encryption and rotation; nil otherwise.
     public let sealVersion: UInt64?
     /// What the app should tell someone about the profile, never a value: with a schema that does not ask for seals,
     /// that this device has seen the user's profiles sealed, so the schema may have lost its seal setting and

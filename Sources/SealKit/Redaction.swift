@@ -1,4 +1,4 @@
-/// Plaintexts and the keys behind a vault never print (issue 36): `print`, string interpolation,
+/// Plaintexts and the keys behind a vault never print: `print`, string interpolation,
 /// `String(reflecting:)` and `dump` show ids, formats and field names, never a value or a key.
 extension ProfileOutcome: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The JSON's length, the field names, the notes, the seal's version and the warnings: never the profile's values.
@@ -32,7 +32,7 @@ extension Vault: CustomStringConvertible, CustomDebugStringConvertible, CustomRe
     }
 }
 
-// Rownd key texts (issue 37 moved them here from SealKitTransfer: they need libsodium alone).
+// Rownd key texts (here rather than in SealKitTransfer: they need libsodium alone).
 
 extension RowndKeyText: CustomDebugStringConvertible, CustomReflectable {
     /// The same as `description`: the key's fingerprint only.

@@ -433,7 +433,7 @@ public final class Vault: Sendable {
     /// The user's unlocked keys, for the package's own capabilities (the audit, `ProfileProcessor`).
     package func keyRing() throws(SealKitError) -> KeyRing { try ring() }
 
-    // MARK: Profile seals (issue 38)
+    // MARK: Profile seals
 
     /// The highest profile seal this device has written or verified for the user; nil when none. Read once,
     /// unless `fresh`: a write reads it again, so that another process's newer record gives the next version.

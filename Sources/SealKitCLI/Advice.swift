@@ -1,6 +1,6 @@
 @_spi(CLI) import SealKit
 
-/// The command's words for what a person can do about an error (issue 37): the library states the problem in
+/// The command's words for what a person can do about an error: the library states the problem in
 /// `description`, and names the kind of remedy in `advice`; the flags, commands and environment variables that
 /// carry it out are the command's, so they are worded here. Each text follows the description as it is printed.
 extension SealKitError.Advice {

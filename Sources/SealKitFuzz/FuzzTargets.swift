@@ -60,16 +60,16 @@ enum FuzzTarget: String, CaseIterable {
     case audit
     /// `NonceBatch` driven by the input as a script of operations (take, discard, new batch with
     /// or without a count): no nonce repeats or is zero, every ciphertext opens, and whatever a
-    /// batch drew and did not hand out is zero after a discard and after the batch ends (issue 13).
+    /// batch drew and did not hand out is zero after a discard and after the batch ends.
     case nonces
     /// `PaperBackup.checkChosen` on arbitrary bytes: the length it counts is the text's number of
-    /// Unicode scalars, and exactly passphrases of 12 or more pass (issue 13).
+    /// Unicode scalars, and exactly passphrases of 12 or more pass.
     case passphrase
-    /// Profile seals (issue 38): `ProfileSeal(parsing:)` on arbitrary text, whose accepted texts
+    /// Profile seals: `ProfileSeal(parsing:)` on arbitrary text, whose accepted texts
     /// re-encode to themselves; and a profile read as JSON, its seal checked for a sealing schema,
     /// where only what the fixed ring sealed verifies, and re-sealing verifies.
     case seal
-    /// The audit split around a shuffle (issue 40): the input as the tagged lines `audit --facts` reads
+    /// The audit split around a shuffle: the input as the tagged lines `audit --facts` reads
     /// (`Auditor.writeFacts`), and as the merged facts `audit --from-facts` reads (`Auditor.report(fromFacts:)`),
     /// with and without a schema and keys; whatever `writeFacts` writes is whole NDJSON lines.
     case facts
@@ -216,7 +216,7 @@ enum FuzzTarget: String, CaseIterable {
         let shape = CiphertextShape(of: text)
         if case .v2 = shape { check(text.hasPrefix(BoundCipher.prefix), "v2 without its prefix") }
         for place in [CiphertextPlace.field("ssn"), .context(""), .context("billing")] {
-            // Where only v2 opens, nothing without SealKit's prefix does (issue 28).
+            // Where only v2 opens, nothing without SealKit's prefix does.
             if (try? boundRing.decrypt(text, place: place, acceptsV1: false)) != nil {
                 check(text.hasPrefix(BoundCipher.prefix), "a value without the v2 prefix opened where only v2 opens")
             }
@@ -374,10 +374,10 @@ enum FuzzTarget: String, CaseIterable {
         if let sealed = try? encryptor.encrypt(value, with: ring) {
             // What encrypts must decrypt with the same ring.
             check((try? encryptor.decrypt(sealed, with: ring)) != nil, "an encrypted profile does not decrypt")
-            // Strict encryption leaves no flagged top-level member beside `data` (issue 28).
+            // Strict encryption leaves no flagged top-level member beside `data`.
             if case .object(let members) = sealed {
                 check(schema.encryptedFieldsBesideData(in: members).isEmpty, "a flagged field beside data was left as it was")
-                // Nor a field near a flagged one's name, which the schema does not declare (issue 36).
+                // Nor a field near a flagged one's name, which the schema does not declare.
                 let fields = schema.dataIndex(in: members).flatMap { members[$0].value.objectValue } ?? members
                 check(schema.undeclared(in: fields).isEmpty, "a field near a flagged one left in plaintext")
             }

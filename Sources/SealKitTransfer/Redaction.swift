@@ -1,7 +1,7 @@
 import SealCore
 import SealMailbox
 
-// Transfer codes, links and the sessions holding them never print their secret (issue 36):
+// Transfer codes, links and the sessions holding them never print their secret:
 // `print`, string interpolation, `String(reflecting:)` and `dump` show the public part only.
 
 extension TransferCode: CustomDebugStringConvertible, CustomReflectable {
@@ -47,7 +47,7 @@ extension KeySender: CustomStringConvertible, CustomDebugStringConvertible, Cust
     public nonisolated var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .class) }
 }
 
-/// A transfer's events never print the code (issue 36): `.codeAllocated`'s code shows as `redacted`
+/// A transfer's events never print the code: `.codeAllocated`'s code shows as `redacted`
 /// in `print`, string interpolation, `String(reflecting:)` and `dump`; the other events show as they are.
 extension TransferEvent: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The event, its code redacted.

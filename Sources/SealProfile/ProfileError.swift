@@ -17,7 +17,7 @@ package enum ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// encrypted field's is most likely that field misspelt (in the schema or in the profile), which
     /// would leave its value in plaintext; nothing is encrypted or rotated.
     case undeclaredMembers([UndeclaredMember])
-    /// The profile's seal is missing, does not match, or is not the newest this device has seen (issue 38).
+    /// The profile's seal is missing, does not match, or is not the newest this device has seen.
     case seal(SealProblem)
 
     package var description: String {

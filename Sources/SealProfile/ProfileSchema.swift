@@ -124,7 +124,7 @@ public struct ProfileSchema: Sendable, Equatable {
 
     /// Every field, in schema order.
     package private(set) var fields: [Field]
-    /// Whether profiles carry a seal (issue 38): the schema says `"sealkit": {"seal": true}` beside
+    /// Whether profiles carry a seal: the schema says `"sealkit": {"seal": true}` beside
     /// `schema`. Then `encrypt` and `rotate` write one and `decrypt` requires it. See ProfileSealing.swift.
     package private(set) var requiresSeal = false
     private let indexByName: [String: Int]
@@ -198,7 +198,7 @@ public struct ProfileSchema: Sendable, Equatable {
     private let encryptedNameList: [String]
 
     /// Members SealKit itself writes into a profile, which a schema need not declare: the profile seal
-    /// of issue 38 (`sealkit_seal`).
+    /// `sealkit_seal`.
     static let membersSealKitWrites: Set<String> = ["sealkit_seal"]
 
     /// Whether a profile field called `name` counts as declared: the schema defines it, encrypted or not,

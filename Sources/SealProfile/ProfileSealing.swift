@@ -1,7 +1,7 @@
 @_spi(CLI) import SealCore
 import SealJSON
 
-/// Why a profile's seal was refused (issue 38). Names versions, never values or MACs.
+/// Why a profile's seal was refused. Names versions, never values or MACs.
 package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
     /// The schema asks for a seal and the profile has none.
     case missing

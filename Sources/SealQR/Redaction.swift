@@ -1,4 +1,4 @@
-/// A QR code never prints its modules (issue 36): they spell its payload, which may be a transfer
+/// A QR code never prints its modules: they spell its payload, which may be a transfer
 /// link or a backup. `print`, string interpolation, `String(reflecting:)` and `dump` show its size.
 extension QRCode: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The version, the size and the correction level: never the modules.

@@ -289,7 +289,7 @@ public enum QRScanner {
 
     /// Opens the two decoders, zbar (libzbar.so.0) and zxing-cpp (libZXing.so.2), in this process: they are
     /// opened with `dlopen` by the first image read, not linked, so that a program that reads no image does
-    /// not load them (issue 37). Once per process; later calls only look at the outcome.
+    /// not load them. Once per process; later calls only look at the outcome.
     /// - Throws: `SealKitError/Reason/libraryUnavailable` naming the library that cannot be loaded and the
     ///   Debian package that provides it.
     package static func loadDecoders() throws(SealKitError) {

@@ -1,4 +1,4 @@
-/// A choice never prints the codes it took (issue 36): they may be a transfer code, a reply holding
+/// A choice never prints the codes it took: they may be a transfer code, a reply holding
 /// keys, or a backup. `print`, string interpolation, `String(reflecting:)` and `dump` show counts and
 /// the other codes' kinds, which `QRScanner/choose(_:from:in:)` already wrote without their contents.
 extension QRChoice: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

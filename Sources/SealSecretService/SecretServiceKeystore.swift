@@ -27,7 +27,7 @@ import Glibc
 ///   keyring is cancelled after `timeout`.
 /// - Changes hold an exclusive lock on a file in `$XDG_RUNTIME_DIR`, so several SealKit
 ///   processes sharing the keyring lose nothing.
-/// - libsecret and GLib are opened on the first call to the keyring (issue 37: a process that
+/// - libsecret and GLib are opened on the first call to the keyring (a process that
 ///   does not use the keyring does not load them); a machine without them gets
 ///   `KeystoreError.libraryUnavailable`, naming the library and its Debian package.
 package struct SecretServiceKeystore: KeyStorage {
@@ -287,7 +287,7 @@ struct Storage: KeyItemStorage {
         return try body(attributes)
     }
 
-    /// libsecret and GLib, opened on the first call (issue 37): their functions, or
+    /// libsecret and GLib, opened on the first call: their functions, or
     /// `libraryUnavailable` naming the library that cannot be loaded and its Debian package.
     static func library() throws(KeystoreError) -> sealkit_secret_functions {
         var line = [CChar](repeating: 0, count: 400)

@@ -13,7 +13,7 @@ import SealMailbox
 package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A problem of the text layer that transfers share with backups (SealBackup's `CodeError`): not a
     /// code, a code of another kind or version, damage, parts that do not fit, too many keys, a wrong
-    /// backup passphrase. Wrapped, not mirrored, so the two cannot drift apart (issue 37).
+    /// backup passphrase. Wrapped, not mirrored, so the two cannot drift apart.
     case code(CodeError)
     /// The reply does not open with this receiver's code: the sender typed another code,
     /// answered another offer, or the reply was altered.

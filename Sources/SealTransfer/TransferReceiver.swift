@@ -18,7 +18,7 @@ import SealMailbox
 /// A damaged paste is found before that (`check(_:)`), so the person can paste again.
 ///
 /// ```swift
-/// let receiver = TransferReceiver()
+/// let receiver = TransferReceiver(code: .generate())
 /// show(receiver.offer.text); tell(receiver.code.revealedText)
 /// let reply = try receiver.accept(replyText)     // joined parts, if it came in parts
 /// try keystore.storeAll(reply.keys, passphrase: nil)

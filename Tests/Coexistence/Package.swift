@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// An app that uses swift-crypto and every SealKit library product in one file (issue 32): nothing SealKit
+// An app that uses swift-crypto and every SealKit library product in one file: nothing SealKit
 // exports may shadow swift-crypto's names, so `SymmetricKey`, `SHA256`, `HKDF<SHA256>`, `AES.GCM` and
 // `ChaChaPoly` must resolve unqualified. Scripts/check-coexistence builds and runs it; Scripts/test calls that.
 let package = Package(

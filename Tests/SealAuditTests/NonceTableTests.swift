@@ -1,7 +1,7 @@
 @testable import SealAudit
 import Testing
 
-/// The nonce table (issue 40) compares whole keys wherever 32 bits of hash match: keys given the same hash
+/// The nonce table compares whole keys wherever 32 bits of hash match: keys given the same hash
 /// stay apart, across the table's growth, and each is found at the index it was recorded with.
 @Suite("Nonce table")
 struct NonceTableTests {

@@ -5,7 +5,7 @@ import SealJSON
 import SealProfile
 import Testing
 
-/// Profile seals in the audit (issue 38): with a schema that asks for them, a profile without one
+/// Profile seals in the audit: with a schema that asks for them, a profile without one
 /// is `seal-missing`; with keys, a seal that does not verify is `seal-mismatch`. Versions are not
 /// checked: an audit remembers none.
 @Suite("Auditor: profile seals")

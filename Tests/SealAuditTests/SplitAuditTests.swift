@@ -4,7 +4,7 @@ import SealCore
 import SealJSON
 import Testing
 
-/// Issue 40: copies and reused nonces of every format SealKit writes, and the audit split around a shuffle
+/// Copies and reused nonces of every format SealKit writes, and the audit split around a shuffle
 /// (`--facts`, then `--from-facts`), which must find what one machine finds.
 @Suite("Every format counted, and the audit split around a shuffle")
 struct SplitAuditTests {
@@ -57,7 +57,7 @@ struct SplitAuditTests {
         }
     }
 
-    /// The nonce table (issue 40) grows from a thousand slots by doubling: repeats are found exactly among
+    /// The nonce table grows from a thousand slots by doubling: repeats are found exactly among
     /// tens of thousands of distinct nonces, before and after each growth, and nonces that share their first
     /// eight bytes, or all but their last tracked byte, stay apart.
     @Test func repeatsAreFoundExactlyAmongManyDistinctNonces() throws {

@@ -1,7 +1,7 @@
 import SealAudit
 import Testing
 
-/// The text report's table (issue 36): every column starts where its header starts, whatever the
+/// The text report's table: every column starts where its header starts, whatever the
 /// widths of the places and field names in the rows.
 @Suite("audit text table")
 struct TextReportTests {

@@ -39,7 +39,7 @@ struct FormatVectorKeys: Decodable {
     }
 }
 
-/// Issue 28: `Fixtures/backup/vectors.json`, paper backups written from docs/transfer.md alone, each with
+/// `Fixtures/backup/vectors.json`, paper backups written from docs/transfer.md alone, each with
 /// its expected outcome, failures included.
 @Suite("Paper backup vectors in Fixtures/backup")
 struct PaperBackupVectorTests {
@@ -90,7 +90,7 @@ struct PaperBackupVectorTests {
     }
 }
 
-/// Issue 28: `Fixtures/shares/bundles.json`, share backup bundles and their SLIP-39 shares written from
+/// `Fixtures/shares/bundles.json`, share backup bundles and their SLIP-39 shares written from
 /// docs/transfer.md alone, each with its expected outcome, failures included.
 @Suite("Share bundle vectors in Fixtures/shares")
 struct ShareBundleVectorTests {

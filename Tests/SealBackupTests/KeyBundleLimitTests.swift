@@ -5,7 +5,7 @@ import Testing
 
 @_spi(CLI) @testable import SealBackup
 
-/// Issue 13: every key read is one guarded allocation, so a peer that knows the code must not be
+/// Every key read is one guarded allocation, so a peer that knows the code must not be
 /// able to make a receiver allocate keys until the memory mappings run out and it crashes.
 @Suite("Key bundle limits")
 struct KeyBundleLimitTests {
@@ -39,7 +39,7 @@ struct KeyBundleLimitTests {
     }
 }
 
-/// Issue 28: a key file holds up to 4,096 keys of one id, a backup or transfer 255 (a one-byte count).
+/// A key file holds up to 4,096 keys of one id, a backup or transfer 255 (a one-byte count).
 /// An id over that was refused as "too many keys for one transfer (it would take 100 parts ...): send
 /// fewer ids at a time", which is wrong for one id that fits in about 19 parts.
 @Suite("Keys of one id a bundle carries")
@@ -84,7 +84,7 @@ struct KeyBundleVersionLimitTests {
     }
 }
 
-/// Issue 24: a key time no keystore or output can show (`Int64.max` crashed `transfer receive` in the
+/// A key time no keystore or output can show (`Int64.max` crashed `transfer receive` in the
 /// middle of storing) is refused while the bundle is read, so no id of it is stored.
 @Suite("Key bundle times")
 struct KeyBundleTimeTests {

@@ -5,7 +5,7 @@ import Testing
 
 @_spi(CLI) @testable import SealBackup
 
-/// Issue 29: a passphrase SealKit made opens its backup however a person writes it down; a passphrase
+/// A passphrase SealKit made opens its backup however a person writes it down; a passphrase
 /// the user chose stays byte-exact; a backup made before this change still opens.
 @Suite("Backup passphrases as people write them")
 struct PassphraseReadingTests {

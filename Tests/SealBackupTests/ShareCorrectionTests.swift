@@ -4,7 +4,7 @@ import Testing
 
 @_spi(CLI) @testable import SealBackup
 
-/// Issue 29: a share typed with one wrong word is corrected, never thrown away.
+/// A share typed with one wrong word is corrected, never thrown away.
 @Suite("SLIP-39 share correction")
 struct ShareCorrectionTests {
     static let share: String = {

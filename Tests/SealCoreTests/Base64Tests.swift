@@ -40,7 +40,7 @@ struct Base64Tests {
         #expect(Base64.decode("QUJD") == [0x41, 0x42, 0x43])
     }
 
-    /// The bulk paths seal into the end of their output and encode in place (issue 37): every length, each
+    /// The bulk paths seal into the end of their output and encode in place: every length, each
     /// offset the encoder's eight-byte and three-byte steps and its padding meet, gives what encoding apart gives.
     @Test func encodingInPlaceFromTheOutputsEndGivesTheSameText() {
         var generator = SystemRandomNumberGenerator()

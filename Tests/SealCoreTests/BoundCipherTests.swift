@@ -115,7 +115,7 @@ struct BoundCipherTests {
 
     /// The header's place tag only says quickly where a value belongs; the associated data must bind the place
     /// itself. A value whose place tag is replaced by another field's (a server can copy header bytes between
-    /// two values of the user) fails authentication. Planted bug of issue 37: a sealing that leaves the place out
+    /// two values of the user) fails authentication. A planted bug: a sealing that leaves the place out
     /// of the associated data passed every library test, and only the vectors and PyNaCl saw it.
     @Test func theAssociatedDataBindsThePlaceNotOnlyTheHeaderTag() throws {
         let alice = KeyRing(current: SymmetricKey.generate(), id: "alice")
@@ -144,7 +144,7 @@ struct BoundCipherTests {
         #expect(throws: CiphertextError.authenticationFailed) { try FieldCipher.decrypt(Base64.encode(Array(body[17...])), using: key) }
     }
 
-    /// Issue 28, finding 1: where only v2 opens, a v1 value is refused for what it is.
+    /// Where only v2 opens, a v1 value is refused for what it is.
     @Test func whereOnlyV2OpensAV1ValueIsNotBound() throws {
         let key = SymmetricKey.generate()
         let ring = KeyRing(current: key, retired: [SymmetricKey.generate()], id: "alice")
@@ -162,7 +162,7 @@ struct BoundCipherTests {
         #expect(throws: CiphertextError.headerStripped) { try ring.decrypt(Base64.encode(body), place: .field("ssn"), acceptsV1: false) }
     }
 
-    /// Issue 28, finding 8: the place cache once keyed on `String` equality, which holds NFC and
+    /// The place cache once keyed on `String` equality, which holds NFC and
     /// NFD equal, so a ring that sealed for one spelling sealed the other with the first's bytes.
     @Test(.requires(.pyNaCl)) func thePlaceCacheKeysOnExactBytes() throws {
         let key = SymmetricKey.generate()

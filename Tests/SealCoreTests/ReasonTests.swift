@@ -3,7 +3,7 @@ import SealCore
 import SealTestSupport
 import Testing
 
-/// `SealKitError.Reason` is a struct of static values (issue 37): apps compare and switch (with a `default:`) as
+/// `SealKitError.Reason` is a struct of static values: apps compare and switch (with a `default:`) as
 /// before, each value names itself, and `Reason.all`, which the CLI's exit-status tests go through, lists every
 /// value declared.
 @Suite("SealKitError.Reason")

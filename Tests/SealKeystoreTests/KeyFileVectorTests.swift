@@ -3,7 +3,7 @@ import SealCore
 @testable import SealKeystore
 import Testing
 
-/// Issue 28: `Fixtures/keyfile/vectors.json`, key files written from docs/format.md alone
+/// `Fixtures/keyfile/vectors.json`, key files written from docs/format.md alone
 /// (`Scripts/make-format-vectors.py`, PyNaCl), each with its expected outcome, failures included.
 @Suite("Key file vectors in Fixtures/keyfile")
 struct KeyFileVectorTests {

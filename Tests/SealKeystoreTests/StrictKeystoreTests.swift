@@ -4,7 +4,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issue 13: what a review broke in the keystore, each attack reproduced and now refused.
+/// What a review broke in the keystore, each attack reproduced and now refused.
 @Suite("Strict keystore")
 struct StrictKeystoreTests {
     let base: String
@@ -135,7 +135,7 @@ struct StrictKeystoreTests {
         }
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(400) && waited < .seconds(5), "waited \(waited)")
-        // The command adds SEALKIT_LOCK_TIMEOUT to the library's plain line (issue 37: `AdviceTests` pins it).
+        // The command adds SEALKIT_LOCK_TIMEOUT to the library's plain line (`AdviceTests` pins it).
         #expect(KeystoreError.lockTimeout(path: lockPath, seconds: 10).advice == .raiseLockTimeout)
         // Reading needs no lock.
         #expect(try impatient.keyRing(for: KeyID("t"), passphrase: nil).retired.isEmpty)

@@ -12,7 +12,7 @@ import SealTransfer
 @_spi(CLI) import SealKitTransfer
 import Testing
 
-/// Library errors state the problem; the command adds its advice (issue 37). For every error whose remedy is one of
+/// Library errors state the problem; the command adds its advice. For every error whose remedy is one of
 /// the command's flags, commands or environment variables: the library's `description` names none of them, and the
 /// command prints, byte for byte, the line it printed before the advice moved (each expected line is the old text).
 @Suite("Library errors are plain, the command's advice is its own")
@@ -21,7 +21,7 @@ struct AdviceTests {
     static let alice = try! KeyID("alice")
     static let quoted = try! KeyID("o'brien")
 
-    /// Each error, and the line the command printed for it before issue 37.
+    /// Each error, and the line the command printed for it while the library's errors still held the advice.
     static let cases: [(SealKitError, String)] = [
         (SealKitError(KeystoreError.notFound(alice, namespace: "default")),
          "no key for 'alice' in namespace 'default': make one with 'sealkit keys generate alice', or bring it from "

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issue 40 at the command line: v2 values as `sealkit encrypt --format v2` writes them are counted, the progress
+/// The audit at scale, at the command line: v2 values as `sealkit encrypt --format v2` writes them are counted, the progress
 /// line shows on a terminal only and leaves nothing behind, and the split audit's two halves are additions that
 /// refuse what they cannot do.
 @Suite("sealkit audit at scale")
@@ -96,7 +96,7 @@ struct AuditScaleCLITests {
             """
         let report = try cli.run(["audit", "--from-facts", "-"], stdin: merged)
         #expect(report.status == 1)
-        // The text report pads its columns to line up under the header (issue 36).
+        // The text report pads its columns to line up under the header.
         #expect(report.stdout.contains("warning   duplicate-ciphertext  e.ndjson:9  ssn    the same ciphertext stands at e.ndjson:2"), "\(report.stdout)")
         let clean = try cli.run(
             ["audit", "--from-facts", "--format", "json", "-"],

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issue 21 (and 22's share prompts): codes and shares typed at a terminal, through a pty: Tab
+/// Codes and shares typed at a terminal, through a pty: Tab
 /// completion from the word lists (libedit), a one-word typo corrected after asking, a malformed code
 /// refused before anything reaches the relay.
 @Suite("code and share entry on a terminal")
@@ -91,7 +91,7 @@ struct CodeEntryCLITests {
         }
     }
 
-    /// Issue 36: a code without its first hyphen is told the hyphen is missing, and a malformed code exits 64
+    /// A code without its first hyphen is told the hyphen is missing, and a malformed code exits 64
     /// however it was given; a well-formed wrong code is 77 (`TransferCLITests`, `NetworkTransferCLITests`).
     @Test func aMissingHyphenIsNamedAndMalformedCodesExit64() throws {
         let cli = try CLI()
@@ -123,7 +123,7 @@ struct CodeEntryCLITests {
         #expect(typed.output.contains("did you mean 8-vocalist-optic?"), "\(typed.output)")
     }
 
-    /// Issue 36: Ctrl-C at the code prompt prints the line docs/transfer.md promises, exits 130, and gives the
+    /// Ctrl-C at the code prompt prints the line docs/transfer.md promises, exits 130, and gives the
     /// terminal back as it was.
     @Test func ctrlCAtTheCodePromptSaysTheTransferWasCancelled() throws {
         let cli = try CLI()
@@ -136,7 +136,7 @@ struct CodeEntryCLITests {
         #expect(!output.contains("cannot reach"), "\(output)")
     }
 
-    /// Issue 36: a share pasted twice is said to be a duplicate, and not counted.
+    /// A share pasted twice is said to be a duplicate, and not counted.
     @Test func aSharePastedTwiceIsADuplicateAndNotCounted() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)

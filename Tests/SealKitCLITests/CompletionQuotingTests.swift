@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Key ids through each real shell's completion (issue 36, finding 1): a peer can send keys under any
+/// Key ids through each real shell's completion: a peer can send keys under any
 /// id a Rownd app uses, so an id is text someone else chose. Each shell runs interactively on a
 /// terminal with the completion script `sealkit --generate-completion-script` writes (the one
 /// Scripts/install and the .deb install); for each hostile id, alone in its keystore, the test types

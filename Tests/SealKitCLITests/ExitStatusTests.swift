@@ -3,7 +3,7 @@ import Foundation
 import SealKit
 import Testing
 
-/// `SealKitError.Reason` is open (a struct of static values, issue 37), so the CLI's switch from reasons to exit
+/// `SealKitError.Reason` is open (a struct of static values), so the CLI's switch from reasons to exit
 /// statuses has a `default:` the compiler cannot rule out: these tests do. Every reason of this library has its
 /// status listed, and each status is the one scripts have always seen (the table is main's before the change).
 @Suite("Exit statuses by reason")
@@ -43,14 +43,14 @@ struct ExitStatusTests {
         "keyNotInBackup": 66,
         "missingInput": 66,
         "relayUnavailable": 69,
-        // Issue 39: the TPM cannot be reached (69); a wrong PIN, lockout or another TPM, as a wrong passphrase (77).
+        // The TPM cannot be reached (69); a wrong PIN, lockout or another TPM, as a wrong passphrase (77).
         "tpmUnavailable": 69,
-        // Issue 37: a library that reads images (opened on first use) cannot be loaded (69, as a missing service).
+        // A library that reads images (opened on first use) cannot be loaded (69, as a missing service).
         "libraryUnavailable": 69,
         "wrongPIN": 77,
         "tpmLockout": 77,
         "sealedToAnotherTPM": 77,
-        // Issue 38: a profile seal missing, not matching, rolled back or from a conflicting write (65).
+        // A profile seal missing, not matching, rolled back or from a conflicting write (65).
         "sealMissing": 65,
         "sealMismatch": 65,
         "sealRolledBack": 65,

@@ -477,7 +477,7 @@ enum HostileCorpus {
             .plantedByAnotherUser: encryptK, .protectedMetadataChanged: ["encrypt", "--key", "p"],
             .tooManyKeys: ["keys", "rotate", "k"], .worldWritableFolder: ["keys", "generate", "new-id"],
         ]
-        // The review's attacks on the keystore (issue 13) must be refused for the right reason.
+        // The review's attacks on the keystore must be refused for the right reason.
         let reasons: [KeyFileDamage: String] = [
             .plantedByAnotherUser: "owned by uid 65534", .protectedMetadataChanged: "changed without the passphrase",
             .tooManyKeys: "more than the 4096", .worldWritableFolder: "chmod 700",
@@ -783,7 +783,7 @@ enum HostileCorpus {
         return cases
     }()
 
-    /// Issue 13, finding 4: each read of untrusted input stops at its cap (IO.swift's `InputLimits`)
+    /// Each read of untrusted input stops at its cap (IO.swift's `InputLimits`)
     /// with one line, instead of reading on until memory runs out.
     static let boundedInputCases: [HostileCase] = {
         let a = UInt8(ascii: "A")

@@ -23,7 +23,7 @@ struct HostileRelayTests {
         }
     }
 
-    /// Issue 24: 100,000 distinct-phase, empty-body messages before any `pake` grew a client to
+    /// 100,000 distinct-phase, empty-body messages before any `pake` grew a client to
     /// 746 MB. Now it ends at the stash's bound, names the relay, exits 69, and stays small.
     @Test(.requires(.mailboxServer)) func aFloodOfPhasesBeforeThePAKEEndsTheTransferInBoundedMemory() throws {
         try Self.withRelay { relay, cli in
@@ -33,7 +33,7 @@ struct HostileRelayTests {
                 let stderr = result.stderrText
                 #expect(result.status == 69, "\(command[1]): \(stderr)")
                 #expect(stderr.contains("relay") && stderr.contains("flooded") && stderr.contains("nothing was stored"), "\(stderr)")
-                // Issue 28, finding 10: no advice SealKit would refuse (RelayURL speaks ws:// only).
+                // No advice SealKit would refuse (RelayURL speaks ws:// only).
                 #expect(!stderr.contains("wss://"), "\(stderr)")
                 // Under a sanitizer, shadow memory and ASan's quarantine of freed blocks (up to 256 MB) count too;
                 // the unbounded client grew past 746 MB without them, so 400 MB still tells the two apart.
@@ -66,7 +66,7 @@ struct HostileRelayTests {
         }
     }
 
-    /// Issue 28, finding 2: a relay that sends its welcome and then pings for ever, never reading
+    /// A relay that sends its welcome and then pings for ever, never reading
     /// (`deaf`), held `transfer receive --timeout 5` past 75 s and `transfer send` past 40 s. Every write
     /// now has the transfer's deadline and a pong is dropped when the socket is full: both end within
     /// the timeout and a few seconds (the test's own clock), with one line and exit 69 or 75.
@@ -117,7 +117,7 @@ struct HostileRelayTests {
         }
     }
 
-    /// Issue 29: the relay drops both connections right after the sender's keys reached the receiver,
+    /// The relay drops both connections right after the sender's keys reached the receiver,
     /// so the receiver's answer never reaches the sender. Both tell the truth: the sender that the
     /// receiver may have stored the keys (not "nothing was transferred"), the receiver, which stores
     /// them, that the sender was not told. Exit codes stay (69 and 0).
@@ -168,7 +168,7 @@ struct HostileRelayTests {
         }
     }
 
-    /// Issue 28, finding 9: control bytes (ESC ...) in a relay address, from `--relay`, `SEALKIT_RELAY` or a
+    /// Control bytes (ESC ...) in a relay address, from `--relay`, `SEALKIT_RELAY` or a
     /// `sealkit-transfer:` URI's rendezvous (raw or percent-encoded), are refused before anything is sent
     /// (64), and a URI field quoted in a refusal has its control characters escaped: no ESC reaches stderr.
     @Test func controlBytesInARelayNeverReachTheTerminal() throws {

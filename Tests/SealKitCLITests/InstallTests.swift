@@ -21,7 +21,7 @@ struct InstallTests {
             FileManager.default.isExecutableFile(atPath: binaries + "/generate-manual"),
             "build argument-parser's manual generator first: swift build --product generate-manual (Scripts/test does)")
 
-        // The build tree's binary names the checkout's commit (the GitCommit plugin, issue 36); the
+        // The build tree's binary names the checkout's commit (the GitCommit plugin); the
         // installed one names the commit it is told (Scripts/install writes it into the binary, as it
         // does HEAD's in a clone).
         let built = try cli.run(["--version"])

@@ -2,7 +2,7 @@ import Foundation
 import SealKit
 import Testing
 
-/// Issue 28: a key file holds up to 4,096 keys of one id, a backup or transfer 255. `keys backup` of an id
+/// A key file holds up to 4,096 keys of one id, a backup or transfer 255. `keys backup` of an id
 /// of 256 keys said "too many keys for one transfer (it would take 100 parts, the limit is 99): send fewer
 /// ids at a time", which is wrong for one id; it names the id and the bound instead.
 @Suite("sealkit keys backup: the 255 keys of one id a backup carries")

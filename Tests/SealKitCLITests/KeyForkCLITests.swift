@@ -229,7 +229,7 @@ struct KeyForkCLITests {
         #expect(again.stdout == rotated.stdout)
     }
 
-    /// Issue 28, finding 1: a v1 value kept from before the migration to v2, moved into another
+    /// A v1 value kept from before the migration to v2, moved into another
     /// field, opened there as that field, was rotated into a genuine v2 value bound to it, and the
     /// audit found nothing. v2 now means v2 everywhere the place matters.
     @Test func aV1ValueIsNoBackDoorIntoAV2FieldOrContext() throws {
@@ -295,7 +295,7 @@ struct KeyForkCLITests {
         expectCleanFailure(mixed, containing: "--context goes with --format v2")
     }
 
-    /// Issue 28, finding 5: one `data` member turned a bare profile's encryption off.
+    /// One `data` member turned a bare profile's encryption off.
     @Test func aDataMemberBesideFlaggedFieldsIsRefusedNotIgnored() throws {
         let cli = try CLI()
         #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
@@ -338,7 +338,7 @@ struct KeyForkCLITests {
     }
 }
 
-/// Issue 24: a key file whose time no output can show is a clear error, never a trap.
+/// A key file whose time no output can show is a clear error, never a trap.
 @Suite("key times out of range")
 struct KeyTimeCLITests {
     @Test(arguments: ["9223372036854775807", "-1", "253402300800"])
@@ -366,7 +366,7 @@ struct KeyTimeCLITests {
     }
 }
 
-/// Issue 24: one name, one id. `café` typed as NFC and as NFD is one id.
+/// One name, one id. `café` typed as NFC and as NFD is one id.
 @Suite("ids are NFC")
 struct NormalizedIDCLITests {
     static let composed = "caf\u{E9}"
@@ -445,7 +445,7 @@ struct NormalizedIDCLITests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(legacyName).path), "the legacy file stays")
     }
 
-    /// Issue 28, finding 7: `--normalize --yes` said "normalized" and stranded every v2 value an
+    /// `--normalize --yes` said "normalized" and stranded every v2 value an
     /// earlier SealKit had bound to the old spelling. It now refuses unless told none exist.
     @Test(.requires(.pyNaCl)) func normalizingRefusesWhileV2ValuesMayBindTheOldSpelling() throws {
         let cli = try CLI()

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issues 13 and 14 at the command line: the strict keystore, `keys passwd`, confirmation
+/// At the command line: the strict keystore, `keys passwd`, confirmation
 /// before deleting, `keys list` with bad entries, and passphrases from every source.
 @Suite("sealkit keys: strict keystore and key lifecycle")
 struct KeyLifecycleCLITests {
@@ -93,7 +93,7 @@ struct KeyLifecycleCLITests {
         // Without --protect a restore onto the identical key is still fine.
         #expect(try cli.run(["keys", "restore", "u"], stdin: backup.stdout, environment: secret).output.hasSuffix("unchanged"))
 
-        // Issue 28, finding 6: --all --protect once said "unchanged", exit 0, and left u unprotected.
+        // --all --protect once said "unchanged", exit 0, and left u unprotected.
         // Paper and share backups alike refuse, before storing any id of the backup.
         #expect(try cli.run(["keys", "generate", "v"]).status == 0)
         let both = try cli.run(["keys", "backup", "u", "v", "--format", "text"], environment: secret)
@@ -116,7 +116,7 @@ struct KeyLifecycleCLITests {
         #expect(try empty.run(["keys", "list"]).output.split(separator: "\n").allSatisfy { $0.hasSuffix("protected") })
     }
 
-    /// Issue 28, finding 6: `transfer receive --protect` refuses an id stored without a passphrase,
+    /// `transfer receive --protect` refuses an id stored without a passphrase,
     /// as `keys restore ID --protect` does, and stores nothing.
     @Test func receiveWithProtectRefusesAnExistingUnprotectedID() throws {
         let sender = try CLI(), receiving = try CLI()

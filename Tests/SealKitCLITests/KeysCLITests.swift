@@ -281,7 +281,7 @@ extension KeysCLITests {
 
     /// A ciphertext is exactly its text (docs/format.md): blanks around one are refused with words
     /// that say so, from stdin, `-`, `--input` and an argument, and stdin's one trailing newline is
-    /// the only exception (issue 28 reversed the earlier leniency, which the format never allowed).
+    /// the only exception (the fourth hardening round reversed the earlier leniency, which the format never allowed).
     /// `--lines` reads CRLF files: CRLF ends a line there.
     @Test func decryptRefusesBlanksAroundACiphertextAndLinesReadCRLF() throws {
         let cli = try CLI.withKey()

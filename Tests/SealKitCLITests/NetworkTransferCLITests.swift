@@ -127,7 +127,7 @@ struct NetworkTransferCLITests {
         }
     }
 
-    /// Issue 24: a receiver that refuses a keys message (here a key time of Int64.max, which used to
+    /// A receiver that refuses a keys message (here a key time of Int64.max, which used to
     /// trap mid-store) answers with the reason, so the sender ends at once; nothing is stored.
     @Test func aRefusedKeysMessageIsAnsweredAndNothingIsStored() throws {
         try MailboxServer.shared { server in
@@ -147,7 +147,7 @@ struct NetworkTransferCLITests {
         }
     }
 
-    /// Issue 29: the receiver's screen shows the whole command the sender types, with `--relay` when
+    /// The receiver's screen shows the whole command the sender types, with `--relay` when
     /// the relay is not the public one; `--relay` takes the address as a `sealkit-transfer:` URI writes
     /// it (no `/v1`) and adds the endpoint. The sender says it waits for the receiver to join, then,
     /// once it joined, for it to confirm.
@@ -173,7 +173,7 @@ struct NetworkTransferCLITests {
         }
     }
 
-    /// Issue 21: the receiver's QR carries the code and the relay as `sealkit-transfer:CODE?version=0&
+    /// The receiver's QR carries the code and the relay as `sealkit-transfer:CODE?version=0&
     /// rendezvous=RELAY&role=leader`; the sender takes it as --code (or from an image) like the bare code.
     @Test func aTransferURIWorksLikeTheCodeAndAnotherRelayNeedsConsent() throws {
         try MailboxServer.shared { server in
@@ -353,7 +353,7 @@ struct NetworkTransferCLITests {
         }
     }
 
-    /// Issue 36: a sender given the code of a receiver that was cancelled is told so at once, instead of
+    /// A sender given the code of a receiver that was cancelled is told so at once, instead of
     /// waiting out --timeout and being told to be quicker.
     @Test func aSenderUsingACancelledReceiversCodeIsToldTheReceiverCancelled() throws {
         try MailboxServer.with { server in

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issue 37 (start-up): a command that reads no image does not load zbar, zxing-cpp or libjpeg, nor zbar's X11,
+/// Start-up: a command that reads no image does not load zbar, zxing-cpp or libjpeg, nor zbar's X11,
 /// V4L and D-Bus libraries; one that uses no TPM does not load tpm2-tss; one that does not touch the desktop keyring
 /// does not load libsecret and its GLib stack. `scan`, the `--qr` options, `--tpm` and `--keystore secret-service`
 /// open them with `dlopen` on first use, and a machine without one gets one line naming the library and the

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// `sealkit profile` with a schema that asks for seals (issue 38): each attack exits 65 with a
+/// `sealkit profile` with a schema that asks for seals: each attack exits 65 with a
 /// one-line reason naming which, two devices writing at once, and SIGKILLs between writing a
 /// profile and recording its version.
 @Suite("sealkit profile: seals")

@@ -3,7 +3,7 @@ import SealKitQR
 import SealTestSupport
 import Testing
 
-/// Issue 36, findings 2 and 5: one rule for every `--qr` input. The whole image is read (both decoders,
+/// One rule for every `--qr` input. The whole image is read (both decoders,
 /// upright and inverted) before anything is decided; the one code of the wanted kind is taken; a second
 /// one (a hostile code laid beside the real one, light-on-dark or one only zxing-cpp reads) is refused,
 /// saying how many; other kinds are named by kind only.

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issue 29: recovery and code entry that forgive what people do, typed through a pty as a person types.
+/// Recovery and code entry that forgive what people do, typed through a pty as a person types.
 @Suite("recovery that forgives what people do")
 struct RecoveryCLITests {
     /// A paper backup of a new key `alice` with the passphrase SealKit made, its words as printed.

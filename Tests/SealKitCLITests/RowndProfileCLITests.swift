@@ -159,7 +159,7 @@ struct RowndProfileCLITests {
         #expect(notes.last == "sealkit: note: 10 more fields left as they were, not listed")
     }
 
-    /// The third point: numbers SealKit encrypted came back in a Rownd app as strings.
+    /// Numbers SealKit encrypted came back in a Rownd app as strings.
     /// With --rownd they are never encrypted, so a Rownd app reads them as numbers.
     @Test(.requires(.pyNaCl)) func aRowndAppReadsWhatEncryptRowndWroteWithEveryTypeIntact() throws {
         let cli = try Self.cliWithFixtureKey()

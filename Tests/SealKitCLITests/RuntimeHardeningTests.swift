@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 13, finding 4: input that never ends (`/dev/zero`, a FIFO fed forever) ends every command
+/// Input that never ends (`/dev/zero`, a FIFO fed forever) ends every command
 /// that reads untrusted input with one line on stderr, within seconds and under 100 MB of RSS.
 /// Before, each of these died with "Fatal error: failed to allocate" (exit 134).
 @Suite("Endless input")
@@ -102,7 +102,7 @@ struct EndlessInputTests {
     }
 }
 
-/// Issue 13, finding 5: a crash while `decrypt --lines` holds plaintext leaves no core file and
+/// A crash while `decrypt --lines` holds plaintext leaves no core file and
 /// prints nothing of memory. The process is crashed from outside with each crash signal (SIGSEGV,
 /// SIGABRT, SIGBUS, SIGILL, SIGFPE, SIGTRAP: the six Scripts/stress used to repeat), with core
 /// files allowed (`ulimit -c unlimited`) in a folder it may write, and Swift's backtracer left at

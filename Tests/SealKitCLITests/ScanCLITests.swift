@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-/// Issue 21: QR codes in as well as out.
+/// QR codes in as well as out.
 @Suite("sealkit scan and --qr", .requires(.qrencode))
 struct ScanCLITests {
     /// Writes `payload` as a PNG QR code with the `qrencode` CLI (an independent encoder).
@@ -73,7 +73,7 @@ struct ScanCLITests {
         #expect(received.status == 0, "\(received.stderr)")
         #expect(received.stdout.contains("u\t") && received.stdout.contains("\timported"))
 
-        // Issue 29: a reply photo that does not exist yet is waited for (the documented flow, with no FIFO).
+        // A reply photo that does not exist yet is waited for (the documented flow, with no FIFO).
         let later = try CLI()
         let laterReply = later.home.path + "/reply.png"
         let waiting = try RunningCLI(later, ["transfer", "receive", "--offline", "--format", "text", "--yes", "--qr", laterReply])

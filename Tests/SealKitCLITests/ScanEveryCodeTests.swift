@@ -3,7 +3,7 @@ import SealKitQR
 import SealTestSupport
 import Testing
 
-/// Issue 30: every code in the picture, whatever its colours; `--expect`; `--qr` options that take
+/// Every code in the picture, whatever its colours; `--expect`; `--qr` options that take
 /// the code they need from a screenshot holding several; codes drawn for dark terminals.
 @Suite("sealkit scan: every code in the picture")
 struct ScanEveryCodeTests {

@@ -9,7 +9,7 @@ import SealKitTransfer
 import SealTestSupport
 import Testing
 
-/// Every public type that holds a secret redacts itself (issue 36, finding 4): `print(share)`,
+/// Every public type that holds a secret redacts itself: `print(share)`,
 /// `"\(link)"`, `String(reflecting:)` and `dump` showed a share's value bytes and a link's code.
 /// api/secrets.txt classifies every public type of the six products (Scripts/check-api compares it
 /// with the symbol graphs, so a new type cannot arrive unclassified); this test prints one value of

@@ -188,7 +188,7 @@ struct SecretServiceCLITests {
         try expectEveryKeyDecrypts([])
     }
 
-    /// Issue 24: protected keys merged into an unprotected entry with the same current key leave it
+    /// Protected keys merged into an unprotected entry with the same current key leave it
     /// protected; the retired key is never written in plaintext.
     @Test func migrateNeverLowersProtection() throws {
         let session = try KeyringSession()

@@ -3,7 +3,7 @@ import SealBackup
 import SealTestSupport
 import Testing
 
-/// Issue 22: a backup split into SLIP-39 shares, restored from any K of them.
+/// A backup split into SLIP-39 shares, restored from any K of them.
 @Suite("keys backup --shares, keys restore --shares")
 struct ShareBackupCLITests {
     static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
@@ -162,7 +162,7 @@ struct ShareBackupCLITests {
         #expect(try TransferCLITests.ids(receiving).isEmpty)
     }
 
-    /// Issue 28, finding 10: a crafted share's iteration exponent ran PBKDF2 for minutes before any
+    /// A crafted share's iteration exponent ran PBKDF2 for minutes before any
     /// check, and parse errors quoted a line's first four raw words (a passphrase pasted onto it).
     @Test func aCraftedExponentIsRefusedAtOnceAndNoRawWordIsQuoted() throws {
         let sender = try CLI()

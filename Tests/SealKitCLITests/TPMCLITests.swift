@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Keys sealed to a TPM (issue 39), against software TPMs (swtpm) each test starts and stops itself:
+/// Keys sealed to a TPM, against software TPMs (swtpm) each test starts and stops itself:
 /// `SEALKIT_TPM_TCTI` points `sealkit` at them.
 @Suite("Keys sealed to the TPM (swtpm)", .requires(.swtpm))
 struct TPMCLITests {

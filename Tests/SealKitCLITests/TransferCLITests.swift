@@ -168,7 +168,7 @@ struct TransferCLITests {
         for (message, reply) in cases {
             let receiving = try CLI()
             let (_, code, result) = try Self.receive(in: receiving, reply: reply)
-            // A well-formed code that is not the receiver's is 77 (issue 36); damaged or missing input 65 or 66.
+            // A well-formed code that is not the receiver's is 77; damaged or missing input 65 or 66.
             if message == "wrong code" {
                 #expect(result.status == 77, "\(message): \(result.status)")
             } else {
@@ -182,7 +182,7 @@ struct TransferCLITests {
         }
     }
 
-    /// The attack of issue 11, as a regression test: an attacker who can swap the offer runs a
+    /// The offer-swapping attack, as a regression test: an attacker who can swap the offer runs a
     /// receiver of its own and hands ITS offer to the sender, with the real receiver's code.
     /// Nothing comes of it: the attacker's receiver cannot open the reply, the real receiver
     /// refuses it, and the key appears in no output in any encoding.
@@ -249,7 +249,7 @@ struct TransferCLITests {
             terminal.write(String(reply[start..<min(start + 50, reply.count)]) + "\n")
             usleep(50_000)
         }
-        // Issue 24: on a terminal it asks before storing, with --format text too.
+        // On a terminal it asks before storing, with --format text too.
         terminal.wait(for: "Store these keys? [y/N]", timeout: 20)
         terminal.write("y\n")
         terminal.wait(for: "imported", timeout: 20)
@@ -264,7 +264,7 @@ struct TransferCLITests {
         #expect(try Self.ids(receiving) == ["u"])
     }
 
-    /// Issue 24: --code shows in the process list; --code-file keeps the code out of it.
+    /// --code shows in the process list; --code-file keeps the code out of it.
     @Test func theCodeCanComeFromAFileOrStdin() throws {
         let sender = try CLI(), receiving = try CLI()
         #expect(try sender.run(["keys", "generate", "u"]).status == 0)
@@ -390,7 +390,7 @@ struct TransferCLITests {
         let restored = try receiving.run(
             ["keys", "restore", "bob"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         #expect(restored.status == 0 && restored.output.hasSuffix("\timported"), "\(restored.stderr)")
-        // Issue 22: restoring one id says which others the backup holds.
+        // Restoring one id says which others the backup holds.
         #expect(restored.stderr.contains("the backup also holds 'alice'"), "\(restored.stderr)")
         // The passphrase opened the backup; without --protect the restored key is usable as it was.
         #expect(restored.stderr.contains("without passphrase protection"))
@@ -411,7 +411,7 @@ struct TransferCLITests {
         expectCleanFailure(missing, containing: "holds no key for 'carol' (it holds 'alice', 'bob')")
         expectCleanFailure(try receiving.run(["keys", "restore", "bob"], stdin: ""), containing: "no paper backup on stdin")
 
-        // Issue 22: with no id the backup's ids are listed and nothing is stored; --all restores
+        // With no id the backup's ids are listed and nothing is stored; --all restores
         // every one, all or none.
         let listing = try CLI()
         let listed = try listing.run(["keys", "restore"], stdin: backup.stdout, environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
@@ -432,7 +432,7 @@ struct TransferCLITests {
         #expect(try Self.ids(conflicting) == ["bob"], "alice was not stored either")
     }
 
-    /// Issue 13, finding 6: by default the backup passphrase is made, six words of the EFF large list
+    /// By default the backup passphrase is made, six words of the EFF large list
     /// (77 bits), shown on stderr apart from the backup on stdout, and it opens the backup.
     @Test func backupMakesAPassphraseOfSixWords() throws {
         let sender = try CLI(), receiving = try CLI()
@@ -458,7 +458,7 @@ struct TransferCLITests {
         #expect(try receiving.run(["decrypt", "--key", "alice", "--", ciphertext]).stdout == "paper\n")
     }
 
-    /// Issue 13, finding 6: a chosen passphrase of fewer than 12 characters ("1") is refused, and no backup is printed.
+    /// A chosen passphrase of fewer than 12 characters ("1") is refused, and no backup is printed.
     @Test func backupRefusesAShortChosenPassphrase() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)

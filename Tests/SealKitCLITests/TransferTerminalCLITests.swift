@@ -3,7 +3,7 @@ import SealKit
 import SealTestSupport
 import Testing
 
-/// The contract points for the network transfer that the other suites leave out, driven
+/// The network transfer's contract points that the other suites leave out, driven
 /// as a user or a script would: a receiver on a terminal, `--yes`, protected keys, many ids, and
 /// peers that misbehave after the version exchange. Tests that check an allocated nameplate was
 /// released run their own server: on the shared one a parallel test may be given the same number.

@@ -2,7 +2,7 @@ import Foundation
 import SealKit
 import Testing
 
-/// Issue 36, finding 3: the schema flags `salery`, the profile holds `salary`; the value must not
+/// The schema flags `salery`, the profile holds `salary`; the value must not
 /// leave in plaintext with exit 0, whatever command carries it.
 @Suite("sealkit profile and audit: fields the schema does not declare")
 struct UndeclaredFieldCLITests {

@@ -3,7 +3,7 @@ import SealKitQR
 import SealTestSupport
 import Testing
 
-/// The scanner as an app hosts it (issue 36, finding 6): only SealKitQR's public API (no `@testable`),
+/// The scanner as an app hosts it: only SealKitQR's public API (no `@testable`),
 /// PNG and JPEG bytes in, called from many tasks at once in this multithreaded test process; zxing-cpp
 /// runs in a helper that is a fresh executable image, never a fork of the host; and library code holds
 /// no semaphore, no `.wait(` and no `fork(`.

@@ -6,7 +6,7 @@ import SealProfile
 @_spi(CLI) import SealCore
 import Testing
 
-/// Profile seals and rollback detection through the library (issue 38): each attack a server can
+/// Profile seals and rollback detection through the library: each attack a server can
 /// make on a stored profile is refused with its own reason.
 @Suite("Profile seals (Vault)")
 struct ProfileSealTests {

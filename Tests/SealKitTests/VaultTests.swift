@@ -105,7 +105,7 @@ struct VaultProfileTests {
         + "declare `salary` in the schema if it is another field, or correct whichever of the two names is misspelt, "
         + "in the schema or in the profile"
 
-    /// Issue 36: a field misspelt in the schema (or the profile) never leaves in plaintext through the vault.
+    /// A field misspelt in the schema (or the profile) never leaves in plaintext through the vault.
     @Test func aFieldNearAnEncryptedOneIsRefusedNamingBoth() throws {
         let vault = Vault(keystore: try .inMemory(), user: try KeyID("p"), format: .v1)
         try vault.ensureKey(existing: "{}")
@@ -262,7 +262,7 @@ struct VaultKeyForkTests {
         // Another user with the same keys cannot open it either.
         let bound = Vault(keystore: keystore, user: id, format: .v2)
         #expect(try bound.decrypt(ciphertext: sealed, context: "billing") == "IBAN DE89")
-        // A v1 value names no context, so a v2 vault does not open it (issue 28): it is no back door.
+        // A v1 value names no context, so a v2 vault does not open it: it is no back door.
         let rownd = Vault(keystore: keystore, user: id, format: .v1)
         let v1 = try rownd.encrypt(plaintext: "y")
         for context in ["anything", ""] {

@@ -18,7 +18,7 @@ struct MailboxProtocolTests {
         #expect(try parse(#"{"type": "claimed", "mailbox": "tq2ntcs7jx3wm"}"#) == .claimed(mailbox: "tq2ntcs7jx3wm"))
         #expect(try parse(#"{"type": "message", "side": "0a1b", "phase": "pake", "body": "7b7d", "id": "1", "server_rx": 2}"#)
             == .message(side: "0a1b", phase: "pake", body: Array("{}".utf8)))
-        // The sender asks for the list of nameplates to tell a cancelled receiver's code (issue 36).
+        // The sender asks for the list of nameplates to tell a cancelled receiver's code.
         #expect(try parse(#"{"type": "nameplates", "nameplates": [{"id": "3"}, {"id": "12"}]}"#) == .nameplates(["3", "12"]))
         #expect(try parse(#"{"type": "nameplates", "nameplates": [{"id": 3}, "x"]}"#) == .nameplates([]))
         #expect(try parse(#"{"type": "error", "error": "crowded", "orig": {}}"#) == .error("crowded"))
@@ -135,7 +135,7 @@ struct MailboxProtocolTests {
         }
         #expect(outcome == .overflow, "what waits for the PAKE is bounded")
 
-        // Issue 24: empty bodies count too, by message and by side and phase bytes.
+        // Empty bodies count too, by message and by side and phase bytes.
         var empties = OrderMachine()
         var count = 0
         outcome = .deliver([])
@@ -154,7 +154,7 @@ struct MailboxProtocolTests {
         #expect(outcome == .overflow && count < 64, "phase bytes count")
     }
 
-    /// Issue 24: the transport's inbox is bounded too; past the bound it ends with `.flooded`.
+    /// The transport's inbox is bounded too; past the bound it ends with `.flooded`.
     @Test func theTransportInboxIsBounded() async {
         let inbox = TransportInbox()
         for _ in 0..<(TransportInbox.maximumQueuedEvents + 100) { inbox.push(.text([0x7B, 0x7D])) }
@@ -166,7 +166,7 @@ struct MailboxProtocolTests {
         #expect(await inbox.next(before: .now) == nil, "nothing is queued after the flood")
     }
 
-    /// Issue 23: a wait holds no thread and ends in one of three ways: an event, its deadline, or
+    /// A wait holds no thread and ends in one of three ways: an event, its deadline, or
     /// the waiting task's cancellation (even one that came before the wait began).
     /// (A wait that never ended would hang: the time limit turns that into a failure. How soon a
     /// resumed task runs again depends on the cooperative pool, which the synchronous tests running

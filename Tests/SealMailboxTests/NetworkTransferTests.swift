@@ -42,7 +42,7 @@ struct NetworkTransferTests {
             #expect(message.count <= NetworkTransfer.maximumPartBytes)
             // Sealed and hex-encoded in an `add` message, it still fits what receivers read.
             #expect((message.count + WormholeKey.sealOverhead) * 2 + 200 < ServerMessage.maximumBytes)
-            // Issue 24: and what a 32 KiB reader (wormhole-william's) takes, with the server's envelope
+            // And what a 32 KiB reader (wormhole-william's) takes, with the server's envelope
             // (side, phase, ids, timestamps) counted generously.
             #expect((message.count + WormholeKey.sealOverhead) * 2 + 1024 <= NetworkTransfer.interoperableMessageBytes)
             let part = try NetworkTransfer.readKeysMessage(message)
@@ -105,13 +105,13 @@ struct NetworkTransferTests {
     }
 }
 
-/// Issue 23: the async surface (issue 37: `KeyReceiver` and `KeySender`, the one engine apps and the command use).
+/// The async surface (`KeyReceiver` and `KeySender`, the one engine apps and the command use).
 /// Events in order, the store decision answered to the sender, and Task cancellation ending a transfer as Ctrl-C
 /// does: at once, with the nameplate released.
 @Suite("KeyReceiver and KeySender (async) through magic-wormhole's mailbox server", .requires(.mailboxServer))
 struct AsyncTransferTests {
     /// A sender who types the code's number with the wrong words: both sides end with `.wrongCode` and nothing
-    /// travels. (Issue 37 planted a wrong reason in `Wormhole`; only the CLI tests noticed, none here.)
+    /// travels. (A wrong reason planted in `Wormhole` to try the tests was caught by the CLI tests alone, none here.)
     @Test(.requires(.mailboxServer)) func aWrongCodeEndsBothSidesAsAWrongCode() async throws {
         try await MailboxServer.sharedAsync { relayText in
             let relay = try RelayURL(relayText)

@@ -124,7 +124,7 @@ struct PAKETests {
         ("7-guitarist-revenge\u{0}", .notAWord),
         ("7-guitarïst-revenge", .notAWord),
         (String(repeating: "7", count: 101), .tooLong),
-        // Issue 36: the first hyphen left out is named as such, not as a code without a number.
+        // The first hyphen left out is named as such, not as a code without a number.
         ("8vocalist-optic", .missingHyphen),
         ("8vocalist optic", .missingHyphen),
         ("12Guitarist-revenge", .missingHyphen),

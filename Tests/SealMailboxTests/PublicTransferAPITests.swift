@@ -49,7 +49,7 @@ struct PublicTransferAPITests {
             _ = try receiver.accept(lines.joined())
             Issue.record("a reply sealed with another code was accepted")
         } catch {
-            // A well-formed code that is not the receiver's (issue 36: 77 at the command line).
+            // A well-formed code that is not the receiver's (77 at the command line).
             #expect(error.reason == .wrongCode)
         }
 
@@ -146,7 +146,7 @@ struct PublicTransferAPITests {
             _ = try TransferCode("12-aardvark")
             Issue.record("a code of one word was read")
         } catch {
-            // What the person typed (issue 36: 64 at the command line).
+            // What the person typed (64 at the command line).
             #expect(error.reason == .invalidArgument)
             #expect(!error.description.contains("aardvark"))
         }

@@ -333,7 +333,7 @@ import Testing
     }
 }
 
-/// Issue 28, findings 1 and 5, in the library.
+/// v2 fields open only as v2, and a `data` member does not turn encryption off, in the library.
 @Suite struct ProfileBindingTests {
     static let schema = try! ProfileSchema(
         parsing: #"""
@@ -360,7 +360,7 @@ import Testing
         #expect(try ProfileEncryptor(schema: Self.schema.writing(.v1)).decrypt(profile, with: keys).profile == opened)
     }
 
-    /// `--format` is the schema read with every encrypted field's format overridden (issue 37: the schema
+    /// `--format` is the schema read with every encrypted field's format overridden (the schema
     /// decides, not a third place): the fields it flags change, nothing else does.
     @Test func writingAFormatOverridesEveryEncryptedFieldAndNothingElse() throws {
         var schema = try ProfileSchema(parsing: #"""

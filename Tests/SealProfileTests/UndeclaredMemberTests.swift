@@ -4,7 +4,7 @@ import Testing
 
 @testable import SealProfile
 
-/// Issue 36, finding 3: a field name misspelt in the schema (or in the profile) must not leave the
+/// A field name misspelt in the schema (or in the profile) must not leave the
 /// value in plaintext with no error.
 @Suite struct UndeclaredMemberTests {
     static func schema(_ fields: String, settings: String = "") throws -> ProfileSchema {
@@ -149,7 +149,7 @@ import Testing
         #expect(tree == .undeclaredMembers([UndeclaredMember(name: "user_id", nearEncryptedField: nil)]))
         #expect(text == tree)
         #expect(try ProfileEncryptor(schema: complete).encrypt(["name": "Ada", "ssn": "1"], with: keys)["name"] == "Ada")
-        // The profile seal SealKit itself writes (issue 38's `sealkit_seal`) need not be declared.
+        // The profile seal SealKit itself writes (`sealkit_seal`) need not be declared.
         #expect(complete.undeclaredMember(named: "sealkit_seal") == nil)
 
         // In `app`, beside its schema; "near" is the default; set from code.

@@ -60,7 +60,7 @@ struct QRCodeTests {
     }
 
     /// The library says what fits; the advice names the lower error correction that holds more, which the command
-    /// words as its `--ecc` flag (issue 37: `AdviceTests` pins the line).
+    /// words as its `--ecc` flag (`AdviceTests` pins the line).
     @Test func tooLongMessageSaysWhatFitsAndWhatHelps() {
         let medium = SealKitError(QRCodeError.payloadTooLong(byteCount: 2400, maximum: 2331, correction: .medium))
         #expect(medium.description.contains("2400 bytes"))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SealScan
 
-/// Images made to cost a decoder time rather than memory (issue 28, findings 3 and 4): each is
+/// Images made to cost a decoder time rather than memory: each is
 /// generated here, and each is given up within a bound measured on the test's own clock.
 extension QRScannerTests {
     /// A screen tiled with QR finder patterns: 7 × 7 modules of `module` pixels, `gap` light modules

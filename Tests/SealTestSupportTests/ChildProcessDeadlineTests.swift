@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// No test waits without a deadline (issue 37): a `sealkit` that had exited, its pipe held open by a process its
+/// No test waits without a deadline: a `sealkit` that had exited, its pipe held open by a process its
 /// shell left behind, kept a test waiting 604 s. The runner's waits end by their deadline, and after the child
 /// exited, within `ChildProcess.afterExit` seconds, failing the test with a message that says why.
 @Suite("ChildProcess deadlines")

@@ -88,7 +88,7 @@ struct SealedTransferTests {
         #expect(throws: TransferError.wrongCode) { try other.accept(line) }
     }
 
-    /// Issue 11's attack: whoever swaps or reads the offer can neither make a reply the receiver
+    /// Whoever swaps or reads the offer can neither make a reply the receiver
     /// accepts nor open the sender's reply.
     @Test func swappingOrReadingTheOfferGivesNothing() throws {
         let real = TransferReceiver()

@@ -8,7 +8,7 @@ extern "C" {
 
 #pragma clang assume_nonnull begin
 
-/* Libraries that only some commands use are opened with dlopen on first use, not linked (issue 37: start-up
+/* Libraries that only some commands use are opened with dlopen on first use, not linked (start-up
  * time): the image readers (zbar and its X11, V4L and D-Bus chain, zxing-cpp, libjpeg) by the first image read,
  * tpm2-tss by the first TPM call. Each is opened by its SONAME, the ABI the code was built against. */
 

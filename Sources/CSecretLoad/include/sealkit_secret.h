@@ -5,8 +5,8 @@
 #include "sealkit_secret_abi.h"
 
 /* libsecret (the freedesktop Secret Service client) and GLib for SealSecretService, opened on the first keyring
- * call (CLibraryLoader), not linked: a command that does not touch the desktop keyring does not load them (issue
- * 37: start-up time). Only glue lives here: the table of functions, C's static schema, a hash table of string
+ * call (CLibraryLoader), not linked: a command that does not touch the desktop keyring does not load them
+ * (start-up time). Only glue lives here: the table of functions, C's static schema, a hash table of string
  * attributes and GError's kinds. Nothing here handles secrets. */
 
 // The attributes every SealKit item carries; docs/format.md documents them.

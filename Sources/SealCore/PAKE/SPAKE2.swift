@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// The group arithmetic is libsodium's (`crypto_core_ed25519_*`,
 /// `crypto_scalarmult_ed25519_*noclamp`); the secret scalars live in guarded memory and are
-/// wiped when the value is released. An instance finishes once: a second `finish` throws,
+/// wiped when the value is released. An instance finishes once: a second `sharedSecret(peerMessage:)` throws,
 /// because reusing the secret scalar with a second peer message could reveal the key.
 ///
 /// ```swift

@@ -68,11 +68,11 @@ do {
     try restored.importKeys(try PaperBackup.restore(lines.joined(separator: "\n"), passphrase: passphrase).keys, passphrase: nil)
     let copy = Vault(keystore: restored, user: vault.user, format: .v2)
     check(try copy.decrypt(ciphertext: sealed, context: "phone") == "555-0100", "the restored key does not open the field")
-    // The QR scanner hosted in this app (issue 36): PNG bytes to an image with the public API, read by
+    // The QR scanner hosted in this app: PNG bytes to an image with the public API, read by
     // zbar here and by zxing-cpp in a helper started from this app's own executable.
     let png = try QRCode("sealkit-offer-v2:coexistence").rendered(as: .png)
     check(QRScanner.scan(try GrayImage(imageFile: png)) == [Array("sealkit-offer-v2:coexistence".utf8)], "the QR scanner did not read its own PNG")
-    // The TPM product beside swift-crypto (issue 39): which TPM, named without reaching one.
+    // The TPM product beside swift-crypto: which TPM, named without reaching one.
     check(TPM().tcti == "device:/dev/tpmrm0", "the default TPM is not device:/dev/tpmrm0")
     print("coexistence: swift-crypto and every SealKit product in one app: ok")
 } catch {
