@@ -14,7 +14,8 @@ profiles. The JSON report of the Spark job with 1, 2 and 7 partitions must equal
 (findings in the same order, and the summary), with and without a schema; its SARIF must be the same document
 and valid against the SARIF 2.1.0 schema; Parquet rows must audit as the same rows in NDJSON do, alone and in a
 lake that mixes NDJSON, Parquet and folders with repeats across the two formats, and Parquet files whose column
-types disagree. A truncated or empty Parquet file
+types disagree; a line that is not UTF-8, a link to a folder above it and a link to a file read as sealkit reads
+them. A truncated or empty Parquet file
 stops the job with 74 and one line naming it, leaving --output as it was; a clean run says sealkit audit's summary.
 
 Usage: .venv/bin/python Scripts/check-spark-audit.py [path/to/sealkit]   (default .build/debug/sealkit)
@@ -374,6 +375,26 @@ def main():
         summary = lake_names(summary_line("--schema", "schema.json", "lake-mirror", "solo.ndjson"))
         if len(lines) < 5 or not all(line.startswith("sealkit_audit: ") for line in lines) or lines[-1] != "sealkit_audit: " + summary:
             fail(f"a lake on a terminal: expected a line per stage, then sealkit audit's summary '{summary}': {lines}")
+
+        # What the job reads as sealkit audit does: a line that is not UTF-8 is an unreadable line, not a value
+        # decoded with U+FFFD; a link to a folder is not followed (a link to `..` loops), a link to a file counts.
+        walked = work / "walked"
+        (walked / "sub").mkdir(parents=True)
+        rows = [json.dumps(profile(7000 + i)).encode() for i in range(4)]
+        rows[1] = b'{"id": "user-7001", "ssn": "\xff\xfe"}'
+        rows[2] = json.dumps(profile(7002, ssn="123-45-6789")).encode()
+        (walked / "a.ndjson").write_bytes(b"\n".join(rows) + b"\n")
+        (walked / "sub/b.ndjson").write_text(json.dumps(profile(7100, ssn="plain text")) + "\n")
+        (walked / "sub/up").symlink_to("..")
+        (walked / "link.ndjson").symlink_to("sub/b.ndjson")
+        status, out, _ = spark_audit(job, spark, work / "spark-walked.json", "--schema", "schema.json", "walked")
+        cases += 1
+        _, out_one, _ = sealkit_audit("--format", "json", "--schema", "schema.json", "walked")
+        one = json.loads(out_one)
+        if one["summary"]["files"] != 3 or "unreadable-file" not in {f["kind"] for f in one["findings"]}:
+            fail(f"links and a line that is not UTF-8: the one-machine audit changed: {out_one[:2000]}")
+        if status != 1 or json.loads(out) != one:
+            fail(f"links and a line that is not UTF-8: exit {status}, report:\n{out[:3000]}\nexpected:\n{out_one[:3000]}")
 
         # Parquet files whose schemas disagree (a column's type changed between two exports) cannot be merged into
         # one table: each is read on its own, and audits as its rows would in NDJSON.

@@ -276,10 +276,22 @@ def list_inputs(spark, inputs, schema):
                     continue
                 display = shown + name if shown.endswith("/") else shown + "/" + name
                 if child.isDirectory():
-                    pending.append((child, display))
+                    # As sealkit audit walks: a link to a folder is not followed (a link to `..` would loop), a
+                    # link to a file counts.
+                    if not linked_folder(child):
+                        pending.append((child, display))
                 elif child.isFile():
                     add(display, child, named=False)
     return sorted(found.values(), key=lambda entry: entry[0].encode())
+
+
+def linked_folder(status):
+    """Whether a folder listed is reached through a symbolic link. Hadoop's local file system follows links when
+    it lists a folder, so its statuses say "folder", not "link": the link is looked for on the local path."""
+    if status.isSymlink():
+        return True
+    uri = status.getPath().toUri()
+    return uri.getScheme() in (None, "file") and os.path.islink(uri.getPath())
 
 
 def tagged_lines(spark, files):
@@ -306,9 +318,12 @@ def tagged_lines(spark, files):
 def numbered_lines(spark, index, lines):
     from pyspark.sql import functions as F
 
-    # lineSep "\n": only a line feed ends a line, as for sealkit (which drops a final \r itself).
+    # lineSep "\n": only a line feed ends a line, as for sealkit (which drops a final \r itself). Each line goes
+    # on as its bytes (Spark's text keeps them; only a Python str would turn bytes that are not UTF-8 into U+FFFD,
+    # a readable value), so sealkit finds such a line unreadable as it does in the file.
     text = spark.read.option("lineSep", "\n").text(lines).select(
-        "value", F.col("_metadata.file_path").alias("path"), F.col("_metadata.file_block_start").alias("start"))
+        F.col("value").cast("binary").alias("value"), F.col("_metadata.file_path").alias("path"),
+        F.col("_metadata.file_block_start").alias("start"))
     rows = text.rdd.map(lambda row: (row.path, row.start, row.value))
 
     def count_blocks(rows):
@@ -333,7 +348,7 @@ def numbered_lines(spark, index, lines):
             key = (path, start)
             offset = seen.get(key, 0)
             seen[key] = offset + 1
-            yield f"{files_index.value[path]} {base.value[key] + offset + 1} {value}"
+            yield f"{files_index.value[path]} {base.value[key] + offset + 1} ".encode() + bytes(value)
 
     return rows.mapPartitions(number)
 
@@ -426,7 +441,8 @@ def facts_of(sealkit, schema_name, key):
         def feed():
             try:
                 for line in lines:
-                    process.stdin.write(line.encode() + b"\n")
+                    # NDJSON lines come as their bytes, Parquet rows as the JSON text Spark made of them.
+                    process.stdin.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
                 process.stdin.close()
             except BaseException as error:  # a sealkit that stopped early: its status says why
                 errors.append(error)

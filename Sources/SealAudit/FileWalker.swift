@@ -80,10 +80,14 @@ enum FileWalker {
             guard let directory = opendir(folder) else { throw .unreadable(path: folder, reason: lastError()) }
             defer { closedir(directory) }
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+                if bytes.first == UInt8(ascii: ".") { continue }
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    // Its path cannot be spelt as text, so it could not be opened, named in a finding or
+                    // reported: said, rather than left out of an audit that would then pass without it.
+                    try checkUnnamable(folder: folder, name: bytes)
+                    continue
                 }
-                if name.hasPrefix(".") { continue }
                 let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
                 var info = stat()
                 guard lstat(path, &info) == 0 else { continue }
@@ -101,6 +105,41 @@ enum FileWalker {
                 found[path] = AuditFile(path: path, format: format, byteCount: Int(info.st_size))
             }
         }
+    }
+
+    /// Refuses an entry whose name is not valid UTF-8 when it is a folder or a file audit would read
+    /// (by its extension), naming it with each byte that is not UTF-8 written as `\x{…}`.
+    private static func checkUnnamable(folder: String, name: [UInt8]) throws(AuditError) {
+        var path = Array(folder.utf8)
+        if path.last != UInt8(ascii: "/") { path.append(UInt8(ascii: "/")) }
+        path += name
+        path.append(0)
+        var info = stat()
+        guard path.withUnsafeBufferPointer({ buffer in
+            buffer.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) }
+        }) == 0 else { return }
+        let shown = (folder.hasSuffix("/") ? folder : folder + "/") + escapedName(name)
+        guard isDirectory(info) || ((info.st_mode & S_IFMT) == S_IFREG && FileFormat(path: shown) != nil) else { return }
+        throw .unreadable(path: shown, reason: "its name is not valid UTF-8; rename it to audit it")
+    }
+
+    /// `name` with each byte that is not part of valid UTF-8 written as `\x{…}`.
+    private static func escapedName(_ name: [UInt8]) -> String {
+        var shown = ""
+        var rest = name[...]
+        while !rest.isEmpty {
+            // The longest valid prefix, then one byte that is not.
+            var valid = rest.endIndex
+            while valid > rest.startIndex, String(validating: rest[..<valid], as: UTF8.self) == nil { valid -= 1 }
+            shown += String(decoding: rest[..<valid], as: UTF8.self)
+            if valid < rest.endIndex {
+                shown += "\\x{" + String(rest[valid], radix: 16) + "}"
+                rest = rest[(valid + 1)...]
+            } else {
+                rest = rest[valid...]
+            }
+        }
+        return shown
     }
 
     /// The largest file audit reads: far beyond any export it is meant for, and a stop for a file

@@ -101,7 +101,12 @@ package enum TextSafety {
 
     /// The folded edit distance of two names that `isNearMiss` finds near, else nil.
     private static func nearMissDistance(_ a: String, _ b: String) -> Int? {
-        let foldedA = foldedName(a), foldedB = foldedName(b)
+        nearMissDistance(folded: foldedName(a), b)
+    }
+
+    /// `nearMissDistance` of a name already folded, so one name compared with many is folded once.
+    private static func nearMissDistance(folded foldedA: String, _ b: String) -> Int? {
+        let foldedB = foldedName(b)
         // Compared as strings, so a half-width voiced kana (two scalars) equals its one-scalar full-width form.
         if foldedA == foldedB { return 0 }
         let length = max(foldedA.unicodeScalars.count, foldedB.unicodeScalars.count)
@@ -125,8 +130,9 @@ package enum TextSafety {
     /// fold before an edit), the first of equally near names; nil when none is.
     package static func nearMiss(of text: String, among names: [String]) -> String? {
         var best: (name: String, distance: Int)?
+        let folded = foldedName(text)
         for name in names {
-            if let distance = nearMissDistance(text, name), distance < (best?.distance ?? .max) { best = (name, distance) }
+            if let distance = nearMissDistance(folded: folded, name), distance < (best?.distance ?? .max) { best = (name, distance) }
         }
         return best?.name
     }
@@ -154,27 +160,42 @@ package enum TextSafety {
     /// Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
     /// substitutions and swaps of neighbours), by Unicode scalar. Anything beyond `limit`
     /// comes back as `limit + 1`, so long keys cost little. Every "did you mean" SealKit says comes from it (schema keys, code and passphrase words, commands).
+    ///
+    /// Only cells within `limit` of the diagonal are filled: a cell further off is at least that far
+    /// apart, so it counts as `limit + 1` exactly as the capped full table holds it, and two names of
+    /// length n cost n * (2 * limit + 1) steps rather than n * n (a 10,000-scalar name beside another
+    /// took seconds).
     package static func editDistance(_ a: String, _ b: String, limit: Int) -> Int {
         let s = Array(a.unicodeScalars), t = Array(b.unicodeScalars)
-        if abs(s.count - t.count) > limit { return limit + 1 }
-        var previous2 = [Int](repeating: 0, count: t.count + 1)
-        var previous = Array(0...t.count)
-        var current = [Int](repeating: 0, count: t.count + 1)
-        for i in 1...max(s.count, 1) where !s.isEmpty {
-            current[0] = i
-            var rowMinimum = current[0]
-            for j in 1...max(t.count, 1) where !t.isEmpty {
+        // A negative limit leaves nothing within it: every pair is "beyond", as the full table said too.
+        guard limit >= 0 else { return limit + 1 }
+        let cap = limit + 1
+        if abs(s.count - t.count) >= cap { return cap }
+        if s.isEmpty || t.isEmpty { return min(max(s.count, t.count), cap) }
+        let band = cap - 1
+        // Rows hold `cap` wherever the band has not reached, so reading just past it reads "too far".
+        var previous2 = [Int](repeating: cap, count: t.count + 1)
+        var previous = (0...t.count).map { min($0, cap) }
+        var current = [Int](repeating: cap, count: t.count + 1)
+        for i in 1...s.count {
+            let low = max(1, i - band), high = min(t.count, i + band)
+            // The array last held row i - 3, whose band reached further left than this row's.
+            current[low - 1] = low == 1 ? min(i, cap) : cap
+            if high < t.count { current[high + 1] = cap }
+            var rowMinimum = cap
+            for j in low...high {
                 let cost = s[i - 1] == t[j - 1] ? 0 : 1
                 var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
                 if i > 1, j > 1, s[i - 1] == t[j - 2], s[i - 2] == t[j - 1] {
                     value = min(value, previous2[j - 2] + 1)
                 }
+                value = min(value, cap)
                 current[j] = value
                 rowMinimum = min(rowMinimum, value)
             }
-            if rowMinimum > limit { return limit + 1 }
+            if rowMinimum >= cap { return cap }
             (previous2, previous, current) = (previous, current, previous2)
         }
-        return min(s.isEmpty ? t.count : previous[t.count], limit + 1)
+        return min(previous[t.count], cap)
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import SealAudit
 import SealCore
@@ -88,6 +91,26 @@ struct ReadingTests {
 
     static let key = SymmetricKey.generate()
     static func sealed(_ text: String) -> String { FieldCipher.encrypt(text, using: key) }
+
+    /// A file whose name is not UTF-8 could be neither opened by its decoded name nor named in a finding: the
+    /// audit names it (its odd bytes written as `\x{…}`) and stops, rather than pass the folder without it.
+    @Test func aFileWhoseNameIsNotUTF8IsAnErrorNotSkipped() throws {
+        let lake = folder.appendingPathComponent("lake")
+        _ = try write("lake/a.ndjson", "{\"ssn\": \"\(Self.sealed("x"))\"}\n")
+        let path = Array(lake.path.utf8) + Array("/x".utf8) + [0xFF] + Array(".ndjson".utf8) + [0]
+        let descriptor = path.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o600) }
+        }
+        try #require(descriptor >= 0)
+        let plaintext = Array("{\"ssn\": \"123-45-6789\"}\n".utf8)
+        let written = plaintext.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        try #require(written == plaintext.count)
+        let reason = "its name is not valid UTF-8; rename it to audit it"
+        #expect(throws: SealKitError(AuditError.unreadable(path: lake.path + "/x\\x{ff}.ndjson", reason: reason))) {
+            try Auditor().audit(paths: [lake.path])
+        }
+    }
 
     @Test func arrayElementsSplitAroundTrickyStrings() throws {
         let copy = Self.sealed("x")
