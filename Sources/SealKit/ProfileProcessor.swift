@@ -182,7 +182,9 @@ public struct ProfileProcessor: Sendable {
     ///     (spaces, tabs and carriage returns only) holds no profile and gives nil. Nil for a profile alone,
     ///     which is then read as ``process(_:with:)`` reads one. With a schema that asks for seals, lines of
     ///     many profiles under one key id have their seals written and checked, but no version is remembered
-    ///     for them, since which of them is newest cannot be told.
+    ///     for them, since which of them is newest cannot be told. A write (encrypt, rotate) still holds each
+    ///     line to the version this device has recorded for the user, refusing an older or conflicting one, and
+    ///     keeps the seal of a line whose encrypted fields it leaves unchanged rather than minting a version.
     ///   - output: where the result goes; on failure it is as it was.
     /// - Returns: what to tell about the profile, with ``ProfileOutcome/json`` empty (the JSON is in
     ///   `output`), or nil for a blank line.
