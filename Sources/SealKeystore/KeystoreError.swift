@@ -79,7 +79,7 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             if path.hasSuffix("/.lock") {
                 return "keystore lock file \(path) is writable by group or others (mode \(octal)): run 'chmod 600 \(path)'"
             }
-            return "key file \(path) is accessible by group or others (mode \(octal)): run 'chmod 600 \(path)'"
+            return "\(Self.fileKind(path)) \(path) is accessible by group or others (mode \(octal)): run 'chmod 600 \(path)'"
         case .unsafeOwner(let path, let owner, let user):
             return "\(path) is owned by uid \(owner), not by the current user (uid \(user)), so another user could have planted or changed it: check it, then run 'chown \(user) \(path)', or delete it"
         case .notOwnFile(let path, let reason):
@@ -92,6 +92,11 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
         case .outOfMemory(let reason):
             return reason
         case .damagedKeyFile(let path, let reason):
+            if Self.isSealRecord(path) {
+                // Backups do not carry records, so there is nothing to restore it from.
+                return "profile seal record \(path) is damaged (\(reason)): delete it to start rollback detection again from the "
+                    + "next profile read"
+            }
             return "key file \(path) is damaged (\(reason)): restore it from a backup or delete it"
         case .fileSystem(let operation, let path, let errno):
             return "cannot \(operation) \(path): \(errno.description.lowercasedFirst)"
@@ -128,6 +133,15 @@ package enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "a TPM PIN is at most \(limit) bytes: choose a shorter one (nothing was changed)"
         }
     }
+}
+
+extension KeystoreError {
+    /// Whether `path` is an id's profile seal record (beside its key file, `.seal` for `.key`), which the keystore
+    /// reads under the key files' rules but which holds no key.
+    static func isSealRecord(_ path: String) -> Bool { path.hasSuffix(".seal") }
+
+    /// What a message calls the file at `path`: a key file, or the seal record, which is no key.
+    static func fileKind(_ path: String) -> String { isSealRecord(path) ? "profile seal record" : "key file" }
 }
 
 extension KeystoreError {

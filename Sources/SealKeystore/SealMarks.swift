@@ -84,7 +84,7 @@ extension FileKeystore {
         guard let mark = SealMark(fileText: buffer[..<filled]) else {
             throw .damagedKeyFile(
                 path: path,
-                reason: "not a profile seal record; delete it to start rollback detection again from the next profile read")
+                reason: "not one SealKit reads")
         }
         return mark
     }

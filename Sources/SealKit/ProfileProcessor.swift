@@ -182,7 +182,9 @@ public struct ProfileProcessor: Sendable {
     ///     (spaces, tabs and carriage returns only) holds no profile and gives nil. Nil for a profile alone,
     ///     which is then read as ``process(_:with:)`` reads one. With a schema that asks for seals, lines of
     ///     many profiles under one key id have their seals written and checked, but no version is remembered
-    ///     for them, since which of them is newest cannot be told.
+    ///     for them, since which of them is newest cannot be told. A write (encrypt, rotate) still holds each
+    ///     line to the version this device has recorded for the user, refusing an older or conflicting one, and
+    ///     keeps the seal of a line whose encrypted fields it leaves unchanged rather than minting a version.
     ///   - output: where the result goes; on failure it is as it was.
     /// - Returns: what to tell about the profile, with ``ProfileOutcome/json`` empty (the JSON is in
     ///   `output`), or nil for a blank line.
@@ -300,7 +302,11 @@ public struct ProfileProcessor: Sendable {
             throw .invalidJSON(error)
         }
         // The record counts only while it is about these keys' history: a new key for the id starts its own.
-        let mark = tracking ? try vault.rememberedSeal(fresh: operation != .decrypt).flatMap { $0.belongs(to: keys) ? $0 : nil } : nil
+        // A write holds a line of many profiles to it too (none older or conflicting, a new version above it), or a
+        // batch fed an older profile would seal it anew at a newer version; only one profile is recorded.
+        let record = tracking || operation != .decrypt
+            ? try vault.rememberedSeal(fresh: tracking && operation != .decrypt).flatMap { $0.belongs(to: keys) ? $0 : nil } : nil
+        let mark = tracking ? record : nil
         let result: JSONValue
         var retired: [String] = []
         var rotatedFields: [String] = []
@@ -310,23 +316,28 @@ public struct ProfileProcessor: Sendable {
         switch operation {
         case .encrypt:
             let encrypted = try encryptor.encrypt(profile, with: keys)
-            // Lines remember no versions, but whether the record holds the user still decides what a seal proves.
-            let record = tracking ? mark : (try? vault.rememberedSeal())?.flatMap { $0.belongs(to: keys) ? $0 : nil }
-            base = try encryptor.sealBeforeWriting(
-                profile, encrypted: encrypted, with: keys, against: record, checkingVersions: tracking, resealing: options.resealing)
-            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: base)
-            (result, seal) = try encryptor.sealing(encrypted, with: keys, version: version)
+            base = try encryptor.sealBeforeWriting(profile, encrypted: encrypted, with: keys, against: record, resealing: options.resealing)
+            if let kept = try keptSeal(of: profile, as: encrypted, with: keys, tracking: tracking) {
+                (result, seal) = (encrypted, kept)
+            } else {
+                let version = try ProfileEncryptor.nextSealVersion(after: record, over: base)
+                (result, seal) = try encryptor.sealing(encrypted, with: keys, version: version)
+            }
         case .decrypt:
             seal = try encryptor.verifySeal(of: profile, with: keys, against: mark, acceptingConflict: options.acceptingConflict)
             let decrypted = try encryptor.decrypt(profile, with: keys)
             result = decrypted.profile
             retired = decrypted.fieldsUnderRetiredKeys
         case .rotate:
-            base = try encryptor.verifySeal(of: profile, with: keys, against: mark).version
+            base = try encryptor.verifySeal(of: profile, with: keys, against: record).version
             let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: options.migratingFromV1)
             rotatedFields = rotation.rotatedFields
-            let version = try ProfileEncryptor.nextSealVersion(after: mark, over: base)
-            (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
+            if let kept = try keptSeal(of: profile, as: rotation.profile, with: keys, tracking: tracking) {
+                (result, seal) = (rotation.profile, kept)
+            } else {
+                let version = try ProfileEncryptor.nextSealVersion(after: record, over: base)
+                (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
+            }
         }
         if tracking {
             var recorded = seal.mark
@@ -340,6 +351,17 @@ public struct ProfileProcessor: Sendable {
         }
         output.append(contentsOf: result.serialized(pretty: options.pretty).utf8)
         return ProfileOutcome(fieldsUnderRetiredKeys: retired, rotatedFields: rotatedFields, sealVersion: seal.version)
+    }
+
+    /// The seal a line of many profiles keeps: its input's (verified by then), when the write left every flagged
+    /// field as it was and the current key made it. Minting a version for unchanged fields would let a batch fed
+    /// the same profile again and again raise an old profile's version past a newer one written on another device,
+    /// and no record remembers lines. Nil for one profile, whose write is recorded, and for any other line.
+    private func keptSeal(of input: JSONValue, as output: JSONValue, with keys: KeyRing, tracking: Bool) throws(ProfileError) -> ProfileSeal? {
+        guard !tracking, let seal = try ProfileEncryptor.seal(of: input), seal.keyTag == keys.current.fingerprint,
+            encryptor.keepsFlaggedFields(of: input, in: output)
+        else { return nil }
+        return seal
     }
 
     /// What an operation on a profile whose schema does not ask for seals says when this device has seen the user's

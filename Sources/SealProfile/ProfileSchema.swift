@@ -330,13 +330,19 @@ public struct ProfileSchema: Sendable, Equatable {
         }
     }
 
+    /// Whether a key is most likely `sealkit` misspelt: within two edits as written, or once folded (case,
+    /// separators, full-width forms: `SealKit`, `ｓｅａｌｋｉｔ`).
+    private static func isNearSealKit(_ key: String) -> Bool {
+        key != "sealkit" && TextSafety.nameDistance(key, "sealkit", limit: 2) <= 2
+    }
+
     /// Reads `"sealkit": {"undeclared": "near" | "error"}`. Refuses a setting that would otherwise be
     /// ignored without a word: a misspelt key, an unknown value, or settings in a bare schema (read
     /// there as a field called `sealkit`).
     private static func parseSettings(_ json: JSONValue, route: [String]) throws(SchemaError) -> UndeclaredMembers {
         let values = UndeclaredMembers.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
         if route.isEmpty {
-            if let field = json["sealkit"], field["undeclared"] != nil {
+            if let field = json["sealkit"], field["undeclared"] != nil || field["seal"] != nil {
                 throw .malformed(
                     path: "sealkit", expected: #"a field definition (SealKit's settings go beside "schema": "#
                         + #"{"schema": {...}, "sealkit": {"undeclared": "error"}})"#,
@@ -344,13 +350,21 @@ public struct ProfileSchema: Sendable, Equatable {
             }
             return .refusedNearEncrypted
         }
-        // A misspelt "sealkit" beside "schema" would leave its settings (a seal the schema asks for) unread.
+        // A misspelt "sealkit" beside "schema" would leave its settings (a seal the schema asks for) unread, and so
+        // would settings beside "app" rather than in it, where Rownd's app config keeps the schema.
         let holder = route.count == 2 ? json["app"] : json
         if case .object(let siblings)? = holder {
-            for (key, _) in siblings where key != "sealkit" && SchemaLint.isNear(key, "sealkit") {
+            for (key, _) in siblings where key != "sealkit" && isNearSealKit(key) {
                 throw .malformed(
                     path: SchemaPath.join(route.dropLast().joined(separator: "."), key),
                     expected: #"the key "sealkit" (a misspelling?)"#, found: JSONValue.string(key).briefDescription)
+            }
+        }
+        if route.count == 2, case .object(let top) = json {
+            for (key, _) in top where key == "sealkit" || isNearSealKit(key) {
+                throw .malformed(
+                    path: key, expected: #"SealKit's settings in "app", beside its "schema": {"app": {"schema": {...}, "sealkit": {"seal": true}}}"#,
+                    found: "settings beside \"app\"")
             }
         }
         guard let (settings, path) = settings(in: json, route: route) else { return .refusedNearEncrypted }

@@ -166,15 +166,14 @@ extension ProfileEncryptor {
     /// - Parameters:
     ///   - input: the profile as given.
     ///   - encrypted: the same profile after `encrypt`.
-    ///   - mark: the highest seal this device remembers for the user's keys; nil for none.
-    ///   - checkingVersions: compare versions with `mark` (one profile); false for lines of many profiles, whose
-    ///     versions no record tells apart, where `mark` only says the record holds the user.
+    ///   - mark: the highest seal this device remembers for the user's keys; nil for none. A line of many profiles
+    ///     is held to it as one profile is: a batch fed an older profile would otherwise seal it anew at a newer
+    ///     version, which every device then accepts.
     ///   - resealing: the caller means to seal a stored profile without a seal anew, vouching for its fields.
     /// - Returns: the version of the input's seal, verified or this device's own, that the write is made over;
     ///   nil for an input without a seal.
     package func sealBeforeWriting(
-        _ input: JSONValue, encrypted: JSONValue, with keys: KeyRing, against mark: SealMark?, checkingVersions: Bool = true,
-        resealing: Bool = false
+        _ input: JSONValue, encrypted: JSONValue, with keys: KeyRing, against mark: SealMark?, resealing: Bool = false
     ) throws(ProfileError) -> UInt64? {
         let seal = try Self.seal(of: input)
         var ciphertexts = 0
@@ -191,11 +190,11 @@ extension ProfileEncryptor {
             if ciphertexts > 0, !resealing, let mark { throw .seal(.removed(seen: mark.version)) }
             return nil
         }
-        if changed == 0 { return try verifySeal(of: input, with: keys, against: checkingVersions ? mark : nil).version }
+        if changed == 0 { return try verifySeal(of: input, with: keys, against: mark).version }
         guard keys.all.contains(where: { $0.fingerprint == seal.keyTag }) else {
             throw .seal(.mismatch("it was made with key \(seal.keyTag), which is none of the user's keys here"))
         }
-        if checkingVersions, let mark, seal.version < mark.lowestVersionToEdit {
+        if let mark, seal.version < mark.lowestVersionToEdit {
             throw .seal(.older(found: seal.version, seen: mark.version, wroteHere: mark.writtenOver != nil))
         }
         if ciphertexts > 0 {
@@ -212,6 +211,12 @@ extension ProfileEncryptor {
         throw .seal(.unverifiable(
             "it is not the seal this device last verified or wrote (version \(mark.version)), and a decrypted profile cannot "
                 + "show that it is genuine; decrypt the stored profile on this device first"))
+    }
+
+    /// Whether a write left a profile's flagged fields as they were: the same members, values and place.
+    package func keepsFlaggedFields(of input: JSONValue, in output: JSONValue) -> Bool {
+        guard let before = sealedFields(of: input), let after = sealedFields(of: output) else { return false }
+        return before.inData == after.inData && before.fields == after.fields
     }
 
     /// The next version a write takes: one more than the highest of what this device remembers

@@ -192,4 +192,109 @@ struct ProfileSealTrustCLITests {
         #expect(linked.status == 77, "\(linked.stderr)")
         expectCleanFailure(linked, containing: name)
     }
+
+    /// The version a seal's text states (bytes 9 to 16 of its body, big-endian).
+    static func version(of profile: String) throws -> UInt64 {
+        let text = try #require(try Self.member(profile, "sealkit_seal")?.stringValue)
+        let body = [UInt8](try #require(Data(base64Encoded: String(text.dropFirst(5)))))
+        try #require(body.count == 49)
+        return body[9..<17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    /// A batch fed an older profile: on a device whose record holds the id, an --ndjson write holds each line to the
+    /// record as one profile's write does. v1 is refused by encrypt and rotate (65, naming the rollback, no output);
+    /// v2 as stored keeps its seal, so feeding the output back never climbs past the record; a decrypted, edited
+    /// line and a new profile take a version above the record's; and the record stays at v2.
+    @Test func anNdjsonWriteIsHeldToTheRecord() throws {
+        let device = try Device()
+        let (v1, v2) = try Self.twoVersions(device)
+        for operation in ["encrypt", "rotate"] {
+            let old = try device.profile(operation, v1 + "\n", ["--ndjson"])
+            #expect(old.status == 65, "\(operation) --ndjson of v1: exit \(old.status)")
+            expectCleanFailure(old, containing: "older than version 2 seen here")
+            #expect(!old.stderr.contains("078-05-1120"))
+        }
+        var line = v2
+        for operation in ["encrypt", "encrypt", "rotate", "encrypt"] {
+            let again = try device.profile(operation, line + "\n", ["--ndjson"])
+            #expect(again.status == 0, "\(operation): \(again.stderr)")
+            line = again.output.trimmingCharacters(in: .newlines)
+            #expect(try Self.member(line, "sealkit_seal") == Self.member(v2, "sealkit_seal"), "\(operation) minted a version")
+        }
+        let edited = try device.profile("encrypt", try Self.replacing(try device.read(v2), "notes", with: "batch") + "\n", ["--ndjson"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        #expect(try Self.version(of: edited.output.trimmingCharacters(in: .newlines)) == 3)
+        let fresh = try device.profile("encrypt", #"{"notes": "new"}"# + "\n", ["--ndjson"])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(try Self.version(of: fresh.output.trimmingCharacters(in: .newlines)) == 3)
+        // Lines are not recorded: v2 is still the version this device saw last.
+        #expect(try Self.member(try device.read(v2), "ssn") == "111-22-3333")
+        #expect(try device.profile("decrypt", v1).status == 65)
+    }
+
+    /// The attack end to end: v1 fed to --ndjson encrypt twice on the device that saw v2 gives nothing another
+    /// device that saw v2 would accept.
+    @Test func aRolledBackProfileIsNotLaunderedThroughNdjson() throws {
+        let device = try Device()
+        let laptop = try Device()
+        let (v1, v2) = try Self.twoVersions(device)
+        _ = try laptop.read(v2)
+        var line = v1
+        for _ in 0..<2 {
+            let batch = try device.profile("encrypt", line + "\n", ["--ndjson"])
+            if batch.status != 0 { break }
+            line = batch.output.trimmingCharacters(in: .newlines)
+        }
+        for reader in [device, laptop] {
+            let read = try reader.profile("decrypt", line)
+            #expect(read.status == 65, "the rolled-back ssn was accepted as new: \(read.stderr)")
+        }
+        #expect(try Self.member(try laptop.read(v2), "ssn") == "111-22-3333")
+    }
+
+    /// A damaged or unsafe seal record is named as the seal record, not as a key file, and its advice is to delete
+    /// it (backups do not carry records, so none restores it).
+    @Test func aBadRecordIsCalledTheSealRecord() throws {
+        let device = try Device()
+        let (_, v2) = try Self.twoVersions(device)
+        let folder = device.cli.home.appendingPathComponent("keys/default").path
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".seal") })
+        let record = folder + "/" + name
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: record)
+        let open = try device.profile("decrypt", v2)
+        #expect(open.status == 77)
+        expectCleanFailure(open, containing: "profile seal record \(record) is accessible by group or others")
+        #expect(!open.stderr.contains("key file"), "\(open.stderr)")
+        try Data("not a record\n".utf8).write(to: URL(fileURLWithPath: record))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: record)
+        let damaged = try device.profile("decrypt", v2)
+        #expect(damaged.status != 0)
+        expectCleanFailure(damaged, containing: "profile seal record \(record) is damaged")
+        #expect(!damaged.stderr.contains("key file") && !damaged.stderr.contains("backup"), "\(damaged.stderr)")
+    }
+
+    /// Settings that would turn seals off unseen are refused (65, naming the place): `sealkit` spelt in full-width
+    /// forms beside "schema" or in "app", settings beside "app" instead of in it, and settings in a bare schema.
+    @Test func sealSettingsOutOfPlaceAreRefused() throws {
+        let device = try Device()
+        let field = #"{"ssn": {"encryption": {"state": "enabled"}}}"#
+        let schemas: [(String, String)] = [
+            ("full-width beside schema", #"{"schema": \#(field), "ｓｅａｌｋｉｔ": {"seal": true}}"#),
+            ("full-width in app", #"{"app": {"schema": \#(field), "ＳｅａｌＫｉｔ": {"seal": true}}}"#),
+            ("beside app", #"{"app": {"schema": \#(field)}, "sealkit": {"seal": true}}"#),
+            ("near-miss beside app", #"{"app": {"schema": \#(field)}, "sealKit": {"seal": true}}"#),
+            ("bare", #"{"ssn": {"encryption": {"state": "enabled"}}, "sealkit": {"seal": true}}"#),
+        ]
+        for (name, text) in schemas {
+            let schema = try device.cli.write(text, to: "odd.json")
+            let result = try device.cli.run(["profile", "encrypt", "--schema", schema, "--key", "ada"], stdin: #"{"ssn": "1"}"#)
+            #expect(result.status == 65, "\(name): exit \(result.status), \(result.stdout)")
+            expectCleanFailure(result)
+        }
+        // In app, beside its schema, is where Rownd's app config keeps it: honoured.
+        let inApp = try device.cli.write(#"{"app": {"schema": \#(field), "sealkit": {"seal": true}}}"#, to: "app.json")
+        let sealed = try device.cli.run(["profile", "encrypt", "--schema", inApp, "--key", "ada"], stdin: #"{"ssn": "1"}"#)
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        #expect(try Self.member(sealed.output, "sealkit_seal") != nil)
+    }
 }

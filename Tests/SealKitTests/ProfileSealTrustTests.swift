@@ -208,4 +208,40 @@ struct ProfileSealTrustTests {
         let linked = Seals.refusal { _ = try Seals.decrypting.process(v2, with: Vault(keystore: try Keystore(directory: folder), user: vault.user, format: .v2)) }
         #expect(linked?.reason == .unsafeFile, "\(String(describing: linked))")
     }
+
+    /// A profile as a line of many (`line:` given): the JSON appended to a buffer, and the outcome.
+    static func processLine(_ processor: ProfileProcessor, _ profile: String, with vault: Vault) throws -> (json: String, outcome: ProfileOutcome?) {
+        var output: [UInt8] = []
+        let bytes = Array(profile.utf8)
+        let outcome = try bytes.withUnsafeBufferPointer { try processor.process($0, with: vault, line: 1, appendingTo: &output) }
+        return (String(decoding: output, as: UTF8.self), outcome)
+    }
+
+    /// Lines of a write are held to the record: v1 is refused as older by encrypt and rotate; v2 as stored keeps its
+    /// seal (version 2, the same seal, however often it is fed back); a new profile takes a version above the record;
+    /// and the record is left as it was (v2 still reads, v1 is still older).
+    @Test func linesOfAWriteAreHeldToTheRecord() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealtrust-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for keystore in [try Keystore.inMemory(), try Keystore(directory: folder)] {
+            let vault = try Seals.vault(keystore: keystore)
+            let (v1, v2) = try Self.twoVersions(vault)
+            for processor in [Seals.encrypting, Seals.rotating] {
+                let refused = Seals.refusal { _ = try Self.processLine(processor, v1, with: vault) }
+                #expect(refused?.reason == .sealRolledBack, "\(String(describing: refused))")
+                #expect(refused?.description.hasPrefix("line 1: ") == true)
+            }
+            var line = v2
+            for processor in [Seals.encrypting, Seals.encrypting, Seals.rotating] {
+                let (json, outcome) = try Self.processLine(processor, line, with: vault)
+                #expect(outcome?.sealVersion == 2)
+                #expect(try Seals.object(json)["sealkit_seal"] == Seals.object(v2)["sealkit_seal"])
+                line = json
+            }
+            let fresh = try Self.processLine(Seals.encrypting, #"{"notes": "new"}"#, with: vault)
+            #expect(fresh.outcome?.sealVersion == 3)
+            #expect(try Seals.decrypting.process(v2, with: vault).sealVersion == 2)
+            #expect(Seals.refusal { _ = try Seals.decrypting.process(v1, with: vault) }?.reason == .sealRolledBack)
+        }
+    }
 }
