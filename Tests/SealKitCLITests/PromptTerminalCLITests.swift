@@ -266,8 +266,8 @@ struct PromptTerminalCLITests {
         terminal.write("paper ")
         usleep(200_000)
         terminal.write(Self.stop)
-        #expect(terminal.wait(for: "resuming", timeout: 30), "\(Self.text(terminal.outputSoFar))")
-        // The shell's `fg` hands the terminal back and continues the job, which puts echo off again.
+        // `fg` names the job, hands it the terminal and continues it, which puts echo off again.
+        #expect(terminal.wait(for: "resuming\r\n\"$SEALKIT\" \"$@\"\r\n", timeout: 30), "\(Self.text(terminal.outputSoFar))")
         usleep(1_000_000)
         terminal.write("paper pass phrase\n")
         let screen = Self.text(terminal.finish(timeout: 60).stdout)
