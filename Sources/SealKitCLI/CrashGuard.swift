@@ -18,6 +18,9 @@ import Glibc
 ///   `SWIFT_BACKTRACE` before `main`, so setting that variable now would change nothing), replace
 ///   the backtracer: they write one fixed line, which names no memory, and exit. They run on their
 ///   own stack, so a stack overflow is reported the same way.
+/// - SIGQUIT (Ctrl-\\) gets its default action back, which ends the process (with no core file, as
+///   above): the runtime takes it for its backtracer too, which prints memory and then keeps the
+///   process running. At a prompt, `PromptInterrupt` takes it as it takes Ctrl-C.
 enum CrashGuard {
     /// The one line a crash prints. Fixed text: nothing is formatted in a signal handler.
     static let crashLine: StaticString = "sealkit: internal error: the process crashed and was stopped; no memory was printed and no core file written\n"
@@ -57,5 +60,10 @@ enum CrashGuard {
             sigaddset(&crashSignals, signal)
         }
         _ = sigprocmask(SIG_UNBLOCK, &crashSignals, nil)
+
+        var quit = sigaction()
+        quit.__sigaction_handler.sa_handler = SIG_DFL
+        sigemptyset(&quit.sa_mask)
+        _ = sigaction(SIGQUIT, &quit, nil)
     }
 }

@@ -105,7 +105,9 @@ struct KeystoreOptions: ParsableArguments {
     /// The TPM `$SEALKIT_TPM_TCTI` names, else the machine's, with each call bounded by `$SEALKIT_TPM_TIMEOUT`
     /// (whole seconds, 30 by default).
     /// - Throws: a usage error for a TCTI that is not one tpm2-tss names (a TCTI is a library loaded into this
-    ///   process: a path, or the `cmd` TCTI, would run code the environment chose), or a timeout out of range.
+    ///   process: a path, or the `cmd` TCTI, would run code the environment chose), for `device:` naming
+    ///   something other than a character device (tpm2-tss would write TPM commands into a regular file),
+    ///   or a timeout out of range.
     static func tpm() throws -> TPM {
         let environment = ProcessInfo.processInfo.environment
         var tpm = TPM()
@@ -115,6 +117,9 @@ struct KeystoreOptions: ParsableArguments {
                     "SEALKIT_TPM_TCTI must name a TCTI tpm2-tss documents, with its configuration after ':' "
                         + "(device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321, mssim:..., tabrmd:...), not a library path or another TCTI",
                     status: .usage)
+            }
+            if let problem = TPM.deviceProblem(tcti) {
+                throw CLIFailure("SEALKIT_TPM_TCTI names a device that is not one: \(problem)", status: .usage)
             }
             tpm = TPM(tcti: tcti)
         }

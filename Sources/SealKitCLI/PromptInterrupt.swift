@@ -15,9 +15,20 @@ import Glibc
 /// interrupt would be lost. The handler does only what a signal handler may: it reads atomics and
 /// memory set up before it was installed, and calls `tcsetattr`, `write` and `_exit`.
 ///
-/// The handler is installed while a guard runs and the previous action put back after, so a command
-/// that writes after its prompts is not cut short by this handler, and a network transfer's own
-/// handler (which takes SIGINT with a dispatch source) is left alone.
+/// Ctrl-\\ (SIGQUIT) is Ctrl-C there too: its default would bring up Swift's crash reporter, which
+/// prints memory while a secret is in it. SIGTERM and SIGHUP give the terminal back the same way, say
+/// `sealkit: terminated`, and then end the process with the signal (the shell says 143 or 129).
+///
+/// Ctrl-Z (SIGTSTP, and SIGTTIN or SIGTTOU for a prompt in the background) gives the terminal back
+/// before the process stops, as OpenSSH's `readpassphrase` does: stopped, the shell is not left with
+/// echo off. On SIGCONT the prompt's mode (echo off) is put back, since the shell turned echo on while
+/// it was stopped, so the rest of a passphrase typed after `fg` is not shown. On a backup's screens
+/// Ctrl-Z is Ctrl-C: the screen is cleared and left, and the process ends, rather than leave a backup
+/// or its passphrase on the terminal while the shell has it, or redraw a secret after `fg`.
+///
+/// The handlers are installed while a guard runs and the previous actions put back after, so a command
+/// that writes after its prompts is not cut short by them, and a network transfer's own handler (which
+/// takes SIGINT with a dispatch source) is left alone.
 enum PromptInterrupt {
     /// What the line says was not done.
     enum Outcome: Int {
@@ -29,8 +40,11 @@ enum PromptInterrupt {
 
     /// Guards entered and not yet left, with their outcomes, innermost last (the main thread's alone).
     nonisolated(unsafe) private static var outcomes: [Outcome] = []
-    /// The action SIGINT had before the outermost guard.
-    nonisolated(unsafe) private static var previous = sigaction()
+    /// The signals the guard takes, and the actions they had before the outermost guard.
+    private static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT]
+    nonisolated(unsafe) private static let previous = UnsafeMutablePointer<sigaction>.allocate(capacity: signals.count)
+    /// The action the stop signals get back once the process is continued (the handler's own memory).
+    nonisolated(unsafe) private static let stopAction = UnsafeMutablePointer<sigaction>.allocate(capacity: 1)
     /// What the handler says: the innermost guard's outcome that says something.
     private static let outcome = Atomic<Int>(0)
     /// Whether the alternate screen is shown (a backup's screens), to leave on an interrupt.
@@ -69,21 +83,41 @@ enum PromptInterrupt {
         guard outcomes.count == 1, !transferOwnsInterrupts.load(ordering: .acquiring) else { return }
         // Everything the handler reads exists before it can run.
         stderrIsTerminal.store(isatty(2) == 1, ordering: .releasing)
-        _ = (lineEnd, leaveScreen, interrupted, nothingStored)
+        _ = (lineEnd, leaveScreen, interrupted, nothingStored, terminated)
         _ = (LineEditor.saved, TerminalPrompt.saved)
         _ = alternateScreen.load(ordering: .acquiring)
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in PromptInterrupt.interrupt() }
-        sigfillset(&action.sa_mask)
-        action.sa_flags = 0
-        sigaction(SIGINT, &action, &previous)
+        var ending = sigaction()
+        ending.__sigaction_handler.sa_handler = { _ in PromptInterrupt.interrupt() }
+        sigfillset(&ending.sa_mask)
+        ending.sa_flags = 0
+        var terminating = ending
+        terminating.__sigaction_handler.sa_handler = { signal in PromptInterrupt.terminate(signal) }
+        // A stopped and continued prompt goes on reading: the interrupted read is restarted.
+        var stopping = ending
+        stopping.__sigaction_handler.sa_handler = { signal in PromptInterrupt.stop(signal) }
+        stopping.sa_flags = SA_RESTART
+        stopAction.pointee = stopping
+        var continuing = stopping
+        continuing.__sigaction_handler.sa_handler = { _ in PromptInterrupt.resume() }
+        for (index, signal) in signals.enumerated() {
+            switch signal {
+            case SIGINT, SIGQUIT: sigaction(signal, &ending, previous + index)
+            case SIGTERM, SIGHUP: sigaction(signal, &terminating, previous + index)
+            case SIGCONT: sigaction(signal, &continuing, previous + index)
+            default: sigaction(signal, &stopping, previous + index)
+            }
+            // A signal ignored when sealkit started (SIGHUP under nohup) stays ignored, as the shell meant.
+            if signal != SIGINT, unsafeBitCast(previous[index].__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                sigaction(signal, previous + index, nil)
+            }
+        }
     }
 
     private static func leave() {
         outcomes.removeLast()
         outcome.store(current, ordering: .releasing)
         guard outcomes.isEmpty, !transferOwnsInterrupts.load(ordering: .acquiring) else { return }
-        sigaction(SIGINT, &previous, nil)
+        for index in signals.indices { sigaction(signals[index], previous + index, nil) }
     }
 
     private static var current: Int { (outcomes.last { $0 != .unsaid } ?? .unsaid).rawValue }
@@ -92,6 +126,7 @@ enum PromptInterrupt {
     private static let leaveScreen: StaticString = "\u{1B}[2J\u{1B}[3J\u{1B}[H\u{1B}[?1049l"
     private static let interrupted: StaticString = "sealkit: interrupted"
     private static let nothingStored: StaticString = ": nothing was stored"
+    private static let terminated: StaticString = "sealkit: terminated\n"
 
     private static func say(_ text: StaticString) { _ = write(2, text.utf8Start, text.utf8CodeUnitCount) }
 
@@ -111,6 +146,54 @@ enum PromptInterrupt {
         _exit(ExitStatus.interrupted.rawValue)
     }
 
+    /// SIGTERM or SIGHUP: the terminal given back and the screen left, one line, then the signal's own end.
+    private static func terminate(_ signal: Int32) {
+        let atPrompt = restoreTerminal()
+        if alternateScreen.load(ordering: .acquiring) {
+            say(leaveScreen)
+        } else if atPrompt || stderrIsTerminal.load(ordering: .acquiring) {
+            say(lineEnd)
+        }
+        say(terminated)
+        endWithDefault(signal)
+        _exit(128 + signal)
+    }
+
+    /// Ctrl-Z, or a background prompt's SIGTTIN or SIGTTOU: the terminal given back, then stopped.
+    private static func stop(_ signal: Int32) {
+        // A backup's screen is not left up, nor redrawn: Ctrl-Z ends it as Ctrl-C does.
+        if alternateScreen.load(ordering: .acquiring) { interrupt() }
+        let saved = errno
+        _ = restoreTerminal()
+        endWithDefault(signal)
+        // Continued: this handler takes the next stop. SIGCONT's handler puts the prompt's mode back.
+        sigaction(signal, stopAction, nil)
+        errno = saved
+    }
+
+    /// SIGCONT: the prompt's mode (echo off) back on the terminal, if a prompt is being answered.
+    private static func resume() {
+        let saved = errno
+        LineEditor.saved.reapply()
+        TerminalPrompt.saved.reapply()
+        errno = saved
+    }
+
+    /// Takes `signal`'s default action now: SIG_DFL, raised, and unblocked (the handler blocks every
+    /// signal), so it ends or stops the process here.
+    private static func endWithDefault(_ signal: Int32) {
+        var fallback = sigaction()
+        fallback.__sigaction_handler.sa_handler = SIG_DFL
+        sigemptyset(&fallback.sa_mask)
+        fallback.sa_flags = 0
+        sigaction(signal, &fallback, nil)
+        raise(signal)
+        var only = sigset_t()
+        sigemptyset(&only)
+        sigaddset(&only, signal)
+        sigprocmask(SIG_UNBLOCK, &only, nil)
+    }
+
     /// Gives the terminal back as it was before the prompt being answered, if one is.
     /// - Returns: whether a prompt was being answered.
     static func restoreTerminal() -> Bool {
@@ -125,11 +208,24 @@ enum PromptInterrupt {
 final class SavedTerminal: @unchecked Sendable {
     private let descriptor = Atomic<Int32>(-1)
     private let settings = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+    /// The prompt's own mode (echo off), to put back when a stopped process is continued.
+    private let prompting = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+    private let hasPromptMode = Atomic<Bool>(false)
 
-    /// Keeps `settings` of the terminal `fd` until `clear`.
-    func save(_ fd: Int32, _ settings: termios) {
+    /// Keeps `settings` of the terminal `fd` until `clear`, and the mode the prompt sets, if it is one
+    /// of its own (libedit keeps its own mode and puts it back on SIGCONT itself).
+    func save(_ fd: Int32, _ settings: termios, prompting mode: termios? = nil) {
         self.settings.pointee = settings
+        if let mode { prompting.pointee = mode }
+        hasPromptMode.store(mode != nil, ordering: .releasing)
         descriptor.store(fd, ordering: .releasing)
+    }
+
+    /// Puts the prompt's mode back, if a prompt of its own is being answered.
+    func reapply() {
+        let fd = descriptor.load(ordering: .acquiring)
+        guard fd >= 0, hasPromptMode.load(ordering: .acquiring) else { return }
+        tcsetattr(fd, TCSANOW, prompting)
     }
 
     /// The prompt is over: nothing to give back.

@@ -30,7 +30,7 @@ enum TerminalPrompt {
         guard tcgetattr(fd, &original) == 0 else { return nil }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
-        saved.save(fd, original)
+        saved.save(fd, original, prompting: silent)
         // Echo goes off before the prompt shows, so an answer typed (or pasted) the moment
         // the prompt appears is neither echoed nor flushed away by TCSAFLUSH.
         tcsetattr(fd, TCSAFLUSH, &silent)
@@ -46,7 +46,11 @@ enum TerminalPrompt {
         defer { wipe(&bytes) }
         var byte: UInt8 = 0
         var tooLong = false
-        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+        while true {
+            let count = Glibc.read(fd, &byte, 1)
+            // A stop and `fg` (or any handled signal) is not the end of the passphrase.
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1, byte != UInt8(ascii: "\n") else { break }
             if bytes.count < KeystoreOptions.passphraseFileLimit { bytes.append(byte) } else { tooLong = true }
         }
         if tooLong {

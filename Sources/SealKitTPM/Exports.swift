@@ -28,6 +28,10 @@ public struct TPM: Sendable, Equatable {
     /// - Returns: whether a TPM call would open it.
     public static func isNamedTCTI(_ tcti: String) -> Bool { TPMSealer.isNamedTCTI(tcti) }
 
+    /// Why `tcti` must not be opened: `device:` naming something other than a character device, which
+    /// tpm2-tss would write TPM commands into. Nil when it may be.
+    package static func deviceProblem(_ tcti: String) -> String? { TPMSealer.deviceProblem(tcti) }
+
     /// A TPM reached through `tcti`. Nothing connects until a key is sealed or unsealed.
     /// - Parameter tcti: a tpm2-tss TCTI string naming one of the TCTIs tpm2-tss documents (`device`, `swtpm`,
     ///   `mssim`, `tabrmd`) with its configuration after `:`; by default the machine's TPM. Another name, or a

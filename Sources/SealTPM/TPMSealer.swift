@@ -2,6 +2,10 @@ import CTPMSeal
 import SealCore
 import SealKeystore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Seals key files' wrapping keys to a TPM 2.0 through tpm2-tss's ESAPI (the `CTPMSeal` shim fills in
 /// the TPM's templates; the TSS marshals every command).
 ///
@@ -35,6 +39,20 @@ package struct TPMSealer: TPMKeySealer {
         return tctiNames.contains(name) && !tcti.utf8.contains(0)
     }
 
+    /// Why `tcti` must not be opened, when it is the device TCTI naming something other than a character
+    /// device: tpm2-tss opens the path read-write and writes TPM commands to it, so a regular file (or a
+    /// link to one) would be overwritten. Nil when it may be opened (a path that does not exist is the
+    /// TPM's absence, which opening reports).
+    package static func deviceProblem(_ tcti: String) -> String? {
+        let parts = tcti.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == "device", !parts[1].isEmpty else { return nil }
+        let path = String(parts[1])
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        guard status.st_mode & S_IFMT == S_IFCHR else { return "\(path) is not a character device" }
+        return nil
+    }
+
     /// The longest PIN: a sealed object's authorization value is at most its name algorithm's digest (SHA-256).
     package static let maximumPINByteCount = 32
 
@@ -56,6 +74,7 @@ package struct TPMSealer: TPMKeySealer {
         guard Self.isNamedTCTI(tcti) else {
             throw .tpmUnavailable(tcti: tcti, detail: "not a TCTI tpm2-tss names: use device, swtpm, mssim or tabrmd, such as device:/dev/tpmrm0")
         }
+        if let problem = Self.deviceProblem(tcti) { throw .tpmUnavailable(tcti: tcti, detail: problem) }
     }
 
     package func lockoutState() throws(KeystoreError) -> TPMLockoutState {

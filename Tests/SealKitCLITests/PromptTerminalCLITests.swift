@@ -216,4 +216,133 @@ struct PromptTerminalCLITests {
         #expect(ended.stdout.split(separator: "\n").count == 2, "offer and code only: \(ended.stdout)")
         #expect(try TransferCLITests.ids(scripted).isEmpty)
     }
+
+    // MARK: Other signals at a prompt: Ctrl-Z and fg, Ctrl-\, SIGTERM and SIGHUP
+
+    static let stop = "\u{1A}"
+    static let quit = "\u{1C}"
+
+    /// `sealkit ARGS` as a job of a shell with job control, as at a person's terminal: stopped by Ctrl-Z,
+    /// the shell prints the terminal's settings (`stopped: ...`), turns echo on as an interactive shell
+    /// does for itself, and brings the job back with `fg`. After it, the settings and the exit status.
+    static func asAJob(_ cli: CLI, _ arguments: [String], columns: Int = 0) throws -> ChildProcess {
+        var environment = cli.environment
+        environment["SEALKIT"] = CLI.executable.path
+        let script = """
+            set -m
+            "$SEALKIT" "$@"; status=$?
+            if [ "$status" = 148 ]; then echo; echo "stopped: $(stty -a | tr '\\n' ' ')"; stty echo; echo resuming; fg; status=$?; fi
+            echo; stty -a | tr '\\n' ' '; echo; echo "exit=$status"
+            """
+        return try ChildProcess("/bin/bash", ["-c", script, "bash"] + arguments, environment: environment, terminal: columns, killAfter: 120)
+    }
+
+    /// Whether the settings on the line starting `prefix` have echo on.
+    static func echo(in screen: String, after prefix: String) -> Bool? {
+        guard let line = screen.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+        let flags = line.split(separator: " ").map(String.init)
+        return flags.contains("echo") && !flags.contains("-echo")
+    }
+
+    /// A backup made with the passphrase `paper pass phrase`, and a keystore-less CLI at its passphrase prompt.
+    static func atTheBackupPassphrase() throws -> (CLI, ChildProcess) {
+        let owner = try CLI.withKey("u")
+        let made = try owner.run(["keys", "backup", "u", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
+        let backup = made.stdout.trimmingCharacters(in: .newlines)
+        try #require(made.status == 0 && backup.hasPrefix("sealkit-backup-v1:"), "\(made.stderr)")
+        let other = try CLI()
+        let terminal = try asAJob(other, ["keys", "restore", "--all"])
+        try #require(terminal.wait(for: "Paste the backup", timeout: 30))
+        terminal.write(backup + "\n")
+        try #require(terminal.wait(for: "Backup passphrase: ", timeout: 30))
+        return (other, terminal)
+    }
+
+    /// Ctrl-Z halfway through the backup passphrase: stopped, the shell has echo on; after `fg` the
+    /// passphrase is typed with echo off again (the shell had turned it on), and the prompt, not ended by
+    /// the stop, takes it and restores the keys. (The terminal drops what was typed before Ctrl-Z.)
+    @Test func stopAndContinueAtThePassphrase() throws {
+        let (other, terminal) = try Self.atTheBackupPassphrase()
+        terminal.write("paper ")
+        usleep(200_000)
+        terminal.write(Self.stop)
+        // `fg` names the job, hands it the terminal and continues it, which puts echo off again.
+        #expect(terminal.wait(for: "resuming\r\n\"$SEALKIT\" \"$@\"\r\n", timeout: 30), "\(Self.text(terminal.outputSoFar))")
+        usleep(1_000_000)
+        terminal.write("paper pass phrase\n")
+        let screen = Self.text(terminal.finish(timeout: 60).stdout)
+        #expect(Self.echo(in: screen, after: "stopped: ") == true, "echo left off while stopped: \(screen)")
+        #expect(!screen.contains("pass phrase") && !screen.contains("paper"), "the passphrase was echoed: \(screen)")
+        let after = Self.after(screen.components(separatedBy: "resuming").last ?? "")
+        #expect(after.status == "0", "\(screen)")
+        #expect(after.echo, "\(screen)")
+        #expect(try other.run(["keys", "list"]).stdout.hasPrefix("u\t"), "the prompt did not take the passphrase after fg")
+    }
+
+    /// Ctrl-\ at the passphrase and at the backup's screen is Ctrl-C: one line, exit 130, echo on, the
+    /// screen cleared and left, nothing stored; never Swift's crash reporter.
+    @Test func quitAtAPromptIsAnInterrupt() throws {
+        let (other, terminal) = try Self.atTheBackupPassphrase()
+        terminal.write("paper pass")
+        usleep(200_000)
+        terminal.write(Self.quit)
+        let screen = Self.text(terminal.finish(timeout: 30).stdout)
+        #expect(screen.contains("\nsealkit: interrupted: nothing was stored\n"), "\(screen)")
+        #expect(!screen.contains("crashed") && !screen.contains("paper pass"), "\(screen)")
+        let after = Self.after(screen)
+        #expect(after.status == "130", "\(screen)")
+        #expect(after.echo, "\(screen)")
+        #expect(try other.run(["keys", "list"]).status != 0, "a keystore was made")
+
+        let owner = try CLI.withKey("u")
+        let backup = try ChildProcess(CLI.executable.path, ["keys", "backup", "u"], environment: owner.environment, terminal: 200, killAfter: 60)
+        #expect(backup.wait(for: "press Enter to clear it and show its passphrase", timeout: 60))
+        backup.write(Self.quit)
+        let result = backup.finish(timeout: 30)
+        let backupScreen = Self.text(result.stdout)
+        #expect(result.status == 130, "\(backupScreen)")
+        #expect(backupScreen.hasSuffix(Self.clear + "\u{1B}[H\u{1B}[?1049lsealkit: interrupted\n"), "\(backupScreen)")
+    }
+
+    /// Ctrl-Z at the backup's screen ends it as Ctrl-C does: the backup is never left on the terminal
+    /// while the shell has it.
+    @Test func stopAtTheBackupsScreenClearsIt() throws {
+        let owner = try CLI.withKey("u")
+        let terminal = try Self.asAJob(owner, ["keys", "backup", "u"], columns: 200)
+        #expect(terminal.wait(for: "press Enter to clear it and show its passphrase", timeout: 60))
+        terminal.write(Self.stop)
+        let screen = Self.text(terminal.finish(timeout: 30).stdout)
+        #expect(screen.contains(Self.clear + "\u{1B}[H\u{1B}[?1049lsealkit: interrupted\n"), "\(screen)")
+        #expect(!screen.contains("stopped: "), "the job stopped with the backup on the screen: \(screen)")
+        #expect(Self.after(screen).status == "130", "\(screen)")
+    }
+
+    /// SIGTERM or SIGHUP at the backup's screen: cleared and left, one line, ended by the signal. SIGTERM at
+    /// the passphrase: echo back on, the shell's 143, nothing stored.
+    @Test func terminatedAtAPromptGivesTheTerminalBack() throws {
+        for signal in [SIGTERM, SIGHUP] {
+            let owner = try CLI.withKey("u")
+            let terminal = try ChildProcess(CLI.executable.path, ["keys", "backup", "u"], environment: owner.environment, terminal: 200, killAfter: 60)
+            #expect(terminal.wait(for: "press Enter to clear it and show its passphrase", timeout: 60))
+            terminal.send(signal: signal)
+            let result = terminal.finish(timeout: 30)
+            let screen = Self.text(result.stdout)
+            #expect(result.signal == signal, "\(signal): \(result.status)")
+            #expect(screen.hasSuffix(Self.clear + "\u{1B}[H\u{1B}[?1049lsealkit: terminated\n"), "\(signal): \(screen)")
+        }
+
+        let (other, terminal) = try Self.atTheBackupPassphrase()
+        terminal.write("paper pass")
+        usleep(200_000)
+        // The shell's job: its only child.
+        let children = try String(contentsOfFile: "/proc/\(terminal.pid)/task/\(terminal.pid)/children", encoding: .utf8)
+        let job = try #require(children.split(separator: " ").first.flatMap { pid_t($0) })
+        kill(job, SIGTERM)
+        let screen = Self.text(terminal.finish(timeout: 30).stdout)
+        #expect(screen.contains("\nsealkit: terminated\n"), "\(screen)")
+        let after = Self.after(screen)
+        #expect(after.status == "143", "\(screen)")
+        #expect(after.echo, "echo is left off: \(screen)")
+        #expect(try other.run(["keys", "list"]).status != 0, "a keystore was made")
+    }
 }

@@ -145,4 +145,32 @@ struct CrashOutputTests {
         let written = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         #expect(written.isEmpty, "left in the working folder (core pattern \(pattern)): \(written)")
     }
+
+    /// Ctrl-\\ (SIGQUIT) ends the process with its default action: not Swift's backtracer, which took it
+    /// too, printed registers and memory, and left the process running; and no core file.
+    @Test func quitEndsWithoutTheBacktracer() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "k"]).status == 0)
+        let ciphertext = try cli.run(["encrypt", "--key", "k"], stdin: "patient \(Self.secret)").output
+        let folder = cli.home.appendingPathComponent("cwd").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var environment = cli.environment
+        environment.removeValue(forKey: "SWIFT_BACKTRACE")
+        environment["SEALKIT"] = CLI.executable.path
+        environment["CWD"] = folder
+        let process = try ChildProcess(
+            "/bin/sh", ["-c", #"ulimit -c unlimited 2>/dev/null; cd "$CWD" && exec "$SEALKIT" decrypt --key k --lines"#],
+            environment: environment, killAfter: nil)
+        process.write(Array(String(repeating: ciphertext + "\n", count: 50).utf8))
+        Thread.sleep(forTimeInterval: 1.5)
+        _ = kill(process.pid, SIGQUIT)
+        let outcome = process.finish(stdin: [], timeout: 20)
+
+        #expect(!outcome.timedOut)
+        #expect(outcome.signal == SIGQUIT, "status \(String(describing: outcome.status)), signal \(String(describing: outcome.signal))")
+        #expect(outcome.stderrText.isEmpty, "stderr: \(outcome.stderrText.prefix(2000))")
+        #expect(!outcome.stdoutText.contains("078-05-1120"))
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        #expect(written.isEmpty, "left in the working folder: \(written)")
+    }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import SealCore
+import SealKeystore
+import SealTPM
 import SealTestSupport
 import Testing
 
@@ -186,6 +188,36 @@ struct TPMLockoutCLITests {
         }
         #expect(!FileManager.default.fileExists(atPath: marker), "the cmd TCTI ran a command the environment chose")
         #expect(try TPMCLITests.flags(cli, "alice") == "-")
+    }
+
+    /// `device:` must name a character device: tpm2-tss opens the path read-write and writes TPM commands to
+    /// it, so a regular file, or a link to one, is refused before it is opened, and is left as it was.
+    @Test func theDeviceTCTIOpensOnlyACharacterDevice() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-tcti-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let victim = folder.appendingPathComponent("victim.txt"), link = folder.appendingPathComponent("tpm-link")
+        try Data("precious data\n".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
+        for path in [victim.path, link.path] {
+            for arguments in [["keys", "generate", "v", "--tpm"], ["keys", "passwd", "alice", "--tpm"]] {
+                let refused = try cli.run(arguments, environment: ["SEALKIT_TPM_TCTI": "device:\(path)", "SEALKIT_TPM_TIMEOUT": "2"])
+                expectCleanFailure(refused, containing: "is not a character device")
+                #expect(refused.status == 64, "\(arguments): \(refused.stderr)")
+            }
+            // The library refuses it too, whoever calls it.
+            #expect {
+                _ = try TPMSealer(tcti: "device:\(path)").lockoutState()
+            } throws: { error in
+                guard case KeystoreError.tpmUnavailable(_, let detail) = error else { return false }
+                return detail.hasSuffix("is not a character device")
+            }
+        }
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "precious data\n", "TPM commands were written into the file")
+        #expect(try TPMCLITests.flags(cli, "alice") == "-")
+        #expect(try cli.run(["keys", "list"]).stdout.split(separator: "\n").allSatisfy { !$0.hasPrefix("v\t") })
     }
 
     @Test func aBackupOfTheSameKeyReplacesACopySealedToAnotherTPM() throws {
