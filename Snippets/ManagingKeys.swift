@@ -47,6 +47,7 @@ func strongerHomes(for user: KeyID, and other: KeyID, from files: Keystore, pin:
     var tpm = TPM(tcti: TPM.defaultTCTI)
     tpm.timeout = .seconds(5)  // a TPM that never answers fails the call in 5 s
     print("TPM through \(tpm.tcti), a named TCTI: \(TPM.isNamedTCTI(tpm.tcti))")
+    if let problem = TPM.deviceProblem(tpm.tcti) { print("not a TPM device: \(problem)") }
     try files.sealKeys(of: other, to: tpm, pin: pin, unlockingWith: nil)
     // Offer fewer PIN tries than the TPM allows before its lockout, which would stop every key with a PIN.
     print("ask for the PIN at most \(try files.using(tpm).pinPromptTries(for: other, atMost: 3)) times")

@@ -28,9 +28,12 @@ public struct TPM: Sendable, Equatable {
     /// - Returns: whether a TPM call would open it.
     public static func isNamedTCTI(_ tcti: String) -> Bool { TPMSealer.isNamedTCTI(tcti) }
 
-    /// Why `tcti` must not be opened: `device:` naming something other than a character device, which
-    /// tpm2-tss would write TPM commands into. Nil when it may be.
-    package static func deviceProblem(_ tcti: String) -> String? { TPMSealer.deviceProblem(tcti) }
+    /// Why `tcti` must not be opened: `device:` naming something other than a character device (a regular file,
+    /// a folder, a FIFO), which tpm2-tss would write TPM commands into. A TPM call refuses such a TCTI too; this
+    /// lets a program say so before it uses the TPM.
+    /// - Parameter tcti: a TCTI string, such as `device:/dev/tpmrm0`.
+    /// - Returns: what is wrong, in words; nil when it may be opened.
+    public static func deviceProblem(_ tcti: String) -> String? { TPMSealer.deviceProblem(tcti) }
 
     /// A TPM reached through `tcti`. Nothing connects until a key is sealed or unsealed.
     /// - Parameter tcti: a tpm2-tss TCTI string naming one of the TCTIs tpm2-tss documents (`device`, `swtpm`,
