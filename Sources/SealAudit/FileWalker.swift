@@ -1,3 +1,5 @@
+import SealCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -118,12 +120,13 @@ enum FileWalker {
         guard path.withUnsafeBufferPointer({ buffer in
             buffer.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) }
         }) == 0 else { return }
-        let shown = (folder.hasSuffix("/") ? folder : folder + "/") + escapedName(name)
+        let shown = TextSafety.printable(folder.hasSuffix("/") ? folder : folder + "/", limit: Int.max) + escapedName(name)
         guard isDirectory(info) || ((info.st_mode & S_IFMT) == S_IFREG && FileFormat(path: shown) != nil) else { return }
         throw .unreadable(path: shown, reason: "its name is not valid UTF-8; rename it to audit it")
     }
 
-    /// `name` with each byte that is not part of valid UTF-8 written as `\x{…}`.
+    /// `name` with each byte that is not part of valid UTF-8 written as `\x{…}`, and characters that could
+    /// rewrite the terminal's line as `\u{…}` (`TextSafety.printable`).
     private static func escapedName(_ name: [UInt8]) -> String {
         var shown = ""
         var rest = name[...]
@@ -131,7 +134,8 @@ enum FileWalker {
             // The longest valid prefix, then one byte that is not.
             var valid = rest.endIndex
             while valid > rest.startIndex, String(validating: rest[..<valid], as: UTF8.self) == nil { valid -= 1 }
-            shown += String(decoding: rest[..<valid], as: UTF8.self)
+            // Escape sequences in the valid part are written as every message writes them.
+            shown += TextSafety.printable(String(decoding: rest[..<valid], as: UTF8.self), limit: Int.max)
             if valid < rest.endIndex {
                 shown += "\\x{" + String(rest[valid], radix: 16) + "}"
                 rest = rest[(valid + 1)...]

@@ -231,11 +231,14 @@ final class SavedTerminal: @unchecked Sendable {
     /// The prompt is over: nothing to give back.
     func clear() { descriptor.store(-1, ordering: .releasing) }
 
-    /// Puts the saved settings back, if any.
+    /// Puts the saved settings back, if any, and drops what was typed and not yet read: a passphrase half
+    /// typed when a signal came from elsewhere would otherwise be read by the shell, shown, and run as a
+    /// command. (Ctrl-C, Ctrl-\\ and Ctrl-Z make the terminal drop it itself; `kill` does not.)
     /// - Returns: whether there were some.
     func restore() -> Bool {
         let fd = descriptor.load(ordering: .acquiring)
         guard fd >= 0 else { return false }
+        tcflush(fd, TCIFLUSH)
         tcsetattr(fd, TCSANOW, settings)
         return true
     }

@@ -112,6 +112,23 @@ struct ReadingTests {
         }
     }
 
+    /// The name is shown escaped whole: an escape sequence or a carriage return beside the byte that is not
+    /// UTF-8 would clear or rewrite the terminal the message is read on.
+    @Test func aNameThatIsNotUTF8IsShownWithItsControlCharactersEscaped() throws {
+        let lake = folder.appendingPathComponent("lake")
+        _ = try write("lake/a.ndjson", "{\"ssn\": \"\(Self.sealed("x"))\"}\n")
+        let path = Array(lake.path.utf8) + Array("/a".utf8) + [0xFF, 0x1B] + Array("[2J\r.ndjson".utf8) + [0]
+        let descriptor = path.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o600) }
+        }
+        try #require(descriptor >= 0)
+        close(descriptor)
+        let reason = "its name is not valid UTF-8; rename it to audit it"
+        #expect(throws: SealKitError(AuditError.unreadable(path: lake.path + "/a\\x{ff}\\u{1b}[2J\\u{d}.ndjson", reason: reason))) {
+            try Auditor().audit(paths: [lake.path])
+        }
+    }
+
     @Test func arrayElementsSplitAroundTrickyStrings() throws {
         let copy = Self.sealed("x")
         // Brackets, commas and escaped quotes inside strings must not split elements.

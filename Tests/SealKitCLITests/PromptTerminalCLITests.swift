@@ -225,13 +225,17 @@ struct PromptTerminalCLITests {
     /// `sealkit ARGS` as a job of a shell with job control, as at a person's terminal: stopped by Ctrl-Z,
     /// the shell prints the terminal's settings (`stopped: ...`), turns echo on as an interactive shell
     /// does for itself, and brings the job back with `fg`. After it, the settings and the exit status.
-    static func asAJob(_ cli: CLI, _ arguments: [String], columns: Int = 0) throws -> ChildProcess {
+    /// With `readingLeftovers`, the shell then reads one line from the terminal and shows it (`left=[...]`): what
+    /// was typed at the prompt and not read would reach a person's shell, as a command. The test ends that line.
+    static func asAJob(_ cli: CLI, _ arguments: [String], columns: Int = 0, readingLeftovers: Bool = false) throws -> ChildProcess {
         var environment = cli.environment
         environment["SEALKIT"] = CLI.executable.path
+        let leftovers = readingLeftovers ? "IFS= read -r -t 30 left; echo \"left=[$left]\"" : ""
         let script = """
             set -m
             "$SEALKIT" "$@"; status=$?
             if [ "$status" = 148 ]; then echo; echo "stopped: $(stty -a | tr '\\n' ' ')"; stty echo; echo resuming; fg; status=$?; fi
+            \(leftovers)
             echo; stty -a | tr '\\n' ' '; echo; echo "exit=$status"
             """
         return try ChildProcess("/bin/bash", ["-c", script, "bash"] + arguments, environment: environment, terminal: columns, killAfter: 120)
@@ -245,13 +249,13 @@ struct PromptTerminalCLITests {
     }
 
     /// A backup made with the passphrase `paper pass phrase`, and a keystore-less CLI at its passphrase prompt.
-    static func atTheBackupPassphrase() throws -> (CLI, ChildProcess) {
+    static func atTheBackupPassphrase(readingLeftovers: Bool = false) throws -> (CLI, ChildProcess) {
         let owner = try CLI.withKey("u")
         let made = try owner.run(["keys", "backup", "u", "--format", "text"], environment: ["SEALKIT_PASSPHRASE": "paper pass phrase"])
         let backup = made.stdout.trimmingCharacters(in: .newlines)
         try #require(made.status == 0 && backup.hasPrefix("sealkit-backup-v1:"), "\(made.stderr)")
         let other = try CLI()
-        let terminal = try asAJob(other, ["keys", "restore", "--all"])
+        let terminal = try asAJob(other, ["keys", "restore", "--all"], readingLeftovers: readingLeftovers)
         try #require(terminal.wait(for: "Paste the backup", timeout: 30))
         terminal.write(backup + "\n")
         try #require(terminal.wait(for: "Backup passphrase: ", timeout: 30))
@@ -331,14 +335,19 @@ struct PromptTerminalCLITests {
             #expect(screen.hasSuffix(Self.clear + "\u{1B}[H\u{1B}[?1049lsealkit: terminated\n"), "\(signal): \(screen)")
         }
 
-        let (other, terminal) = try Self.atTheBackupPassphrase()
+        let (other, terminal) = try Self.atTheBackupPassphrase(readingLeftovers: true)
         terminal.write("paper pass")
         usleep(200_000)
         // The shell's job: its only child.
         let children = try String(contentsOfFile: "/proc/\(terminal.pid)/task/\(terminal.pid)/children", encoding: .utf8)
         let job = try #require(children.split(separator: " ").first.flatMap { pid_t($0) })
         kill(job, SIGTERM)
+        // The half-typed passphrase was dropped with the prompt: the shell's line holds only what comes after.
+        #expect(terminal.wait(for: "sealkit: terminated", timeout: 30))
+        usleep(200_000)
+        terminal.write("\n")
         let screen = Self.text(terminal.finish(timeout: 30).stdout)
+        #expect(screen.contains("left=[]") && !screen.contains("paper pass"), "the passphrase reached the shell: \(screen)")
         #expect(screen.contains("\nsealkit: terminated\n"), "\(screen)")
         let after = Self.after(screen)
         #expect(after.status == "143", "\(screen)")
