@@ -313,12 +313,14 @@ public struct ProfileProcessor: Sendable {
         let seal: ProfileSeal
         // The version of the input's seal a write is made over: verified here, or this device's own.
         var base: UInt64?
+        // A write that left the flagged fields as they were hands back the input's seal, verified by then.
+        var keptInput = false
         switch operation {
         case .encrypt:
             let encrypted = try encryptor.encrypt(profile, with: keys)
             base = try encryptor.sealBeforeWriting(profile, encrypted: encrypted, with: keys, against: record, resealing: options.resealing)
-            if let kept = try keptSeal(of: profile, as: encrypted, with: keys, tracking: tracking) {
-                (result, seal) = (encrypted, kept)
+            if let kept = try keptSeal(of: profile, as: encrypted) {
+                (result, seal, keptInput) = (encrypted, kept, true)
             } else {
                 let version = try ProfileEncryptor.nextSealVersion(after: record, over: base)
                 (result, seal) = try encryptor.sealing(encrypted, with: keys, version: version)
@@ -332,8 +334,8 @@ public struct ProfileProcessor: Sendable {
             base = try encryptor.verifySeal(of: profile, with: keys, against: record).version
             let rotation = try encryptor.rotate(profile, with: keys, migratingFromV1: options.migratingFromV1)
             rotatedFields = rotation.rotatedFields
-            if let kept = try keptSeal(of: profile, as: rotation.profile, with: keys, tracking: tracking) {
-                (result, seal) = (rotation.profile, kept)
+            if let kept = try keptSeal(of: profile, as: rotation.profile) {
+                (result, seal, keptInput) = (rotation.profile, kept, true)
             } else {
                 let version = try ProfileEncryptor.nextSealVersion(after: record, over: base)
                 (result, seal) = try encryptor.sealing(rotation.profile, with: keys, version: version)
@@ -341,7 +343,7 @@ public struct ProfileProcessor: Sendable {
         }
         if tracking {
             var recorded = seal.mark
-            if operation != .decrypt {
+            if operation != .decrypt && !keptInput {
                 // The version this write was made over: its input's seal. An input without one (a new profile,
                 // whose retry needs no window) keeps the floor the device had, so the record never accepts an
                 // edit older than it did before this write (a review found 0 here accepting every older one).
@@ -353,13 +355,12 @@ public struct ProfileProcessor: Sendable {
         return ProfileOutcome(fieldsUnderRetiredKeys: retired, rotatedFields: rotatedFields, sealVersion: seal.version)
     }
 
-    /// The seal a line of many profiles keeps: its input's (verified by then), when the write left every flagged
-    /// field as it was and the current key made it. Minting a version for unchanged fields would let a batch fed
-    /// the same profile again and again raise an old profile's version past a newer one written on another device,
-    /// and no record remembers lines. Nil for one profile, whose write is recorded, and for any other line.
-    private func keptSeal(of input: JSONValue, as output: JSONValue, with keys: KeyRing, tracking: Bool) throws(ProfileError) -> ProfileSeal? {
-        guard !tracking, let seal = try ProfileEncryptor.seal(of: input), seal.keyTag == keys.current.fingerprint,
-            encryptor.keepsFlaggedFields(of: input, in: output)
+    /// The seal a write keeps: its input's (verified by then, under any of the user's keys), when the write left
+    /// every flagged field as it was. Minting a version for unchanged fields would let a device fed the same profile
+    /// again and again (one profile or lines of many, before or after a key rotation) raise an old profile's version
+    /// past a newer one written on another device. Nil for any other write, which is sealed at a new version.
+    private func keptSeal(of input: JSONValue, as output: JSONValue) throws(ProfileError) -> ProfileSeal? {
+        guard let seal = try ProfileEncryptor.seal(of: input), encryptor.keepsFlaggedFields(of: input, in: output)
         else { return nil }
         return seal
     }

@@ -22,7 +22,8 @@ extension SealKitError.Advice {
         case .dropRowndForV2: return "; --rownd writes v1 only, so drop --rownd or the field's \"sealkit\": {\"format\": 2}"
         case .tryRownd: return " (written by a Rownd app? try --rownd)"
         case .sealWithEncrypt:
-            return "; if the profile predates the seal and is the id's latest, seal it with 'sealkit profile encrypt --reseal', "
+            return "; if it is the id's latest profile (one that predates the seal, or a new one), seal it with "
+                + "'sealkit profile encrypt --reseal', "
                 + "which vouches for every field as it stands"
         case .readConflictOnPurpose: return "; read it with --accept-conflict, merge the changes, and write it again (a higher version)"
         case .receiveTheUsersKey:

@@ -5,8 +5,8 @@ import SealJSON
 package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
     /// The schema asks for a seal and the profile has none.
     case missing
-    /// A write's input holds ciphertexts but no seal, on a device whose record holds sealed profiles of the user
-    /// (`seen`, the version recorded): the seal may have been removed, and sealing it would vouch for every field.
+    /// A write's input holds no seal, on a device whose record holds sealed profiles of the user (`seen`, the version
+    /// recorded): the seal may have been removed, and sealing it would vouch for every field.
     case removed(seen: UInt64)
     /// The seal is not one, or does not match the profile's flagged fields, the user or the keys;
     /// the detail says which.
@@ -29,8 +29,8 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
             return "the profile's seal is missing: the schema asks for one (\(ProfileSchema.sealMember)), so a profile "
                 + "without it may have had it removed"
         case .removed(let seen):
-            return "the profile's seal is missing: it holds ciphertexts, and this device has seen the profiles of this user "
-                + "sealed (version \(seen)), so its seal may have been removed: it is sealed anew only on purpose"
+            return "the profile's seal is missing: this device has seen the profiles of this user sealed (version \(seen)), "
+                + "so its seal may have been removed: it is sealed anew only on purpose"
         case .mismatch(let detail):
             return "the profile's seal does not match: \(detail)"
         case .unverifiable(let detail):
@@ -161,8 +161,10 @@ extension ProfileEncryptor {
     ///   seal must be of the user's keys, not older than the record, and be the one this device last verified
     ///   or wrote (or the version its unread write was made over, whose retry this is); a seal it cannot tell
     ///   from a forged one gives no version.
-    /// - An input without a seal that holds ciphertexts, on a device whose record holds sealed profiles of the
-    ///   user, may have had its seal removed: refused unless `resealing`. Without ciphertexts it is a new profile.
+    /// - An input without a seal, on a device whose record holds sealed profiles of the user, may have had its seal
+    ///   removed: refused unless `resealing`, whether it holds ciphertexts or not (a server that strips the seal and
+    ///   the ciphertexts, or puts its own plaintext there, would otherwise get its choice sealed above the record).
+    ///   On a device without a record it is a new profile.
     /// - Parameters:
     ///   - input: the profile as given.
     ///   - encrypted: the same profile after `encrypt`.
@@ -187,7 +189,7 @@ extension ProfileEncryptor {
             changed += 1
         }
         guard let seal else {
-            if ciphertexts > 0, !resealing, let mark { throw .seal(.removed(seen: mark.version)) }
+            if !resealing, let mark { throw .seal(.removed(seen: mark.version)) }
             return nil
         }
         if changed == 0 { return try verifySeal(of: input, with: keys, against: mark).version }

@@ -80,7 +80,8 @@ struct AdviceTests {
         (SealKitError(CodeError.nothingToSend), "no keys to send: name key ids, or use --all"),
         (SealKitError(ProfileError.seal(.missing)),
          "the profile's seal is missing: the schema asks for one (sealkit_seal), so a profile without it may have had it removed; "
-            + "if the profile predates the seal and is the id's latest, seal it with 'sealkit profile encrypt --reseal', "
+            + "if it is the id's latest profile (one that predates the seal, or a new one), seal it with "
+            + "'sealkit profile encrypt --reseal', "
             + "which vouches for every field as it stands"),
         (SealKitError(ProfileError.seal(.conflicting(version: 3))),
          "the profile's seal is a conflicting write: version 3 seen here has another seal, so two devices wrote at once; "

@@ -224,7 +224,7 @@ struct ProfileSealTrustCLITests {
         let edited = try device.profile("encrypt", try Self.replacing(try device.read(v2), "notes", with: "batch") + "\n", ["--ndjson"])
         #expect(edited.status == 0, "\(edited.stderr)")
         #expect(try Self.version(of: edited.output.trimmingCharacters(in: .newlines)) == 3)
-        let fresh = try device.profile("encrypt", #"{"notes": "new"}"# + "\n", ["--ndjson"])
+        let fresh = try device.profile("encrypt", #"{"notes": "new"}"# + "\n", ["--ndjson", "--reseal"])
         #expect(fresh.status == 0, "\(fresh.stderr)")
         #expect(try Self.version(of: fresh.output.trimmingCharacters(in: .newlines)) == 3)
         // Lines are not recorded: v2 is still the version this device saw last.
@@ -296,5 +296,66 @@ struct ProfileSealTrustCLITests {
         let sealed = try device.cli.run(["profile", "encrypt", "--schema", inApp, "--key", "ada"], stdin: #"{"ssn": "1"}"#)
         #expect(sealed.status == 0, "\(sealed.stderr)")
         #expect(try Self.member(sealed.output, "sealkit_seal") != nil)
+    }
+
+    /// After `keys rotate`, a device fed the stored v2 (sealed by the retired key) again and again, one profile or
+    /// lines, hands back v2's own seal: no version is minted, so another device that wrote v3 still refuses what it
+    /// outputs as older. `profile rotate` changes the fields, so it is a real write (version 3 here).
+    @Test func anUnchangedProfileMintsNoVersionAfterAKeyRotation() throws {
+        let device = try Device()
+        let laptop = try Device()
+        let (_, v2) = try Self.twoVersions(device)
+        let v3 = try laptop.write(try Self.replacing(try laptop.read(v2), "ssn", with: "333-44-5555"))
+        _ = try laptop.read(v3)
+        #expect(try device.cli.run(["keys", "rotate", "ada"]).status == 0)
+        var profile = v2
+        for extra in [["--ndjson"], [], ["--ndjson"], []] {
+            let again = try device.profile("encrypt", profile + "\n", extra)
+            #expect(again.status == 0, "\(extra): \(again.stderr)")
+            profile = again.output.trimmingCharacters(in: .newlines)
+            #expect(try Self.member(profile, "sealkit_seal") == Self.member(v2, "sealkit_seal"), "\(extra) minted a version")
+        }
+        #expect(try laptop.profile("decrypt", profile).status == 65)
+        #expect(try Self.member(try device.read(v2), "ssn") == "111-22-3333")
+        let rotated = try device.profile("rotate", v2)
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        #expect(try Self.version(of: rotated.output) == 3)
+    }
+
+    /// One profile, no key rotation: encrypting the stored v1 unchanged, twice, keeps v1's seal, so a device that wrote
+    /// v2 refuses the result as older (65).
+    @Test func anUnchangedProfileIsNotPumpedOneAtATime() throws {
+        let device = try Device()
+        let laptop = try Device()
+        let v1 = try device.write(#"{"name": "Ada", "ssn": "078-05-1120"}"#)
+        _ = try device.read(v1)
+        let v2 = try laptop.write(try Self.replacing(try laptop.read(v1), "ssn", with: "999-88-7777"))
+        _ = try laptop.read(v2)
+        let p2 = try device.write(v1)
+        let p3 = try device.write(p2)
+        #expect(try Self.version(of: p3) == 1)
+        let read = try laptop.profile("decrypt", p3)
+        #expect(read.status == 65, "the pumped v1 was accepted: \(read.stderr)")
+        expectCleanFailure(read, containing: "older than version 2 seen here")
+    }
+
+    /// On a device whose record holds the id, a profile without a seal (no ciphertexts either: the server stripped
+    /// them, or serves its own plaintext) is refused (65, the seal is missing), one profile and lines alike; with
+    /// --reseal it is sealed above the record, on purpose.
+    @Test func aProfileWithoutASealIsRefusedWhereTheRecordHoldsTheId() throws {
+        let device = try Device()
+        let (_, v2) = try Self.twoVersions(device)
+        for served in [#"{"name": "Ada"}"#, #"{"name": "Ada", "ssn": "SERVER-CHOSEN", "notes": null}"#] {
+            for extra in [[], ["--ndjson"]] {
+                let result = try device.profile("encrypt", served + "\n", extra)
+                #expect(result.status == 65, "\(extra): exit \(result.status)")
+                expectCleanFailure(result, containing: "seal is missing")
+                #expect(!result.stderr.contains("SERVER-CHOSEN"))
+            }
+        }
+        #expect(try Self.member(try device.read(v2), "ssn") == "111-22-3333")
+        let resealed = try device.profile("encrypt", #"{"name": "Ada"}"#, ["--reseal"])
+        #expect(resealed.status == 0, "\(resealed.stderr)")
+        #expect(try Self.version(of: resealed.output) == 3)
     }
 }

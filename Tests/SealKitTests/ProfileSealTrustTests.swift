@@ -238,10 +238,65 @@ struct ProfileSealTrustTests {
                 #expect(try Seals.object(json)["sealkit_seal"] == Seals.object(v2)["sealkit_seal"])
                 line = json
             }
-            let fresh = try Self.processLine(Seals.encrypting, #"{"notes": "new"}"#, with: vault)
+            // A profile without a seal is sealed on this device only on purpose (resealing).
+            let resealing = try ProfileProcessor(.encrypt, schema: Seals.schema, options: .init(resealing: true))
+            let fresh = try Self.processLine(resealing, #"{"notes": "new"}"#, with: vault)
             #expect(fresh.outcome?.sealVersion == 3)
             #expect(try Seals.decrypting.process(v2, with: vault).sealVersion == 2)
             #expect(Seals.refusal { _ = try Seals.decrypting.process(v1, with: vault) }?.reason == .sealRolledBack)
         }
+    }
+
+    /// After a key rotation, and for one profile as for lines, a write that leaves the flagged fields as they were
+    /// keeps the input's seal (made by the retired key): no version is minted, so a device fed the same stored profile
+    /// again and again never raises it past a newer one written elsewhere, and the record is not advanced.
+    /// `rotate` changes the fields, so it still writes a new version.
+    @Test func anUnchangedProfileKeepsItsSealUnderAnyOfTheUsersKeys() throws {
+        let vault = try Seals.vault()
+        let (v1, v2) = try Self.twoVersions(vault)
+        let v2Seal = try Seals.object(v2)["sealkit_seal"]
+        // Before a rotation, one profile written unchanged keeps its seal too.
+        let same = try Seals.encrypting.process(v2, with: vault)
+        #expect(same.sealVersion == 2)
+        #expect(try Seals.object(same.json)["sealkit_seal"] == v2Seal)
+        _ = try vault.rotateKey()
+        var profile = v2
+        for _ in 0..<3 {
+            let single = try Seals.encrypting.process(profile, with: vault)
+            #expect(single.sealVersion == 2)
+            #expect(try Seals.object(single.json)["sealkit_seal"] == v2Seal)
+            let (line, outcome) = try Self.processLine(Seals.encrypting, single.json, with: vault)
+            #expect(outcome?.sealVersion == 2)
+            #expect(try Seals.object(line)["sealkit_seal"] == v2Seal)
+            profile = line
+        }
+        // The record still holds version 2 as read: v2 reads, v1 is older.
+        #expect(try Seals.decrypting.process(v2, with: vault).sealVersion == 2)
+        #expect(Seals.refusal { _ = try Seals.decrypting.process(v1, with: vault) }?.reason == .sealRolledBack)
+        let rotated = try Seals.rotating.process(v2, with: vault)
+        #expect(rotated.sealVersion == 3)
+        #expect(try Seals.decrypting.process(rotated.json, with: vault).sealVersion == 3)
+    }
+
+    /// On a device whose record holds the id, a profile without a seal is not sealed above the record, ciphertexts
+    /// or not (a server that strips the seal and the ciphertexts, or serves its own plaintext, would get its choice
+    /// sealed): refused as a missing seal, for one profile and for lines, unless resealing on purpose.
+    @Test func aProfileWithoutASealIsSealedHereOnlyOnPurpose() throws {
+        let vault = try Seals.vault()
+        let (_, v2) = try Self.twoVersions(vault)
+        for served in [#"{"name": "Ada"}"#, #"{"name": "Ada", "ssn": "SERVER-CHOSEN", "notes": null}"#] {
+            let single = Seals.refusal { _ = try Seals.encrypting.process(served, with: vault) }
+            #expect(single?.reason == .sealMissing, "\(String(describing: single))")
+            #expect(single?.description.contains("SERVER-CHOSEN") == false)
+            let line = Seals.refusal { _ = try Self.processLine(Seals.encrypting, served, with: vault) }
+            #expect(line?.reason == .sealMissing, "\(String(describing: line))")
+        }
+        #expect(try Seals.decrypting.process(v2, with: vault).sealVersion == 2)
+        let resealing = try ProfileProcessor(.encrypt, schema: Seals.schema, options: .init(resealing: true))
+        #expect(try resealing.process(#"{"name": "Ada"}"#, with: vault).sealVersion == 3)
+        // A device without a record seals a new profile without asking.
+        let elsewhere = Vault(keystore: try Keystore.inMemory(), user: vault.user, format: .v2)
+        _ = try elsewhere.keystore.importKeys(try vault.keystore.exportKeys([vault.user], passphrase: nil), passphrase: nil)
+        #expect(try Seals.encrypting.process(#"{"name": "Ada"}"#, with: elsewhere).sealVersion == 1)
     }
 }
