@@ -70,7 +70,7 @@ struct VaultTests {
         #expect(Vault(keystore: keystore, user: id, format: .v1, passphrase: try Passphrase("pw")).isEncryptionPossible())
     }
 
-    @Test func eventsCarryTheKeyIDInOrder() async throws {
+    @Test(.timeLimit(.minutes(1))) func eventsCarryTheKeyIDInOrder() async throws {
         let id = try KeyID("events")
         let vault = Vault(keystore: try .inMemory(), user: id, format: .v1)
         let stream = vault.events()
@@ -81,12 +81,30 @@ struct VaultTests {
         _ = try vault.decrypt(ciphertext: sealed)
         try vault.deleteKey()
         _ = try? vault.encrypt(plaintext: "y")
-        var received: [VaultEvent] = []
-        for await event in stream {
-            received.append(event)
-            if received.count == 5 { break }
-        }
+        let received = try #require(await Self.first(5, of: stream), "fewer than 5 events within the deadline")
         #expect(received == [.keyGenerated(id), .decryptionFailed(id), .keyRotated(id), .keyDeleted(id), .encryptionFailed(id)])
+    }
+
+    /// The first `count` events of `stream`, or nil when they did not all come within `limit`: an event that never
+    /// comes fails the test at the deadline instead of hanging the run.
+    static func first(_ count: Int, of stream: AsyncStream<VaultEvent>, within limit: Duration = .seconds(30)) async -> [VaultEvent]? {
+        await withTaskGroup(of: [VaultEvent]?.self) { group in
+            group.addTask {
+                var received: [VaultEvent] = []
+                for await event in stream {
+                    received.append(event)
+                    if received.count == count { return received }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 }
 
@@ -150,7 +168,7 @@ struct VaultProfileTests {
     }
 
     /// JSON text in and out: compact, members in order, types restored, and typed failures naming fields.
-    @Test func encryptsFlaggedFieldsAndRoundTrips() async throws {
+    @Test(.timeLimit(.minutes(1))) func encryptsFlaggedFieldsAndRoundTrips() async throws {
         let id = try KeyID("p")
         let vault = Vault(keystore: try .inMemory(), user: id, format: .v1)
         let stream = vault.events()
@@ -188,11 +206,7 @@ struct VaultProfileTests {
             #expect(error.reason == .profileFields)
             #expect(error.fields == ["score"])
         }
-        var received: [VaultEvent] = []
-        for await event in stream {
-            received.append(event)
-            if received.count == 4 { break }
-        }
+        let received = try #require(await VaultTests.first(4, of: stream), "fewer than 4 events within the deadline")
         #expect(received == [.keyGenerated(id), .keyRotated(id), .encryptionFailed(id), .encryptionFailed(id)])
     }
 
