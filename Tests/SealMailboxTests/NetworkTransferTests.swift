@@ -8,17 +8,6 @@ import Testing
 @testable import SealMailbox
 @testable import SealTransfer
 
-/// Keys as a keystore hands them out: `retired` older keys behind the current one.
-func history(_ id: String, retired: Int = 0) throws -> KeyHistory {
-    let now = Date(timeIntervalSince1970: 1_700_000_000)
-    var versions = [KeyHistory.Version(key: .generate(), created: now, retired: nil)]
-    for index in 0..<retired {
-        let at = now - Double(86_400 * (index + 1))
-        versions.append(.init(key: .generate(), created: at - 86_400, retired: at))
-    }
-    return try KeyHistory(id: KeyID(id), versions: versions)
-}
-
 @Suite("NetworkTransfer in-process through magic-wormhole's mailbox server")
 struct NetworkTransferTests {
     /// Runs a receiver and a sender as two tasks; returns what the receiver got.
