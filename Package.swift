@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(name: "SealKitQRHostTests", dependencies: ["SealKitQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
-        .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile"]),
+        .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTestSupport"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(
             name: "SealKitCLITests",

@@ -1,6 +1,8 @@
 import Foundation
 // Only the public API, as an app sees it; the one exception (a given key for Rownd's vector) says why.
 import SealKit
+// Test helpers only (bounded waits), no part of SealKit.
+import SealTestSupport
 import Testing
 
 @Suite("Vault")
@@ -81,30 +83,8 @@ struct VaultTests {
         _ = try vault.decrypt(ciphertext: sealed)
         try vault.deleteKey()
         _ = try? vault.encrypt(plaintext: "y")
-        let received = try #require(await Self.first(5, of: stream), "fewer than 5 events within the deadline")
+        let received = try #require(await Waits.first(5, of: stream), "fewer than 5 events within the deadline")
         #expect(received == [.keyGenerated(id), .decryptionFailed(id), .keyRotated(id), .keyDeleted(id), .encryptionFailed(id)])
-    }
-
-    /// The first `count` events of `stream`, or nil when they did not all come within `limit`: an event that never
-    /// comes fails the test at the deadline instead of hanging the run.
-    static func first(_ count: Int, of stream: AsyncStream<VaultEvent>, within limit: Duration = .seconds(30)) async -> [VaultEvent]? {
-        await withTaskGroup(of: [VaultEvent]?.self) { group in
-            group.addTask {
-                var received: [VaultEvent] = []
-                for await event in stream {
-                    received.append(event)
-                    if received.count == count { return received }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
     }
 }
 
@@ -206,7 +186,7 @@ struct VaultProfileTests {
             #expect(error.reason == .profileFields)
             #expect(error.fields == ["score"])
         }
-        let received = try #require(await VaultTests.first(4, of: stream), "fewer than 4 events within the deadline")
+        let received = try #require(await Waits.first(4, of: stream), "fewer than 4 events within the deadline")
         #expect(received == [.keyGenerated(id), .keyRotated(id), .encryptionFailed(id), .encryptionFailed(id)])
     }
 
