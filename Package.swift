@@ -153,7 +153,7 @@ let package = Package(
         .executableTarget(name: "SealKitBench", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore"], path: "Benchmarks/SealKitBench"),
 
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
-        .target(name: "SealTestSupport", path: "Tests/SealTestSupport"),
+        .target(name: "SealTestSupport", dependencies: ["SealCore", "SealKeystore"], path: "Tests/SealTestSupport"),
         // The async transfer API in a process of its own, for tests that time it (SealKitCLITests).
         .executableTarget(name: "SealTransferProbe", dependencies: ["SealCore", "SealKeystore", "SealKitTransfer"], path: "Tests/SealTransferProbe"),
         // The test support itself: the process runner's deadlines, the peers' requirements.
@@ -173,14 +173,14 @@ let package = Package(
             name: "SealProfileTests",
             dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
-        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealBackup"]),
+        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealBackup", "SealTestSupport"]),
         .testTarget(name: "SealBackupTests", dependencies: ["SealBackup", "SealTestSupport"]),
         .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
         // The scanner as an app hosts it: SealKitQR's public API only, from many threads and tasks.
         .testTarget(name: "SealKitQRHostTests", dependencies: ["SealKitQR", "SealTestSupport"]),
         .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
         .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
-        .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile"]),
+        .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTestSupport"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(
             name: "SealKitCLITests",

@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 import SealKeystore
+import SealTestSupport
 import Testing
 
 @_spi(CLI) @testable import SealBackup
@@ -44,17 +45,8 @@ struct KeyBundleLimitTests {
 /// fewer ids at a time", which is wrong for one id that fits in about 19 parts.
 @Suite("Keys of one id a bundle carries")
 struct KeyBundleVersionLimitTests {
-    static func history(_ id: String, keys count: Int) throws -> KeyHistory {
-        let versions = (0..<count).map { version in
-            KeyHistory.Version(
-                key: SymmetricKey.generate(), created: Date(timeIntervalSince1970: TimeInterval(1_000 + count - version)),
-                retired: version == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(5_000 + count - version)))
-        }
-        return try KeyHistory(id: KeyID(id), versions: versions)
-    }
-
     @Test func anIdOfMoreThan255KeysIsRefusedNamingTheIdAndTheBound() throws {
-        let alice = try Self.history("alice", keys: 256)
+        let alice = try history("alice", retired: 255)
         #expect(throws: CodeError.tooManyVersions(alice.id, count: 256)) { try KeyBundle.validate([alice]) }
         let passphrase = try Passphrase("correct horse battery staple")
         do {
@@ -70,7 +62,7 @@ struct KeyBundleVersionLimitTests {
     }
 
     @Test func anIdOf255KeysIsCarried() throws {
-        let alice = try Self.history("alice", keys: 255)
+        let alice = try history("alice", retired: 254)
         let passphrase = try Passphrase("correct horse battery staple")
         let lines = try PaperBackup.make([alice], passphrase: passphrase, kdf: PassphraseKDF(opsLimit: 1, memLimit: 8192), now: Date())
         let opened = try PaperBackup.restore(lines.joined(separator: "\n"), passphrase: passphrase)

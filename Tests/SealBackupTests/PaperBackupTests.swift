@@ -1,34 +1,15 @@
 import Foundation
 import SealCore
 import SealKeystore
+import SealTestSupport
 import Testing
 
 @_spi(CLI) @testable import SealBackup
 
-/// Keys as a keystore would hand them out, with a retired key when `retired` is set.
-func history(_ id: String, retired: Bool = false) throws -> KeyHistory {
-    let now = Date(timeIntervalSince1970: 1_700_000_000)
-    var versions = [KeyHistory.Version(key: .generate(), created: now, retired: nil)]
-    if retired {
-        versions.append(.init(key: .generate(), created: now - 86_400, retired: now))
-    }
-    return try KeyHistory(id: KeyID(id), versions: versions)
-}
-
-func expectSameKeys(_ a: [KeyHistory], _ b: [KeyHistory], sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(a.map(\.id) == b.map(\.id), sourceLocation: sourceLocation)
-    for (x, y) in zip(a, b) {
-        #expect(x.versions.count == y.versions.count, sourceLocation: sourceLocation)
-        for (v, w) in zip(x.versions, y.versions) {
-            #expect(v.key == w.key && v.created == w.created && v.retired == w.retired, sourceLocation: sourceLocation)
-        }
-    }
-}
-
 @Suite("Paper backup")
 struct PaperBackupTests {
     @Test func roundTripAndRefusals() throws {
-        let keys = [try history("alice", retired: true), try history("bob")]
+        let keys = [try history("alice", retired: 1), try history("bob")]
         let passphrase = try Passphrase("correct horse battery staple")
         let made = Date(timeIntervalSince1970: 1_750_000_000)
         let lines = try PaperBackup.make(keys, passphrase: passphrase, kdf: .interactive, now: made)

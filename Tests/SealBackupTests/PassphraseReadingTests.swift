@@ -1,6 +1,7 @@
 import Foundation
 import SealCore
 import SealKeystore
+import SealTestSupport
 import Testing
 
 @_spi(CLI) @testable import SealBackup

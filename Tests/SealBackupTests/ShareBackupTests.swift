@@ -1,6 +1,7 @@
 import Foundation
 @_spi(CLI) import SealCore
 import SealKeystore
+import SealTestSupport
 import Testing
 
 @_spi(CLI) @testable import SealBackup
@@ -10,7 +11,7 @@ import Testing
 @Suite("Share backup API")
 struct ShareBackupTests {
     @Test func anyTwoOfThreeSharesRestoreTheKeys() throws {
-        let keys = [try history("alice", retired: true), try history("bob")]
+        let keys = [try history("alice", retired: 1), try history("bob")]
         let made = Date(timeIntervalSince1970: 1_750_000_000)
         let backup = try ShareBackup.make(keys, groups: [.init(threshold: 2, count: 3)], now: made)
         #expect(backup.bundle.hasPrefix("sealkit-shares-v1:"))

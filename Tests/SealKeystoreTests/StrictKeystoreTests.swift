@@ -122,9 +122,10 @@ struct StrictKeystoreTests {
         // Wait until the holder has the lock.
         let probe = open(lockPath, O_RDONLY)
         defer { close(probe) }
-        var held = false
-        for _ in 0..<200 where !held {
-            if flock(probe, LOCK_EX | LOCK_NB) == 0 { flock(probe, LOCK_UN); usleep(10_000) } else { held = true }
+        let held = Waits.until(timeout: 2) {
+            guard flock(probe, LOCK_EX | LOCK_NB) == 0 else { return true }
+            flock(probe, LOCK_UN)
+            return false
         }
         #expect(held)
 

@@ -216,7 +216,17 @@ struct KeyLifecycleCLITests {
         #expect(try cli.run(["keys", "generate", "l"]).status == 0)
         let holder = try ChildProcess("/usr/bin/flock", [keyFolder(cli) + "/.lock", "sleep", "4"])
         defer { holder.send(signal: SIGTERM); _ = holder.finish() }
-        usleep(300_000)
+        // Until flock(1) holds the lock: a probe that takes it lets go at once, so the holder gets it next.
+        let lockPath = keyFolder(cli) + "/.lock"
+        let held = Waits.until(timeout: 3) {
+            let probe = open(lockPath, O_RDONLY)
+            guard probe >= 0 else { return false }
+            defer { close(probe) }
+            guard flock(probe, LOCK_EX | LOCK_NB) == 0 else { return true }
+            flock(probe, LOCK_UN)
+            return false
+        }
+        try #require(held, "flock(1) did not take the lock within 3 s")
         let started = Date()
         let result = try cli.run(["keys", "rotate", "l"], environment: ["SEALKIT_LOCK_TIMEOUT": "1"])
         let waited = Date().timeIntervalSince(started)

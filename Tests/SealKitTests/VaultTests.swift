@@ -1,6 +1,8 @@
 import Foundation
 // Only the public API, as an app sees it; the one exception (a given key for Rownd's vector) says why.
 import SealKit
+// Test helpers only (bounded waits), no part of SealKit.
+import SealTestSupport
 import Testing
 
 @Suite("Vault")
@@ -70,7 +72,7 @@ struct VaultTests {
         #expect(Vault(keystore: keystore, user: id, format: .v1, passphrase: try Passphrase("pw")).isEncryptionPossible())
     }
 
-    @Test func eventsCarryTheKeyIDInOrder() async throws {
+    @Test(.timeLimit(.minutes(1))) func eventsCarryTheKeyIDInOrder() async throws {
         let id = try KeyID("events")
         let vault = Vault(keystore: try .inMemory(), user: id, format: .v1)
         let stream = vault.events()
@@ -81,11 +83,7 @@ struct VaultTests {
         _ = try vault.decrypt(ciphertext: sealed)
         try vault.deleteKey()
         _ = try? vault.encrypt(plaintext: "y")
-        var received: [VaultEvent] = []
-        for await event in stream {
-            received.append(event)
-            if received.count == 5 { break }
-        }
+        let received = try #require(await Waits.first(5, of: stream), "fewer than 5 events within the deadline")
         #expect(received == [.keyGenerated(id), .decryptionFailed(id), .keyRotated(id), .keyDeleted(id), .encryptionFailed(id)])
     }
 }
@@ -150,7 +148,7 @@ struct VaultProfileTests {
     }
 
     /// JSON text in and out: compact, members in order, types restored, and typed failures naming fields.
-    @Test func encryptsFlaggedFieldsAndRoundTrips() async throws {
+    @Test(.timeLimit(.minutes(1))) func encryptsFlaggedFieldsAndRoundTrips() async throws {
         let id = try KeyID("p")
         let vault = Vault(keystore: try .inMemory(), user: id, format: .v1)
         let stream = vault.events()
@@ -188,11 +186,7 @@ struct VaultProfileTests {
             #expect(error.reason == .profileFields)
             #expect(error.fields == ["score"])
         }
-        var received: [VaultEvent] = []
-        for await event in stream {
-            received.append(event)
-            if received.count == 4 { break }
-        }
+        let received = try #require(await Waits.first(4, of: stream), "fewer than 4 events within the deadline")
         #expect(received == [.keyGenerated(id), .keyRotated(id), .encryptionFailed(id), .encryptionFailed(id)])
     }
 

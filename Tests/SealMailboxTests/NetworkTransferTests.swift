@@ -8,17 +8,6 @@ import Testing
 @testable import SealMailbox
 @testable import SealTransfer
 
-/// Keys as a keystore hands them out: `retired` older keys behind the current one.
-func history(_ id: String, retired: Int = 0) throws -> KeyHistory {
-    let now = Date(timeIntervalSince1970: 1_700_000_000)
-    var versions = [KeyHistory.Version(key: .generate(), created: now, retired: nil)]
-    for index in 0..<retired {
-        let at = now - Double(86_400 * (index + 1))
-        versions.append(.init(key: .generate(), created: at - 86_400, retired: at))
-    }
-    return try KeyHistory(id: KeyID(id), versions: versions)
-}
-
 @Suite("NetworkTransfer in-process through magic-wormhole's mailbox server")
 struct NetworkTransferTests {
     /// Runs a receiver and a sender as two tasks; returns what the receiver got.
@@ -135,24 +124,6 @@ struct AsyncTransferTests {
         }
     }
 
-    /// Every event of a stream, until the transfer ended it; nil when it did not end within `limit`.
-    static func all(_ events: AsyncStream<TransferEvent>, within limit: Duration = .seconds(60)) async -> [TransferEvent]? {
-        await withTaskGroup(of: [TransferEvent]?.self) { group in
-            group.addTask {
-                var seen: [TransferEvent] = []
-                for await event in events { seen.append(event) }
-                return Task.isCancelled ? nil : seen
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-
     /// A receiver let go of before its transfer ended finishes its events' streams: a loop over them ends.
     @Test func aReceiverLetGoOfFinishesItsEvents() async throws {
         try await MailboxServer.withAsync { relay in
@@ -160,7 +131,7 @@ struct AsyncTransferTests {
             let events = try #require(receiver).events()
             let code = try #require(receiver).code
             receiver = nil
-            #expect(await Self.all(events, within: .seconds(10)) == [.codeAllocated(code)])
+            #expect(await Waits.all(events, within: .seconds(10)) == [.codeAllocated(code)])
         }
     }
 
@@ -194,11 +165,11 @@ struct AsyncTransferTests {
                     #expect(try keystore.exportKeys(keys.map(\.id), passphrase: nil).map(\.current) == keys.map(\.current))
                 }
                 let outcome: TransferEvent = decline ? .refused(.declined) : .stored
-                let seen = await Self.all(receiverEvents)
+                let seen = await Waits.all(receiverEvents)
                 #expect(seen == [.codeAllocated(receiver.code), .peerJoined, .keysOffered(offers), outcome])
-                #expect(await Self.all(senderEvents) == [.peerJoined, .keysOffered(offers), outcome])
+                #expect(await Waits.all(senderEvents) == [.peerJoined, .keysOffered(offers), outcome])
                 // A subscriber that comes after the end gets every event all the same, and a finished stream.
-                #expect(await Self.all(receiver.events()) == seen)
+                #expect(await Waits.all(receiver.events()) == seen)
             }
         }
     }
@@ -222,7 +193,7 @@ struct AsyncTransferTests {
             }
             #expect(try keystore.entry(for: KeyID("erin")) == nil)
             #expect(await Self.failure(of: sent)?.description == ReceiverRefusedError(reason: .declined).description)
-            #expect(await Self.all(receiver.events())?.last == .refused(.declined))
+            #expect(await Waits.all(receiver.events())?.last == .refused(.declined))
         }
     }
 
@@ -255,14 +226,6 @@ struct AsyncTransferTests {
         }
     }
 
-    /// Runs a blocking wait on a thread of its own, off Swift concurrency's cooperative pool, which has as many
-    /// threads as cores: an async test that blocks one of them while the task it tests needs one can starve it.
-    static func offThePool<T: Sendable>(_ wait: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: wait()) }
-        }
-    }
-
     /// The sending side as well: cancelling its Task while it waits for the receiver ends it with
     /// `.cancelled` and frees the nameplate it claimed.
     @Test func cancellingASendReleasesTheNameplateItClaimed() async throws {
@@ -274,7 +237,7 @@ struct AsyncTransferTests {
             let holder = try ChildProcess(
                 MailboxServer.python,
                 [Repository.root.appendingPathComponent("Scripts/lib/hold_nameplate.py").path, relayText, TransferOffer.appID, "9877"])
-            #expect(await Self.offThePool { holder.readLine() } == "held")
+            #expect(await Waits.offThePool { holder.readLine() } == "held")
             let sending = Task {
                 try await KeySender(code: code, relay: relayText, timeout: .seconds(600)).send([try history("dave")])
             }
@@ -282,8 +245,8 @@ struct AsyncTransferTests {
             // The holder says "released" only once the send above has run, which needs a thread of Swift's cooperative
             // pool: in a full run the concurrent tests (as many as cores) keep it busy for minutes, so this waits off
             // the pool and long (it failed at 60 s in every full run, never alone).
-            #expect(await Self.offThePool { holder.readLine(timeout: 300) } == "released")
-            #expect(await Self.offThePool { holder.finish().status } == 0)
+            #expect(await Waits.offThePool { holder.readLine(timeout: 300) } == "released")
+            #expect(await Waits.offThePool { holder.finish().status } == 0)
             #expect(try listed(), "the sender never claimed its nameplate")
             sending.cancel()
             #expect(await Self.failure(of: sending)?.reason == .cancelled)
@@ -401,7 +364,7 @@ struct PublicKeyTransferTests {
             let sent = Task { try await sender.send(try laptop.exportKeys([alice], passphrase: nil)) }
             #expect(await AsyncTransferTests.failure(of: received)?.reason == .conflictingKey)
             #expect(await AsyncTransferTests.failure(of: sent)?.reason == .conflictingKey)
-            #expect(await AsyncTransferTests.all(sender.events())?.last == .refused(.conflict))
+            #expect(await Waits.all(sender.events())?.last == .refused(.conflict))
             #expect(try other.entry(for: alice)?.fingerprint != made.fingerprint)
             // A code that is not the receiver's kind of code is refused before anything travels.
             do {

@@ -103,13 +103,10 @@ public final class MailboxServer: @unchecked Sendable {
             twist.path, ["wormhole-mailbox", "--port=tcp:\(port):interface=127.0.0.1", "--channel-db=:memory:"],
             workingDirectory: FileManager.default.temporaryDirectory.path, outputLimit: 1 << 16, killAfter: nil)
         let server = MailboxServer(port: port, process: process)
-        let deadline = Date() + 30
-        while !Loopback.accepts(port) {
-            guard process.isRunning, Date() < deadline else {
-                server.stop()
-                throw Failure("the mailbox server did not start listening on port \(port)")
-            }
-            usleep(50_000)
+        Waits.until(timeout: 30, every: 0.05) { Loopback.accepts(port) || !process.isRunning }
+        guard process.isRunning, Loopback.accepts(port) else {
+            server.stop()
+            throw Failure("the mailbox server did not start listening on port \(port)")
         }
         return server
     }

@@ -55,8 +55,7 @@ public final class SoftwareTPM: @unchecked Sendable {
             let process = try setpriv.map { try ChildProcess($0, ["--pdeathsig", "KILL", "--", "swtpm"] + arguments, outputLimit: 1 << 16, killAfter: 3600) }
                 ?? ChildProcess("swtpm", arguments, outputLimit: 1 << 16, killAfter: 3600)
             let tpm = SoftwareTPM(tcti: "swtpm:host=127.0.0.1,port=\(port)", state: folder, process: process, removesState: state == nil)
-            let deadline = Date() + 30
-            while process.isRunning && Date() < deadline && !Loopback.accepts(port) { usleep(20_000) }
+            Waits.until(timeout: 30, every: 0.02) { !process.isRunning || Loopback.accepts(port) }
             if process.isRunning && Loopback.accepts(port) { return tpm }
             tpm.process.stopServer()
             lastError = Failure("swtpm did not start listening on port \(port): \(process.finish(timeout: 1).stderrText)")

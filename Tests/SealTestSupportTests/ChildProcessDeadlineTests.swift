@@ -13,14 +13,11 @@ import Glibc
 struct ChildProcessDeadlineTests {
     /// Whether `pid` is gone (or a zombie nobody will wait for: its parent here is init, which reaps it).
     static func isGone(_ pid: pid_t, within seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        repeat {
+        Waits.until(timeout: seconds, every: 0.05) {
             if kill(pid, 0) != 0 && errno == ESRCH { return true }
             let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ")
-            if let state, state.count > 2, state[2] == "Z" { return true }
-            usleep(50_000)
-        } while Date() < deadline
-        return false
+            return state.map { $0.count > 2 && $0[2] == "Z" } ?? false
+        }
     }
 
     @Test func runEndsSoonAfterTheChildExitsThoughAnOrphanHoldsItsPipe() throws {

@@ -3,29 +3,10 @@ import SealBackup
 import SealCore
 import SealKeystore
 import SealMailbox
+import SealTestSupport
 import Testing
 
 @testable import SealTransfer
-
-/// Keys as a keystore would hand them out, with a retired key when `retired` is set.
-func history(_ id: String, retired: Bool = false) throws -> KeyHistory {
-    let now = Date(timeIntervalSince1970: 1_700_000_000)
-    var versions = [KeyHistory.Version(key: .generate(), created: now, retired: nil)]
-    if retired {
-        versions.append(.init(key: .generate(), created: now - 86_400, retired: now))
-    }
-    return try KeyHistory(id: KeyID(id), versions: versions)
-}
-
-func expectSameKeys(_ a: [KeyHistory], _ b: [KeyHistory], sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(a.map(\.id) == b.map(\.id), sourceLocation: sourceLocation)
-    for (x, y) in zip(a, b) {
-        #expect(x.versions.count == y.versions.count, sourceLocation: sourceLocation)
-        for (v, w) in zip(x.versions, y.versions) {
-            #expect(v.key == w.key && v.created == w.created && v.retired == w.retired, sourceLocation: sourceLocation)
-        }
-    }
-}
 
 @Suite("Offline transfer v2: offer, code and reply")
 struct SealedTransferTests {
@@ -48,7 +29,7 @@ struct SealedTransferTests {
         let offer = try TransferOffer(receiver.offer.text)
         #expect(offer.message == receiver.offer.message)
 
-        let keys = [try history("alice@example.com", retired: true), try history("bob")]
+        let keys = [try history("alice@example.com", retired: 1), try history("bob")]
         let now = Date()
         let lines = try offer.reply(sending: keys, code: try WormholeCode(parsing: receiver.code.revealedText), now: now)
         #expect(lines.count == 1 && lines[0].hasPrefix("sealkit-reply-v2:"))
@@ -211,7 +192,7 @@ struct SealedTransferTests {
 
     @Test func manyKeysTravelInPartsAcceptedInAnyOrder() throws {
         let receiver = TransferReceiver()
-        let keys = try (0..<40).map { try history("user-\($0)@example.com", retired: $0 % 3 == 0) }
+        let keys = try (0..<40).map { try history("user-\($0)@example.com", retired: $0 % 3 == 0 ? 1 : 0) }
         let lines = try TransferOffer(receiver.offer.text).reply(sending: keys, code: receiver.code)
         #expect(lines.count > 2)
         #expect(lines.allSatisfy { $0.count <= TransferParts.maximumLineLength && $0.hasPrefix("sealkit-part-v1:") })
@@ -230,7 +211,7 @@ struct KeyImportTests {
         #expect(throws: KeystoreError.conflictingKey(try KeyID("b"))) { try keystore.storeAll(incoming, passphrase: nil) }
         #expect(try keystore.entries().map(\.id.rawValue) == ["b"])
 
-        let fine = [try history("a", retired: true), existing]
+        let fine = [try history("a", retired: 1), existing]
         #expect(try keystore.storeAll(fine, passphrase: nil) == [.stored, .unchanged])
         expectSameKeys([try keystore.history(for: KeyID("a"), passphrase: nil)], [fine[0]])
     }
@@ -238,7 +219,7 @@ struct KeyImportTests {
     @Test func identicalCurrentKeyAddsMissingRetiredKeys() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-transfer-\(UUID())").path
         let keystore = FileKeystore(root: folder)
-        let full = try history("u", retired: true)
+        let full = try history("u", retired: 1)
         try keystore.store(full.current, as: full.id, mode: .import, passphrase: nil)
         #expect(try keystore.store(full, passphrase: nil) == .stored)
         #expect(try keystore.store(full, passphrase: nil) == .unchanged)
