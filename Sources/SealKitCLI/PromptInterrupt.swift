@@ -134,12 +134,7 @@ enum PromptInterrupt {
     private static func interrupt() {
         // A network transfer took SIGINT over after this handler was installed: it is its business.
         guard !transferOwnsInterrupts.load(ordering: .acquiring) else { return }
-        let atPrompt = restoreTerminal()
-        if alternateScreen.load(ordering: .acquiring) {
-            say(leaveScreen)
-        } else if atPrompt || stderrIsTerminal.load(ordering: .acquiring) {
-            say(lineEnd)
-        }
+        giveTerminalBack()
         say(interrupted)
         if outcome.load(ordering: .acquiring) == Outcome.nothingStored.rawValue { say(nothingStored) }
         say(lineEnd)
@@ -148,15 +143,21 @@ enum PromptInterrupt {
 
     /// SIGTERM or SIGHUP: the terminal given back and the screen left, one line, then the signal's own end.
     private static func terminate(_ signal: Int32) {
+        giveTerminalBack()
+        say(terminated)
+        endWithDefault(signal)
+        _exit(128 + signal)
+    }
+
+    /// Before the line an ending handler writes: the prompt's terminal settings back, and the backup's screen
+    /// left, or the line started on a line of its own.
+    private static func giveTerminalBack() {
         let atPrompt = restoreTerminal()
         if alternateScreen.load(ordering: .acquiring) {
             say(leaveScreen)
         } else if atPrompt || stderrIsTerminal.load(ordering: .acquiring) {
             say(lineEnd)
         }
-        say(terminated)
-        endWithDefault(signal)
-        _exit(128 + signal)
     }
 
     /// Ctrl-Z, or a background prompt's SIGTTIN or SIGTTOU: the terminal given back, then stopped.

@@ -4,19 +4,10 @@ import Foundation
 public enum Waits {
     /// Every element of `stream` until it finished; nil when it did not finish within `limit`.
     public static func all<Element: Sendable>(_ stream: AsyncStream<Element>, within limit: Duration = .seconds(60)) async -> [Element]? {
-        await withTaskGroup(of: [Element]?.self) { group in
-            group.addTask {
-                var seen: [Element] = []
-                for await element in stream { seen.append(element) }
-                return Task.isCancelled ? nil : seen
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        await racing(limit) {
+            var seen: [Element] = []
+            for await element in stream { seen.append(element) }
+            return Task.isCancelled ? nil : seen
         }
     }
 
@@ -24,15 +15,20 @@ public enum Waits {
     public static func first<Element: Sendable>(
         _ count: Int, of stream: AsyncStream<Element>, within limit: Duration = .seconds(30)
     ) async -> [Element]? {
-        await withTaskGroup(of: [Element]?.self) { group in
-            group.addTask {
-                var seen: [Element] = []
-                for await element in stream {
-                    seen.append(element)
-                    if seen.count == count { return seen }
-                }
-                return nil
+        await racing(limit) {
+            var seen: [Element] = []
+            for await element in stream {
+                seen.append(element)
+                if seen.count == count { return seen }
             }
+            return nil
+        }
+    }
+
+    /// What `wait` returns, or nil when `limit` passes first (`wait` is then cancelled).
+    private static func racing<T: Sendable>(_ limit: Duration, _ wait: @escaping @Sendable () async -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask(operation: wait)
             group.addTask {
                 try? await Task.sleep(for: limit)
                 return nil
