@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// One target per capability; dependencies point down toward SealCore, the only
-// target that talks to libsodium. The CLI is a thin layer over the SealKit library.
+// One library module per product, in folders by concept; dependencies point down toward SealKit, the only
+// module that talks to libsodium. The CLI is a thin layer over the products' public API.
 let package = Package(
     name: "SealKit",
     products: [
@@ -64,14 +64,14 @@ let package = Package(
         // Opens a library with dlopen on first use, once, and resolves its functions (the image readers', the
         // TPM's), or says in one line which library and which Debian package are missing.
         .target(name: "CLibraryLoader"),
-        // zbar's functions, opened on first use (CLibraryLoader), for SealScan's Swift to call.
+        // zbar's functions, opened on first use (CLibraryLoader), for SealKitQR's scanner to call.
         .target(name: "CZbarLoad", dependencies: ["CZbar", "CLibraryLoader"]),
         // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
         .target(name: "CZXingRead", dependencies: ["CZXing", "CLibraryLoader"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
         .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CLibraryLoader"]),
         // libsecret and its GLib stack (libglib, libgobject, libgio), opened on the first keyring call (CLibraryLoader),
-        // not linked: SealKit's declarations of the few functions and types SealSecretService uses, which
+        // not linked: SealKit's declarations of the few functions and types SealKitKeyring uses, which
         // Tests/CSecretABICheck compiles against the real headers.
         .target(name: "CSecretLoad", dependencies: ["CLibraryLoader"]),
 
@@ -84,56 +84,41 @@ let package = Package(
         .target(name: "BuildCommit", plugins: ["GitCommit"]),
         .plugin(name: "GitCommit", capability: .buildTool()),
 
-        // Crypto core: keys in guarded memory, secretbox, sealed boxes, Argon2id, base64.
-        .target(name: "SealCore", dependencies: ["CSodium"]),
-        // Per-user keys on disk (or in memory): atomic, locked, optionally passphrase-wrapped.
+        // SealKit: the Vault, the ciphers (Core/), the keystores (Keystore/), profiles and schemas (Profile/), JSON
+        // (JSON/) and the code text every backup and transfer writes (Codes/). The only module that calls libsodium.
         .target(
-            name: "SealKeystore",
-            dependencies: ["SealCore", .product(name: "SystemPackage", package: "swift-system")]),
-        // Keys in the desktop keyring (freedesktop Secret Service) through libsecret.
+            name: "SealKit",
+            dependencies: ["CSodium", .product(name: "SystemPackage", package: "swift-system")]),
+        // Paper backups under a passphrase, SLIP-39 share backups and their word lists.
+        .target(name: "SealKitBackup", dependencies: ["SealKit"]),
+        // Key transfer: the magic-wormhole mailbox client (Mailbox/: WebSocket through swift-nio, the server's
+        // small state machines, PAKE and phases), sealed offers and replies (Offers/), and the sessions apps drive
+        // (Sessions/).
         .target(
-            name: "SealSecretService",
-            dependencies: ["CSecretLoad", "SealCore", "SealKeystore", .product(name: "SystemPackage", package: "swift-system")]),
-        // Key files' wrapping keys sealed to a TPM 2.0 through tpm2-tss's ESAPI (no marshalling of ours).
-        .target(name: "SealTPM", dependencies: ["CTPMSeal", "SealCore", "SealKeystore"]),
-        // JSON that keeps key order and exact number text, with a nesting limit.
-        .target(name: "SealJSON"),
-        // Schema-aware profile encryption.
-        .target(name: "SealProfile", dependencies: ["SealCore", "SealJSON"]),
-        // QR codes: libqrencode for the symbol, libpng for PNG output.
-        .target(name: "SealQR", dependencies: ["CQREncode", "CPNG", "SealCore"]),
-        // Backups: paper backups under a passphrase, SLIP-39 share backups, their word lists, and
-        // the code text (prefixes, parts, key bundles) that transfers share.
-        .target(name: "SealBackup", dependencies: ["SealCore", "SealKeystore"]),
-        // Key transfer: sealed offers and replies, Rownd links.
-        .target(name: "SealTransfer", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealMailbox", "SealBackup"]),
-        // The magic-wormhole mailbox client: WebSocket through swift-nio, the server protocol's
-        // small state machines, and the wormhole client protocol (PAKE, version, phases) on SealCore.
-        .target(
-            name: "SealMailbox",
+            name: "SealKitTransfer",
             dependencies: [
-                "SealCore", "SealJSON",
+                "SealKit",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
-        // QR reading: images (libpng, libjpeg-turbo, netpbm's raw formats) to zbar.
-        .target(name: "SealScan", dependencies: ["CZbar", "CZbarLoad", "CZXingRead", "CPNG", "CJPEGDecode", "SealCore"]),
-        // Fixture audit: findings over ciphertext fixtures and exported profiles.
-        .target(name: "SealAudit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
-        // The public library: the Vault, and every capability re-exported.
-        .target(name: "SealKit", dependencies: ["SealCore", "SealKeystore", "SealJSON", "SealProfile"]),
-        .target(name: "SealKitBackup", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealBackup"]),
-        .target(name: "SealKitTransfer", dependencies: ["SealKit", "SealCore", "SealKeystore", "SealProfile", "SealBackup", "SealTransfer", "SealMailbox"]),
-        // libsecret and the Secret Service are Linux's: on other platforms the product is SealKit alone.
+        // Keys in the desktop keyring (freedesktop Secret Service) through libsecret. libsecret and the Secret
+        // Service are Linux's: on other platforms the product is SealKit alone.
         .target(
             name: "SealKitKeyring",
-            dependencies: ["SealKit", .target(name: "SealSecretService", condition: .when(platforms: [.linux]))]),
-        .target(name: "SealKitQR", dependencies: ["SealKit", "SealQR", "SealScan"]),
-        .target(name: "SealKitAudit", dependencies: ["SealKit", "SealAudit", "SealCore"]),
-        .target(name: "SealKitTPM", dependencies: ["SealKit", "SealKeystore", "SealTPM"]),
+            dependencies: [
+                "SealKit", .product(name: "SystemPackage", package: "swift-system"),
+                .target(name: "CSecretLoad", condition: .when(platforms: [.linux])),
+            ]),
+        // QR codes out (Render/: libqrencode for the symbol, libpng for PNG) and in (Scan/: PNG, JPEG and netpbm
+        // images to zbar and zxing-cpp).
+        .target(name: "SealKitQR", dependencies: ["SealKit", "CQREncode", "CPNG", "CZbar", "CZbarLoad", "CZXingRead", "CJPEGDecode"]),
+        // The fixture audit: findings over ciphertext fixtures and exported profiles.
+        .target(name: "SealKitAudit", dependencies: ["SealKit"]),
+        // Key files' wrapping keys sealed to a TPM 2.0 through tpm2-tss's ESAPI (no marshalling of ours).
+        .target(name: "SealKitTPM", dependencies: ["SealKit", "CTPMSeal"]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
@@ -147,47 +132,42 @@ let package = Package(
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
             name: "SealKitFuzz",
-            dependencies: ["SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTransfer", "SealAudit", "SealMailbox", "SealBackup", "SealScan"]),
+            dependencies: ["SealKit", "SealKitTransfer", "SealKitAudit", "SealKitBackup", "SealKitQR"]),
 
         // Scripts/bench's in-process timings of the library; in no product.
-        .executableTarget(name: "SealKitBench", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore"], path: "Benchmarks/SealKitBench"),
+        .executableTarget(name: "SealKitBench", dependencies: ["SealKit"], path: "Benchmarks/SealKitBench"),
 
         // Runs other programs (sealkit, PyNaCl, zbarimg) for the tests.
-        .target(name: "SealTestSupport", dependencies: ["SealCore", "SealKeystore"], path: "Tests/SealTestSupport"),
+        .target(name: "SealTestSupport", dependencies: ["SealKit"], path: "Tests/SealTestSupport"),
         // The async transfer API in a process of its own, for tests that time it (SealKitCLITests).
-        .executableTarget(name: "SealTransferProbe", dependencies: ["SealCore", "SealKeystore", "SealKitTransfer"], path: "Tests/SealTransferProbe"),
+        .executableTarget(name: "SealTransferProbe", dependencies: ["SealKitTransfer"], path: "Tests/SealTransferProbe"),
         // The test support itself: the process runner's deadlines, the peers' requirements.
         .testTarget(name: "SealTestSupportTests", dependencies: ["SealTestSupport"]),
-        .testTarget(name: "SealCoreTests", dependencies: ["SealCore", "SealTestSupport"]),
-        .testTarget(name: "SealJSONTests", dependencies: ["SealJSON", "SealTestSupport"]),
         // The Keystore contract as checks every backend runs unchanged.
-        .target(name: "KeystoreConformance", dependencies: ["SealKeystore"], path: "Tests/KeystoreConformance"),
-        .testTarget(name: "SealKeystoreTests", dependencies: ["SealKeystore", "KeystoreConformance", "SealTestSupport"]),
+        .target(name: "KeystoreConformance", dependencies: ["SealKit"], path: "Tests/KeystoreConformance"),
+        // One test target per product, in the product's folders.
+        .testTarget(
+            name: "SealKitTests",
+            dependencies: [
+                "SealKit", "KeystoreConformance", "SealTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+        .testTarget(name: "SealKitBackupTests", dependencies: ["SealKitBackup", "SealTestSupport"]),
+        .testTarget(name: "SealKitTransferTests", dependencies: ["SealKitTransfer", "SealKitBackup", "SealTestSupport"]),
+        .testTarget(name: "SealKitQRTests", dependencies: ["SealKitQR", "SealTestSupport"]),
+        .testTarget(name: "SealKitAuditTests", dependencies: ["SealKitAudit"]),
         // Against a real Secret Service: a private bus and GNOME Keyring per run (SealTestSupport).
         .testTarget(
-            name: "SealSecretServiceTests",
-            dependencies: ["SealSecretService", "SealKeystore", "KeystoreConformance", "SealTestSupport", "CSecretABICheck"]),
+            name: "SealKitKeyringTests",
+            dependencies: ["SealKitKeyring", "KeystoreConformance", "SealTestSupport", "CSecretABICheck"]),
         // CSecretLoad's declarations of GLib and libsecret against their real headers: a difference fails the build.
         .target(name: "CSecretABICheck", dependencies: ["CSecret", "CSecretLoad"], path: "Tests/CSecretABICheck"),
-        .testTarget(
-            name: "SealProfileTests",
-            dependencies: ["SealProfile", "SealTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "SealQRTests", dependencies: ["SealQR", "SealTestSupport"]),
-        .testTarget(name: "SealTransferTests", dependencies: ["SealTransfer", "SealMailbox", "SealBackup", "SealTestSupport"]),
-        .testTarget(name: "SealBackupTests", dependencies: ["SealBackup", "SealTestSupport"]),
-        .testTarget(name: "SealScanTests", dependencies: ["SealScan", "SealQR", "SealTestSupport"]),
-        // The scanner as an app hosts it: SealKitQR's public API only, from many threads and tasks.
-        .testTarget(name: "SealKitQRHostTests", dependencies: ["SealKitQR", "SealTestSupport"]),
-        .testTarget(name: "SealMailboxTests", dependencies: ["SealMailbox", "SealTransfer", "SealKitTransfer", "SealTestSupport"]),
-        .testTarget(name: "SealAuditTests", dependencies: ["SealAudit"]),
-        .testTarget(name: "SealKitTests", dependencies: ["SealKit", "SealCore", "SealJSON", "SealKeystore", "SealProfile", "SealTestSupport"]),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(
             name: "SealKitCLITests",
             dependencies: [
-                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitTPM", "SealTPM",
-                "SealKitAudit", "SealTestSupport", "SealBackup", "SealCore", "SealJSON", "SealKeystore", "SealMailbox", "SealProfile",
-                "SealTransfer",
+                "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR",
+                "SealKitTPM", "SealKitAudit", "SealTestSupport",
             ]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXingRead only).

@@ -9,9 +9,6 @@
 //
 // KEYFILE holds the key as standard base64 on its first line.
 import Foundation
-import SealCore
-import SealJSON
-import SealKeystore
 import SealKit
 
 #if canImport(Glibc)

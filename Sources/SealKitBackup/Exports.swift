@@ -1,3 +1,2 @@
-// Paper backups under a passphrase and SLIP-39 share backups of keys, on top of SealKit: libsodium alone.
-@_exported import SealBackup
+// Importing a product brings SealKit with it, as in 1.0: an app names the product alone.
 @_exported import SealKit

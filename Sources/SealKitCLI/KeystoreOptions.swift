@@ -73,7 +73,7 @@ struct KeystoreOptions: ParsableArguments {
                 }
                 timeout = .seconds(seconds)
             }
-            #if canImport(SealSecretService)
+            #if os(Linux)
             let keystore = try Keystore.secretService(namespace: name, timeout: timeout)
             opened = keystore.location
             openedKeystore = keystore

@@ -1,13 +1,9 @@
 import Foundation
-import SealAudit
-import SealCore
-import SealJSON
-import SealKeystore
-import SealMailbox
-import SealProfile
-import SealScan
-@_spi(CLI) import SealBackup
-import SealTransfer
+import SealKitAudit
+import SealKit
+import SealKitTransfer
+import SealKitQR
+@_spi(CLI) import SealKitBackup
 
 /// One parser or decoder under fuzzing. Each target feeds the input to the code that reads
 /// untrusted bytes and traps when a property that must hold for every input fails, so

@@ -1,4 +1,2 @@
-// QR codes out (libqrencode, libpng) and in (zbar and zxing-cpp, over libpng and libjpeg-turbo), on top of SealKit.
+// Importing a product brings SealKit with it, as in 1.0: an app names the product alone.
 @_exported import SealKit
-@_exported import SealQR
-@_exported import SealScan

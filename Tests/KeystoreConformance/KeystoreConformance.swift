@@ -1,6 +1,5 @@
 import Foundation
-import SealCore
-import SealKeystore
+import SealKit
 import Testing
 
 /// The `Keystore` contract as checks any backend must pass: `FileKeystore`,

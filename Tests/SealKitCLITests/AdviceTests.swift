@@ -1,15 +1,10 @@
 import Foundation
-import SealAudit
-import SealBackup
-@_spi(CLI) import SealCore
-import SealKeystore
-import SealMailbox
-import SealProfile
-import SealQR
-import SealTransfer
-@testable import SealKitCLI
+import SealKitAudit
+import SealKitBackup
 @_spi(CLI) import SealKit
 @_spi(CLI) import SealKitTransfer
+import SealKitQR
+@testable import SealKitCLI
 import Testing
 
 /// Library errors state the problem; the command adds its advice. For every error whose remedy is one of

@@ -1,9 +1,7 @@
 import Foundation
-import SealBackup
-import SealCore
+import SealKitBackup
 import SealKit
 import SealKitAudit
-import SealKitBackup
 import SealKitQR
 import SealKitTransfer
 import SealTestSupport

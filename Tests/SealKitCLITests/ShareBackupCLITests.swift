@@ -1,5 +1,5 @@
 import Foundation
-import SealBackup
+import SealKitBackup
 import SealTestSupport
 import Testing
 

@@ -1,7 +1,6 @@
 import Foundation
-import SealCore
-import SealKeystore
-import SealTPM
+import SealKit
+import SealKitTPM
 import SealTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import SealCore
+import SealKit
 import SealTestSupport
 import Testing
 

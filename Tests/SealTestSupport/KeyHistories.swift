@@ -1,6 +1,5 @@
 import Foundation
-import SealCore
-import SealKeystore
+import SealKit
 import Testing
 
 /// Keys as a keystore hands them out: a current key made at a fixed time, behind it `retired` older keys, each

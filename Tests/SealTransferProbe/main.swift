@@ -6,8 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-@_spi(CLI) import SealCore
-import SealKeystore
+@_spi(CLI) import SealKit
 import SealKitTransfer
 
 // The async transfer API (SealKitTransfer's `KeyReceiver` and `KeySender`) in a process of its own, for tests
