@@ -41,47 +41,35 @@ let package = Package(
         .systemLibrary(
             name: "CPNG", pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]),
-        // libsecret's and GLib's real headers, for Tests/CSecretABICheck alone: they need pkg-config's flags, which
-        // would link libsecret and GLib into whatever uses them (start-up time; see CSecretLoad).
-        .systemLibrary(
-            name: "CSecret", pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]),
-        // The image readers' headers only: zbar, libjpeg and zxing-cpp are opened at run time (dlopen) by the
-        // first image read, not linked (no pkg-config, whose flags would link them), so that a command that
-        // reads no image does not load them and zbar's X11, v4l and D-Bus chain (start-up time).
-        .systemLibrary(name: "CZbar", providers: [.apt(["libzbar-dev"])]),
-        .systemLibrary(name: "CJPEG", providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(
             name: "CEdit", pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]),
-        .systemLibrary(name: "CZXing", providers: [.apt(["libzxing-dev"])]),
-        // tpm2-tss's headers only: its libraries are opened at run time (dlopen) by the first TPM call, not linked
-        // (no pkg-config, whose flags would link them), so that a command that uses no TPM does not load them.
-        .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
-        // The TPM's templates are deeply nested C unions: a few lines of C fill them in for ESAPI, and open
-        // libtss2-esys, libtss2-tctildr and libtss2-mu on first use (CLibraryLoader).
-        .target(name: "CTPMSeal", dependencies: ["CTSS2", "CLibraryLoader"]),
-        // Opens a library with dlopen on first use, once, and resolves its functions (the image readers', the
-        // TPM's), or says in one line which library and which Debian package are missing.
-        .target(name: "CLibraryLoader"),
-        // zbar's functions, opened on first use (CLibraryLoader), for SealKitQR's scanner to call.
-        .target(name: "CZbarLoad", dependencies: ["CZbar", "CLibraryLoader"]),
-        // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
-        .target(name: "CZXingRead", dependencies: ["CZXing", "CLibraryLoader"]),
+        // One C target per library opened at run time (dlopen) by its first use, not linked (no pkg-config, whose
+        // flags would link it): a command that reads no image, uses no TPM and no keyring does not load zbar's X11,
+        // v4l and D-Bus chain, tpm2-tss, or libsecret and GLib (start-up time). Each holds the library's
+        // declarations and the few lines of C that open it and call it (CLibraryLoader), or says in one line which
+        // library and which Debian package are missing. Their headers come from the -dev packages Scripts/lib/deps.sh
+        // installs.
+        // zbar: the scanner's first reader.
+        .target(name: "CZbar", dependencies: ["CLibraryLoader"]),
         // libjpeg reports errors by longjmp, which Swift cannot do: a few lines of C around it.
-        .target(name: "CJPEGDecode", dependencies: ["CJPEG", "CLibraryLoader"]),
-        // libsecret and its GLib stack (libglib, libgobject, libgio), opened on the first keyring call (CLibraryLoader),
-        // not linked: SealKit's declarations of the few functions and types SealKitKeyring uses, which
-        // Tests/CSecretABICheck compiles against the real headers.
-        .target(name: "CSecretLoad", dependencies: ["CLibraryLoader"]),
+        .target(name: "CJPEG", dependencies: ["CLibraryLoader"]),
+        // zxing-cpp has only a C++ API: a few lines of C++ give Swift a C function to call.
+        .target(name: "CZXing", dependencies: ["CLibraryLoader"]),
+        // tpm2-tss's ESAPI: the TPM's templates are deeply nested C unions, which a few lines of C fill in.
+        .target(name: "CTSS2", dependencies: ["CLibraryLoader"]),
+        // libsecret and its GLib stack (libglib, libgobject, libgio): SealKit's declarations of the few functions and
+        // types SealKitKeyring uses, which Tests/CSecretABICheck compiles against the real headers.
+        .target(name: "CSecret", dependencies: ["CLibraryLoader"]),
+        // Opens a library with dlopen on first use, once, and resolves its functions: the loader the five above share.
+        .target(name: "CLibraryLoader"),
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
         // The commit `sealkit --version` names, in a field of its own that Scripts/install fills in.
         .target(name: "CBuildInfo"),
-        // The commit of the checkout a plain `swift build` builds, which the GitCommit plugin reads
-        // from git before each build; `sealkit --version` names it when nothing was stamped.
-        .target(name: "BuildCommit", plugins: ["GitCommit"]),
+        // The commit of the checkout a plain `swift build` builds, read from git when SwiftPM plans the build; the
+        // CLI names it when Scripts/install stamped nothing (Sources/SealKitCLI/Version.swift says why both).
         .plugin(name: "GitCommit", capability: .buildTool()),
 
         // SealKit: the Vault, the ciphers (Core/), the keystores (Keystore/), profiles and schemas (Profile/), JSON
@@ -110,24 +98,25 @@ let package = Package(
             name: "SealKitKeyring",
             dependencies: [
                 "SealKit", .product(name: "SystemPackage", package: "swift-system"),
-                .target(name: "CSecretLoad", condition: .when(platforms: [.linux])),
+                .target(name: "CSecret", condition: .when(platforms: [.linux])),
             ]),
         // QR codes out (Render/: libqrencode for the symbol, libpng for PNG) and in (Scan/: PNG, JPEG and netpbm
         // images to zbar and zxing-cpp).
-        .target(name: "SealKitQR", dependencies: ["SealKit", "CQREncode", "CPNG", "CZbar", "CZbarLoad", "CZXingRead", "CJPEGDecode"]),
+        .target(name: "SealKitQR", dependencies: ["SealKit", "CQREncode", "CPNG", "CZbar", "CZXing", "CJPEG"]),
         // The fixture audit: findings over ciphertext fixtures and exported profiles.
         .target(name: "SealKitAudit", dependencies: ["SealKit"]),
         // Key files' wrapping keys sealed to a TPM 2.0 through tpm2-tss's ESAPI (no marshalling of ours).
-        .target(name: "SealKitTPM", dependencies: ["SealKit", "CTPMSeal"]),
+        .target(name: "SealKitTPM", dependencies: ["SealKit", "CTSS2"]),
         // The `sealkit` command: argument handling and printing only.
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
                 "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealKitTPM", "CProcessHardening",
-                "CBuildInfo", "BuildCommit", "CEdit",
+                "CBuildInfo", "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]),
+            ],
+            plugins: ["GitCommit"]),
         // libFuzzer targets for every parser of untrusted input (Scripts/fuzz builds them with
         // -sanitize=fuzzer); an ordinary build replays inputs through them instead.
         .executableTarget(
@@ -160,8 +149,12 @@ let package = Package(
         .testTarget(
             name: "SealKitKeyringTests",
             dependencies: ["SealKitKeyring", "KeystoreConformance", "SealTestSupport", "CSecretABICheck"]),
-        // CSecretLoad's declarations of GLib and libsecret against their real headers: a difference fails the build.
-        .target(name: "CSecretABICheck", dependencies: ["CSecret", "CSecretLoad"], path: "Tests/CSecretABICheck"),
+        // CSecret's declarations of GLib and libsecret against their real headers: a difference fails the build. The
+        // headers come through pkg-config, whose flags link libsecret and GLib: into the tests alone.
+        .systemLibrary(
+            name: "CSecretHeaders", path: "Tests/CSecretHeaders", pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]),
+        .target(name: "CSecretABICheck", dependencies: ["CSecretHeaders", "CSecret"], path: "Tests/CSecretABICheck"),
         // Drives the built `sealkit` binary as a separate process, as scripts do.
         .testTarget(
             name: "SealKitCLITests",
@@ -170,6 +163,6 @@ let package = Package(
                 "SealKitTPM", "SealKitAudit", "SealTestSupport",
             ]),
     ],
-    // zxing-cpp 1.4's headers need C++17 (CZXingRead only).
+    // zxing-cpp 1.4's headers need C++17 (CZXing only).
     cxxLanguageStandard: .cxx17
 )

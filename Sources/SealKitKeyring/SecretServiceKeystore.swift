@@ -1,6 +1,6 @@
 // libsecret and the Secret Service are Linux's: elsewhere SealKitKeyring is SealKit alone.
 #if os(Linux)
-import CSecretLoad
+import CSecret
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials

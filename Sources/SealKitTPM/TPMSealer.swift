@@ -1,4 +1,4 @@
-import CTPMSeal
+import CTSS2
 import SealKit
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
-import CJPEGDecode
+import CJPEG
 import CPNG
-import CZXingRead
+import CZXing
 import CZbar
-import CZbarLoad
+
 import SealKit
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+import SealTestSupport
 import Testing
 
 /// Known-answer vectors made by PyNaCl (Scripts/make-secretbox-vectors.py), each
@@ -20,8 +21,7 @@ struct FixtureVectorTests {
     }
 
     static let vectors: [Vector] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/secretbox/vectors.json")
+        let url = Repository.fixture("secretbox/vectors.json")
         guard let data = try? Data(contentsOf: url), let file = try? JSONDecoder().decode(File.self, from: data) else {
             return []
         }

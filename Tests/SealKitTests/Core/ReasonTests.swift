@@ -11,7 +11,7 @@ struct ReasonTests {
     /// `public static let NAME = Reason("NAME")` lines of SealKitError.swift, in order.
     static func declared() throws -> [(name: String, text: String)] {
         let source = try String(
-            contentsOf: Repository.root.appendingPathComponent("Sources/SealCore/SealKitError.swift"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("Sources/SealKit/Core/SealKitError.swift"), encoding: .utf8)
         return source.matches(of: /public static let (\w+) = Reason\("([^"]*)"\)/).map { (String($0.1), String($0.2)) }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import SealKit
+import SealTestSupport
 import Testing
 
 /// `Fixtures/keyfile/vectors.json`, key files written from docs/format.md alone
@@ -26,9 +27,7 @@ struct KeyFileVectorTests {
     }
 
     static let vectors: [Vector] = {
-        var folder = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { folder.deleteLastPathComponent() }
-        let url = folder.appendingPathComponent("Fixtures/keyfile/vectors.json")
+        let url = Repository.fixture("keyfile/vectors.json")
         guard let data = try? Data(contentsOf: url) else { return [] }
         return (try? JSONDecoder().decode(File.self, from: data))?.vectors ?? []
     }()

@@ -5,9 +5,7 @@ import Testing
 
 
 enum Fixture {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/profile")
+    static let directory = Repository.fixture("profile")
 
     static func json(_ name: String) throws -> JSONValue {
         try JSONValue.parse([UInt8](Data(contentsOf: directory.appendingPathComponent(name))))

@@ -1,6 +1,7 @@
 import Foundation
 import SealKit
 import SealKitTransfer
+import SealTestSupport
 import Testing
 
 /// Known answers from python-spake2, PyNaCl, `cryptography` and magic-wormhole
@@ -42,8 +43,7 @@ struct PAKEVectorTests {
     }
 
     static let file: File? = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/pake/vectors.json")
+        let url = Repository.fixture("pake/vectors.json")
         guard let data = try? Data(contentsOf: url) else { return nil }
         return try? JSONDecoder().decode(File.self, from: data)
     }()

@@ -1,6 +1,7 @@
 import Foundation
 import SealKit
 @testable import SealKitTransfer
+import SealTestSupport
 import Testing
 
 @testable import SealKitBackup
@@ -80,9 +81,7 @@ struct TransferVectorTests {
     }
 
     static let vectors: [Vector] = {
-        var folder = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { folder.deleteLastPathComponent() }
-        let url = folder.appendingPathComponent("Fixtures/transfer/vectors.json")
+        let url = Repository.fixture("transfer/vectors.json")
         guard let data = try? Data(contentsOf: url) else { return [] }
         return (try? JSONDecoder().decode([Vector].self, from: data)) ?? []
     }()
