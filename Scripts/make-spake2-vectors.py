@@ -4,7 +4,7 @@
 """Generates Fixtures/pake/vectors.json with python-spake2, PyNaCl and the `cryptography`
 package: implementations independent of SealKit, the ones magic-wormhole itself runs on.
 
-What it pins, for Tests/SealMailboxTests/PAKEVectorTests.swift:
+What it pins, for Tests/SealKitTransferTests/Mailbox/PAKEVectorTests.swift:
   hkdf            RFC 5869's SHA-256 cases (checked here against `cryptography`) and more
   blinding        python-spake2's symmetric element S = arbitrary_element(b"symmetric")
   password_scalar python-spake2's password_to_scalar, little-endian as libsodium wants it

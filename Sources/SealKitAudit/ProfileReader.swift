@@ -29,7 +29,7 @@ struct ReadProblem {
 /// one profile at a time, whatever the file's size.
 ///
 /// `.json` files that are an array are split into elements by a structural scan (strings,
-/// escapes and nesting only) and each element is parsed by SealJSON; any other `.json`
+/// escapes and nesting only) and each element is parsed by SealKit's JSON reader; any other `.json`
 /// file is one document, parsed whole.
 struct ProfileReader {
     static let blockSize = 1 << 20

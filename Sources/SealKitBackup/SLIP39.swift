@@ -5,7 +5,7 @@ import SealKit
 /// optional passphrase. Written from the specification and pinned by its official vectors
 /// (`Fixtures/slip39/vectors.json`) and by python-shamir-mnemonic in both directions.
 ///
-/// Everything cryptographic is libsodium's through SealCore: PBKDF2 on HMAC-SHA256 for the
+/// Everything cryptographic is libsodium's through SealKit: PBKDF2 on HMAC-SHA256 for the
 /// four-round Feistel cipher, HMAC-SHA256 for the digest share, and the randomness. GF(256) here is
 /// constant time: multiplication by shifts and masks, no table indexed by a secret byte.
 package enum SLIP39 {

@@ -11,7 +11,7 @@ import Glibc
 
 extension UnsafeRawBufferPointer {
     /// Whether the bytes are UTF-8 text, without making a String of them: ASCII a word at a time (nearly every
-    /// value), the standard library's validator for the rest. The library checks the same (SealCore's
+    /// value), the standard library's validator for the rest. The library checks the same (SealKit's
     /// `UTF8Validation`, package API, which the command line, a client of the products, does not use); when it
     /// refuses a block of lines, this check finds which input line is bad, to write those before it and name it.
     var isUTF8: Bool {

@@ -5,7 +5,7 @@ import SealKit
 import Glibc
 #endif
 
-/// Seals key files' wrapping keys to a TPM 2.0 through tpm2-tss's ESAPI (the `CTPMSeal` shim fills in
+/// Seals key files' wrapping keys to a TPM 2.0 through tpm2-tss's ESAPI (the `CTSS2` target fills in
 /// the TPM's templates; the TSS marshals every command).
 ///
 /// Each call connects to the TPM, re-creates the owner hierarchy's storage primary key from a fixed

@@ -1,4 +1,4 @@
-/* SealKit's declarations of GLib and libsecret (Sources/CSecretLoad/include/sealkit_secret_abi.h), compiled against
+/* SealKit's declarations of GLib and libsecret (Sources/CSecret/include/sealkit_secret_abi.h), compiled against
  * the real headers: any difference fails the build of the tests. The shipped code does not include the
  * headers, so that nothing links libsecret and GLib (they are opened on the first keyring call). */
 #include <libsecret/secret.h>

@@ -148,7 +148,7 @@ struct ReadingTests {
         let report = try Auditor().audit(paths: [path])
         let finding = try #require(report.findings.first)
         #expect(report.findings.count == 1 && finding.kind == .unreadableFile)
-        // The same position SealJSON gives for the whole document.
+        // The same position SealKit's JSON reader gives for the whole document.
         do {
             _ = try JSONValue.parse(text)
             Issue.record("the document should not parse")

@@ -66,7 +66,7 @@ struct HostileInputTests {
         #expect(after == before, "written: \(after.differences(from: before))")
     }
 
-    /// Replies to the live receiver's own offer, made here with SealTransfer: each is refused in
+    /// Replies to the live receiver's own offer, made here with SealKitTransfer: each is refused in
     /// one line after the offer and code, and the keystore is untouched.
     @Test(arguments: ["expired an hour ago", "created an hour from now", "wrong code", "answered another offer"])
     func transferReceiveRefusesRepliesToItsOwnOffer(_ kind: String) throws {

@@ -13,7 +13,7 @@ struct OnDemandLibrariesCLITests {
     static let imageLibraries: Set<String> = ["libzbar.so.0", "libZXing.so.2", "libjpeg.so.62"]
     /// tpm2-tss, by SONAME.
     static let tpmLibraries: Set<String> = ["libtss2-esys.so.0", "libtss2-tctildr.so.0", "libtss2-mu.so.0"]
-    /// libsecret and the GLib libraries SealSecretService calls, by SONAME.
+    /// libsecret and the GLib libraries SealKitKeyring calls, by SONAME.
     static let keyringLibraries: Set<String> = ["libsecret-1.so.0", "libglib-2.0.so.0", "libgobject-2.0.so.0", "libgio-2.0.so.0"]
     static var onDemand: Set<String> { imageLibraries.union(tpmLibraries).union(keyringLibraries) }
 

@@ -4,7 +4,7 @@
 
 #include "sealkit_secret_abi.h"
 
-/* libsecret (the freedesktop Secret Service client) and GLib for SealSecretService, opened on the first keyring
+/* libsecret (the freedesktop Secret Service client) and GLib for SealKitKeyring, opened on the first keyring
  * call (CLibraryLoader), not linked: a command that does not touch the desktop keyring does not load them
  * (start-up time). Only glue lives here: the table of functions, C's static schema, a hash table of string
  * attributes and GError's kinds. Nothing here handles secrets. */
@@ -16,7 +16,7 @@
 #define SEALKIT_ATTRIBUTE_VERSION "version"
 
 #define SEALKIT_SECRET_FIELD(name, result, parameters) result(*name) parameters;
-/// The GLib and libsecret functions SealSecretService calls, under their own names, with their headers' types.
+/// The GLib and libsecret functions SealKitKeyring calls, under their own names, with their headers' types.
 typedef struct sealkit_secret_functions {
     SEALKIT_GLIB_FUNCTIONS(SEALKIT_SECRET_FIELD)
     SEALKIT_GOBJECT_FUNCTIONS(SEALKIT_SECRET_FIELD)

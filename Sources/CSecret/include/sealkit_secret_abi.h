@@ -2,7 +2,7 @@
 #define SEALKIT_SECRET_ABI_H
 #include <stdint.h>
 
-/* The part of GLib's and libsecret's C interface that SealSecretService uses, declared here (start-up
+/* The part of GLib's and libsecret's C interface that SealKitKeyring uses, declared here (start-up
  * time). libsecret and GLib are opened with dlopen by the first keyring call, not linked; their headers need
  * pkg-config's flags (-I.../glib-2.0 and the like), and SwiftPM links every library pkg-config names, so the
  * binary would load libsecret and its GLib stack at start-up again. Tests/CSecretABICheck compiles these

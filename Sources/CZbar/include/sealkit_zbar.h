@@ -7,7 +7,7 @@
 
 #pragma clang assume_nonnull begin
 
-/// The zbar functions SealScan calls (libzbar.so.0), with zbar.h's types.
+/// The zbar functions SealKitQR's scanner calls (libzbar.so.0), with zbar.h's types.
 typedef struct {
     __typeof__(zbar_image_scanner_create) *image_scanner_create;
     __typeof__(zbar_image_scanner_destroy) *image_scanner_destroy;
@@ -28,7 +28,7 @@ typedef struct {
 } sealkit_zbar_functions;
 
 /// zbar, loaded on first use: its functions, or NULL when libzbar.so.0 cannot be loaded (the reason is
-/// copied to `error`, `error_size` bytes, when it is not NULL). (libjpeg is CJPEGDecode's, zxing-cpp CZXingRead's.)
+/// copied to `error`, `error_size` bytes, when it is not NULL). (libjpeg is CJPEG's, zxing-cpp CZXing's.)
 const sealkit_zbar_functions *_Nullable sealkit_zbar(char *_Nullable error, size_t error_size);
 
 #pragma clang assume_nonnull end

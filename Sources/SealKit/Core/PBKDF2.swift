@@ -1,7 +1,7 @@
 import CSodium
 
 /// PBKDF2 with HMAC-SHA256 (RFC 8018 §5.2), built on libsodium's `crypto_auth_hmacsha256`, which
-/// has no PBKDF2 of its own. SLIP-39's Feistel rounds use it; `Tests/SealCoreTests` pins it against
+/// has no PBKDF2 of its own. SLIP-39's Feistel rounds use it; `Tests/SealKitTests/Core` pins it against
 /// Python's `hashlib.pbkdf2_hmac`.
 package enum PBKDF2 {
     /// Derives `output.count` bytes from `password` and `salt` with `iterations` rounds, writing them

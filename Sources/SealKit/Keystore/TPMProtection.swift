@@ -44,8 +44,8 @@ package struct TPMLockoutState: Sendable, Equatable {
     package func promptTries(atMost limit: Int) -> Int { max(0, min(limit, remaining - 1)) }
 }
 
-/// Seals and unseals key files' wrapping keys with a TPM. SealKeystore links no TPM library: the
-/// SealTPM target supplies this, and a keystore is given one to open TPM-protected key files.
+/// Seals and unseals key files' wrapping keys with a TPM. SealKit links no TPM library: the
+/// SealKitTPM product supplies this, and a keystore is given one to open TPM-protected key files.
 package protocol TPMKeySealer: Sendable {
     /// Seals `key` to the TPM, with `pin` (when given) as the sealed object's authorization value.
     /// - Throws: `.tpmUnavailable`, or `.tpmFailed`.

@@ -45,7 +45,7 @@ public struct QRCode: Sendable {
         }
     }
 
-    /// The byte initializer, with the SealQR module's own error.
+    /// The byte initializer, with the SealKitQR module's own error.
     package init(encoding payload: [UInt8], correction: QRErrorCorrection = .medium) throws(QRCodeError) {
         guard !payload.isEmpty else { throw .emptyPayload }
         let maximum = Self.maximumPayload(correction: correction)

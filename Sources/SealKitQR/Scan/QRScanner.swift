@@ -199,7 +199,7 @@ public enum QRScanner {
         }.map(\.payload)
     }
 
-    /// zxing-cpp reading an image, upright and inverted, in a helper process (CZXingRead) that is
+    /// zxing-cpp reading an image, upright and inverted, in a helper process (CZXing) that is
     /// killed when its budget runs out (zxing-cpp itself cannot be stopped). The pixels are copied to
     /// the helper when the job starts.
     final class ZXingJob {

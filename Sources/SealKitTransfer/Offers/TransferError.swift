@@ -9,7 +9,7 @@ import SealKitBackup
 /// Why an offer, reply, part or backup was refused. Each description is one line that
 /// says what went wrong and what to do; none repeats key material or passphrases.
 package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A problem of the text layer that transfers share with backups (SealBackup's `CodeError`): not a
+    /// A problem of the text layer that transfers share with backups (SealKit's `CodeError`): not a
     /// code, a code of another kind or version, damage, parts that do not fit, too many keys, a wrong
     /// backup passphrase. Wrapped, not mirrored, so the two cannot drift apart.
     case code(CodeError)

@@ -62,7 +62,7 @@ struct QRScannerTests {
         #expect(found.map { String(decoding: $0, as: UTF8.self) } == (0..<20).map { "code \($0)" })
     }
 
-    /// The fallback decoder, zxing-cpp through CZXingRead, reads what zbar reads, with the same order.
+    /// The fallback decoder, zxing-cpp through CZXing, reads what zbar reads, with the same order.
     @Test(.requires(.qrencode)) func zxingFallbackReadsByteForByte() throws {
         let image = try QRScanner.decode(try Self.qrencode(Array("sealkit-offer-v2:abc".utf8)))
         #expect(QRScanner.zxingScan(image) == [Array("sealkit-offer-v2:abc".utf8)])

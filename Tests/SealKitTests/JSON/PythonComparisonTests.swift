@@ -12,10 +12,10 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
     }
 }
 
-/// Compares SealJSON against Python's json module, an independent implementation.
+/// Compares SealKit's JSON reader and writer against Python's json module, an independent implementation.
 @Suite(.requires(.python)) struct PythonComparisonTests {
     /// Python generates random values (every control character, astral-plane text,
-    /// deep nesting, canonical numbers) and writes each three ways; SealJSON must read
+    /// deep nesting, canonical numbers) and writes each three ways; SealKit must read
     /// all three to the same value and write Python's exact compact and pretty text.
     @Test func writesWhatPythonWritesForRandomValues() throws {
         let script = #"""
@@ -65,7 +65,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
         }
     }
 
-    /// Python reads what SealJSON writes, and gets the same structure back.
+    /// Python reads what SealKit writes, and gets the same structure back.
     @Test func pythonReadsWhatSealJSONWrites() throws {
         let value: JSONValue = [
             "ctl": .string(String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)),
@@ -95,7 +95,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
         }
     }
 
-    /// Over a corpus of valid and invalid documents, SealJSON and Python accept the same ones.
+    /// Over a corpus of valid and invalid documents, SealKit and Python accept the same ones.
     /// Left out on purpose, because Python is laxer than RFC 8259 there: NaN and Infinity,
     /// lone surrogate escapes, duplicate keys, and nesting (Python's limit is its recursion limit).
     @Test func acceptsWhatPythonAccepts() throws {

@@ -3,7 +3,7 @@ import Testing
 
 
 /// The escapes `keys import` resolves in pasted key text: percent escapes in a link's fragment
-/// and `\u` escapes in the older `{"data": ...}` form. Both go through SealCore's `Hex`.
+/// and `\u` escapes in the older `{"data": ...}` form. Both go through SealKit's `Hex`.
 @Suite("Escapes in pasted key text")
 struct KeyTextTests {
     /// A key whose base64 has `+`, `/` and `=`, the characters links may escape.

@@ -1,5 +1,5 @@
 import Foundation
-// The public API, as an app sees it; SealJSON only to edit profiles as a server would.
+// The public API, as an app sees it; the JSON types only to edit profiles as a server would.
 @_spi(CLI) import SealKit
 import Testing
 

@@ -2,7 +2,7 @@ import SealKit
 import SealKitTransfer
 import Testing
 
-/// SPAKE2 exchanges (SealCore's group arithmetic) and wormhole codes and keys (SealMailbox's) as the
+/// SPAKE2 exchanges (SealKit's group arithmetic) and wormhole codes and keys (SealKitTransfer's) as the
 /// transfer uses them: random entropy, failure cases.
 @Suite("SPAKE2 and wormhole codes")
 struct PAKETests {

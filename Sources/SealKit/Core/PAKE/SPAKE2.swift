@@ -10,8 +10,8 @@ import Synchronization
 /// use, and an eavesdropper or a man in the middle learns nothing that lets it test more than
 /// one password guess per exchange.
 ///
-/// This is the group arithmetic alone, package-only: the magic-wormhole client (SealMailbox) makes
-/// its codes, keys and phase keys from it, so SealCore stays the only code that calls libsodium.
+/// This is the group arithmetic alone, package-only: the magic-wormhole client (the mailbox client) makes
+/// its codes, keys and phase keys from it, so SealKit's core stays the only code that calls libsodium.
 ///
 /// The group arithmetic is libsodium's (`crypto_core_ed25519_*`,
 /// `crypto_scalarmult_ed25519_*noclamp`); the secret scalars live in guarded memory and are

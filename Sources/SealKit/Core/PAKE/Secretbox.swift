@@ -2,7 +2,7 @@ import CSodium
 
 /// libsodium's `crypto_secretbox` (XSalsa20-Poly1305) written as `nonce ‖ box`, under a raw
 /// 32-byte key in guarded memory, with empty plaintexts allowed: what the magic-wormhole client
-/// protocol (SealMailbox) seals its phases with. The protocol lives there; the calls into
+/// protocol (the mailbox client) seals its phases with. The protocol lives there; the calls into
 /// libsodium stay here, as every other one does.
 package enum Secretbox {
     /// Bytes of a key.
