@@ -80,9 +80,14 @@ public struct Auditor: Sendable {
 
 /// The first 16 bytes of a nonce. Nonces are random, so 128 bits tell them apart as
 /// well as all 192 do, and the table stays small.
-struct NonceKey: Hashable {
-    let high: UInt64
-    let low: UInt64
+package struct NonceKey: Hashable, BitwiseCopyable {
+    package let high: UInt64
+    package let low: UInt64
+
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
 }
 
 /// Where a nonce was first seen, packed: enough to name the place in a later finding

@@ -17,7 +17,7 @@ import Darwin
 /// A key is placed by the standard library's `Hasher`, seeded anew in every process, so crafted nonces cannot
 /// pile into one run of slots; a match of 32 bits is checked against the whole key, so two nonces are one only
 /// when all their tracked bytes are equal.
-struct NonceTable {
+package struct NonceTable {
     private struct Slot {
         var tag: UInt32
         var index: UInt32
@@ -32,16 +32,16 @@ struct NonceTable {
     static let initialCapacity = 1024
 
     /// How many nonces the table holds.
-    var count: Int { keys.count }
+    package var count: Int { keys.count }
 
     /// Frees the table's memory; the table must not be used afterwards.
-    func deallocate() {
+    package func deallocate() {
         Mapping.deallocate(slots, capacity: mask + 1)
         keys.deallocate()
     }
 
     /// A hasher that has taken `key`: finalized, it places the key in the table.
-    static func hasher(of key: NonceKey) -> Hasher {
+    package static func hasher(of key: NonceKey) -> Hasher {
         var hasher = Hasher()
         hasher.combine(key.high)
         hasher.combine(key.low)
@@ -52,15 +52,15 @@ struct NonceTable {
     /// `count` before the call) and returns nil.
     /// - Parameter hashValue: `NonceTable.hasher(of: key)`, finalized.
     /// The most nonces the table holds by default: indexes are stored plus one in 32 bits.
-    static let maximumCount = Int(UInt32.max) - 1
+    package static let maximumCount = Int(UInt32.max) - 1
     /// The most nonces this table holds.
     private let limit: Int
 
     /// Whether the table could not take a nonce: it held `limit` of them, or the system gave no memory to grow.
     /// The audit then stops with an error (`AuditError.tooManyNonces`) rather than lose count or crash.
-    private(set) var isFull = false
+    package private(set) var isFull = false
 
-    init(limit: Int = NonceTable.maximumCount) {
+    package init(limit: Int = NonceTable.maximumCount) {
         self.limit = min(limit, Self.maximumCount)
         // 24 KiB at the start of an audit: a system that cannot give it cannot run the audit at all.
         guard let slots = Mapping.allocate(Slot.self, capacity: Self.initialCapacity, hugePages: true) else {
@@ -71,7 +71,7 @@ struct NonceTable {
     }
 
     /// - Precondition: `!isFull`.
-    mutating func firstSighting(of key: NonceKey, hashValue: Int) -> UInt32? {
+    package mutating func firstSighting(of key: NonceKey, hashValue: Int) -> UInt32? {
         precondition(!isFull, "the audit checks isFull before it adds a nonce")
         let tag = UInt32(truncatingIfNeeded: hashValue)
         var slot = Int(tag) & mask

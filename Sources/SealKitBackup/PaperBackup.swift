@@ -97,7 +97,7 @@ public enum PaperBackup {
     }
 
     /// `make` with other Argon2id limits: tests and format vectors use `.interactive` to stay fast.
-    static func make(
+    package static func make(
         _ keys: [KeyHistory], passphrase: Passphrase, kdf: PassphraseKDF, now: Date
     ) throws(SealKitError) -> [String] {
         try BackupError.converting { () throws(CodeError) in try seal(keys, passphrase: passphrase, kdf: kdf, now: now) }
@@ -145,7 +145,7 @@ public enum PaperBackup {
         try BackupError.converting { () throws(CodeError) in try open(text, passphrase: passphrase) }
     }
 
-    static func open(_ text: String, passphrase: Passphrase) throws(CodeError) -> Contents {
+    package static func open(_ text: String, passphrase: Passphrase) throws(CodeError) -> Contents {
         let body = try body(of: text)
         let field = { (offset: Int) in body[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
         let kdf = PassphraseKDF(opsLimit: field(0), memLimit: field(8))

@@ -469,9 +469,9 @@ enum RS1024 {
 // MARK: GF(256) and Shamir
 
 /// Arithmetic in GF(2^8) with Rijndael's polynomial x^8 + x^4 + x^3 + x + 1, in constant time.
-enum GF256 {
+package enum GF256 {
     @inline(__always)
-    static func multiply(_ a: UInt8, _ b: UInt8) -> UInt8 {
+    package static func multiply(_ a: UInt8, _ b: UInt8) -> UInt8 {
         var a = a, b = b, product: UInt8 = 0
         for _ in 0..<8 {
             product ^= a & (0 &- (b & 1))
@@ -483,7 +483,7 @@ enum GF256 {
     }
 
     /// a^254 = a^-1 (and 0 for 0), by a fixed sequence of squarings and multiplications.
-    static func inverse(_ a: UInt8) -> UInt8 {
+    package static func inverse(_ a: UInt8) -> UInt8 {
         var result: UInt8 = 1
         var power = a
         for bit in 0..<8 {

@@ -1,4 +1,4 @@
-@testable import SealKitAudit
+import SealKitAudit
 import Testing
 
 /// The nonce table compares whole keys wherever 32 bits of hash match: keys given the same hash

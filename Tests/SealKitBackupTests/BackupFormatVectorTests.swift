@@ -2,7 +2,7 @@ import Foundation
 import SealKit
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 /// The expected keys of an `ok` vector, as `Scripts/make-format-vectors.py` writes them.
 struct FormatVectorKeys: Decodable {

@@ -3,7 +3,7 @@ import SealKit
 import SealTestSupport
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 /// Every key read is one guarded allocation, so a peer that knows the code must not be
 /// able to make a receiver allocate keys until the memory mappings run out and it crashes.

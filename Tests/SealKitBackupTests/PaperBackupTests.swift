@@ -3,7 +3,7 @@ import SealKit
 import SealTestSupport
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 @Suite("Paper backup")
 struct PaperBackupTests {

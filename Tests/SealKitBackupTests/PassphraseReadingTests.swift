@@ -3,7 +3,7 @@ import SealKit
 import SealTestSupport
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 /// A passphrase SealKit made opens its backup however a person writes it down; a passphrase
 /// the user chose stays byte-exact; a backup made before this change still opens.

@@ -3,7 +3,7 @@ import SealKit
 import SealTestSupport
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 /// SLIP-39 against its official vectors (every one, valid and invalid) and python-shamir-mnemonic.
 @Suite("SLIP-39")

@@ -3,7 +3,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 /// The public share-backup API (`ShareBackup.make`/`restore`), as an app uses it: shares of keys and
 /// back, and each failure as a `BackupError` reason with the CLI's one-line text.

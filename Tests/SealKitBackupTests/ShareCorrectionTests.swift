@@ -2,7 +2,7 @@ import Foundation
 import SealKit
 import Testing
 
-@_spi(CLI) @testable import SealKitBackup
+@_spi(CLI) import SealKitBackup
 
 /// A share typed with one wrong word is corrected, never thrown away.
 @Suite("SLIP-39 share correction")

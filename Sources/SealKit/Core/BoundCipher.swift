@@ -87,7 +87,7 @@ package enum BoundCipher {
     /// The version byte that starts the body.
     static let version: UInt8 = 2
     /// Bytes of the key tag and of the place tag.
-    static let tagByteCount = 8
+    package static let tagByteCount = 8
     /// Version, key tag and place tag.
     package static let headerByteCount = 1 + 2 * tagByteCount
     static let nonceByteCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)

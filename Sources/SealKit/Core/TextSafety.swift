@@ -57,7 +57,7 @@ package enum TextSafety {
     /// Python's `unicodedata`; the one form outside them, U+FFE3 FULLWIDTH MACRON, maps to two scalars.
     /// The whole of NFKC is not applied: the standard library has none, and Foundation's would load ICU into
     /// every command.
-    static func widthFolding(_ scalar: Unicode.Scalar) -> String? {
+    package static func widthFolding(_ scalar: Unicode.Scalar) -> String? {
         let value = scalar.value
         guard value == 0x3000 || (0xFF01...0xFFEE).contains(value) else { return nil }
         if value == 0xFFE3 { return "\u{20}\u{304}" }

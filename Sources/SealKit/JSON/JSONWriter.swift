@@ -114,7 +114,7 @@ struct JSONWriter {
 
 /// Byte tests on eight bytes at once. Each says whether *some* byte of the word may match;
 /// callers then check byte by byte, so a false alarm costs time, never correctness.
-enum SWAR {
+package enum SWAR {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
 
@@ -140,7 +140,7 @@ enum SWAR {
     /// `"`, `\` or a byte of 0x80 and above). Only its lowest set byte is exact, which is all a
     /// scanner looking for the first such byte needs.
     @inline(__always)
-    static func plainStringStops(_ word: UInt64) -> UInt64 {
+    package static func plainStringStops(_ word: UInt64) -> UInt64 {
         let quotes = word ^ (ones &* 0x22)
         let backslashes = word ^ (ones &* 0x5C)
         let control = (word &- (ones &* 0x20)) & ~word

@@ -142,7 +142,7 @@ package struct ProfileEncryptor: Sendable {
     /// place of its value, when every encrypted field holds a value to encrypt now. Anything else
     /// (a value already encrypted, one the schema refuses, a string with escapes, a key that is not
     /// plain ASCII) returns false with nothing written, for the value tree to handle.
-    func appendEncrypted(_ outline: JSONOutline, with keys: KeyRing, to output: inout [UInt8]) -> Bool {
+    package func appendEncrypted(_ outline: JSONOutline, with keys: KeyRing, to output: inout [UInt8]) -> Bool {
         guard !writesV2, let fieldNames = schema.encryptedNames else { return false }
         return outline.text.withUnsafeBufferPointer { text in
             let members = outline.members
@@ -445,6 +445,11 @@ package struct ProfileRotation: Sendable, Equatable {
     package let profile: JSONValue
     /// Fields that were re-encrypted, in profile order.
     package let rotatedFields: [String]
+
+    package init(profile: JSONValue, rotatedFields: [String]) {
+        self.profile = profile
+        self.rotatedFields = rotatedFields
+    }
 }
 
 extension ProfileSchema.FieldType {

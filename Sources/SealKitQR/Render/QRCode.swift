@@ -107,7 +107,7 @@ public struct QRCode: Sendable {
 }
 
 extension QRErrorCorrection {
-    var level: QRecLevel {
+    package var level: QRecLevel {
         switch self {
         case .low: QR_ECLEVEL_L
         case .medium: QR_ECLEVEL_M

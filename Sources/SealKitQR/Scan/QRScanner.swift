@@ -21,7 +21,7 @@ public struct GrayImage: Sendable {
     /// One byte of luminance per pixel, row by row.
     public let pixels: [UInt8]
 
-    init(width: Int, height: Int, pixels: [UInt8]) {
+    package init(width: Int, height: Int, pixels: [UInt8]) {
         self.width = width
         self.height = height
         self.pixels = pixels
@@ -165,7 +165,7 @@ public enum QRScanner {
     /// zxing-cpp takes 1.3 s on a 40-megapixel photo of noise and tens of milliseconds on a
     /// screenshot; an image made to cost it more (one tiled with finder patterns costs time growing
     /// with the cube of their number) is cut off here and reads as holding no code for zxing-cpp.
-    static func zxingBudget(width: Int, height: Int) -> Duration {
+    package static func zxingBudget(width: Int, height: Int) -> Duration {
         .milliseconds(1_500 + width * height / 10_000)
     }
 
@@ -237,12 +237,12 @@ public enum QRScanner {
     }
 
     /// zxing-cpp's reading alone, upright and inverted, in reading order.
-    static func zxingScan(_ image: GrayImage, budget: Duration? = nil) -> [[UInt8]] {
+    package static func zxingScan(_ image: GrayImage, budget: Duration? = nil) -> [[UInt8]] {
         ordered(ZXingJob(image, budget: budget).finish(), height: image.height)
     }
 
     /// zbar's reading alone (upright only), in reading order.
-    static func zbarScan(_ image: GrayImage) -> [[UInt8]] {
+    package static func zbarScan(_ image: GrayImage) -> [[UInt8]] {
         ordered(zbarCodes(image), height: image.height)
     }
 

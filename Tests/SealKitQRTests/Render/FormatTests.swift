@@ -1,6 +1,6 @@
 import Testing
 
-@_spi(CLI) @testable import SealKitQR
+@_spi(CLI) import SealKitQR
 
 @Suite("Formats")
 struct FormatTests {

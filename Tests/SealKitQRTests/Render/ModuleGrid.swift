@@ -1,7 +1,7 @@
 import CPNG
 import Testing
 
-@testable import SealKitQR
+import SealKitQR
 
 /// Light and dark modules read back out of a rendering, independently of how it was made.
 struct ModuleGrid: Equatable, CustomStringConvertible {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-@testable import SealKitQR
+import SealKitQR
 
 @Suite("Encoding")
 struct QRCodeTests {

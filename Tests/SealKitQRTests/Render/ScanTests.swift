@@ -1,7 +1,7 @@
 import SealTestSupport
 import Testing
 
-@testable import SealKitQR
+import SealKitQR
 
 /// Every scannable rendering, decoded by zbarimg, gives back exactly the payload.
 @Suite("Scanning with zbarimg", .requires(.zbarimg))

@@ -1,7 +1,7 @@
 import SealTestSupport
 import Testing
 
-@testable import SealKitQR
+import SealKitQR
 
 /// Renders `code` in `format` and reads the modules back with the parser for that format.
 func readBack(_ code: QRCode, as format: QRFormat) throws -> ModuleGrid {

@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-@testable import SealKitQR
+import SealKitQR
 
 /// Images made to cost a decoder time rather than memory: each is
 /// generated here, and each is given up within a bound measured on the test's own clock.

@@ -1,7 +1,7 @@
 import SealKit
 import Testing
 
-@testable import SealKitQR
+import SealKitQR
 
 /// The one rule of every `--qr` option, on decoded payloads alone: no image, no decoder, no display, so
 /// a plain `swift test` catches a change to the rule in milliseconds (the CLI suites that photograph

@@ -1,6 +1,6 @@
 import Foundation
 import SealKit
-@testable import SealKitQR
+import SealKitQR
 import SealTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import SealKit
+import SealKit
 import SealTestSupport
 import Testing
 

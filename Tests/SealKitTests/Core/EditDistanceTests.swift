@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Testing
 
-@testable import SealKit
+import SealKit
 
 /// The edit distance behind every "did you mean" and the near-miss rule fills only the cells near the
 /// table's diagonal: its answers are the full table's, and long names cost time linear in their length (a

@@ -1,7 +1,7 @@
 import SealTestSupport
 import Testing
 
-@testable import SealKit
+import SealKit
 
 /// Names compared for spelling fold full-width and half-width forms as NFKC does, checked against Python's
 /// `unicodedata`, another implementation of the Unicode tables.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SealKit
+import SealKit
 
 /// One rejected input and exactly how it must be reported.
 struct RejectedCase: CustomTestStringConvertible, Sendable {

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Testing
 
-@testable import SealKit
+import SealKit
 
 /// Strings full of escapes cost time linear in their length, in every reader: a profile whose one field
 /// held 200,000 `\\`/`\n` pairs took 8.5 s to encrypt, as each escape copied everything decoded before it.

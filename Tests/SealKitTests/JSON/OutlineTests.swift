@@ -1,7 +1,7 @@
 import SealTestSupport
 import Testing
 
-@testable import SealKit
+import SealKit
 
 /// `JSONOutline` is the profile fast path's reader: it must accept exactly what `parse` accepts,
 /// fail with exactly the same errors, write exactly what `serialized()` writes, and place every

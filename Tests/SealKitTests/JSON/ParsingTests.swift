@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SealKit
+import SealKit
 
 @Suite struct ParsingTests {
     @Test func parsesEveryKindOfValue() throws {

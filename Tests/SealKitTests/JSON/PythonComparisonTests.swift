@@ -2,7 +2,7 @@ import Foundation
 import SealTestSupport
 import Testing
 
-@testable import SealKit
+import SealKit
 
 private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
     try String(decoding: output, as: UTF8.self).split(separator: "\n").map { line in

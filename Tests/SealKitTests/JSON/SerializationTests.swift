@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SealKit
+import SealKit
 
 @Suite struct SerializationTests {
     @Test func settingAMemberReplacesInPlaceAppendsOrRemoves() throws {

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(CLI) @testable import SealKit
+@_spi(CLI) import SealKit
 import SealTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(CLI) @testable import SealKit
+@_spi(CLI) import SealKit
 import Testing
 
 /// TPM protection in the keystore rules and the key-file parser, with a stand-in sealer (no TPM: the real one,

@@ -1,6 +1,6 @@
 import Foundation
 import PropertyBased
-@testable import SealKit
+import SealKit
 import SealTestSupport
 import Testing
 

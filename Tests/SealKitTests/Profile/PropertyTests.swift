@@ -1,5 +1,5 @@
 import PropertyBased
-@testable import SealKit
+import SealKit
 import Testing
 
 

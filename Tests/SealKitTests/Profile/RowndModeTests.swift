@@ -1,4 +1,4 @@
-@testable import SealKit
+import SealKit
 import Testing
 
 

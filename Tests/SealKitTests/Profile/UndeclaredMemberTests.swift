@@ -1,4 +1,4 @@
-@_spi(CLI) @testable import SealKit
+@_spi(CLI) import SealKit
 import Testing
 
 

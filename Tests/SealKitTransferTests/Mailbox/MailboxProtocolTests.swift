@@ -3,6 +3,7 @@ import SealKit
 import SealTestSupport
 import Testing
 
+// @testable: the mailbox's state machines and messages are the module's internals, tested here one by one.
 @testable import SealKitTransfer
 
 @Suite("Mailbox server messages, relay addresses and the small state machines")

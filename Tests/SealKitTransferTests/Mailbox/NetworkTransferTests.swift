@@ -1,5 +1,6 @@
 import Foundation
 import SealKit
+// @testable: the mailbox's state machines and messages are the module's internals, tested here one by one.
 @testable import SealKitTransfer
 import SealTestSupport
 import Testing

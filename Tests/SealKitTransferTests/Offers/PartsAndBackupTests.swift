@@ -1,10 +1,11 @@
 import Foundation
 import SealKit
+// @testable: the mailbox's state machines and messages are the module's internals, tested here one by one.
 @testable import SealKitTransfer
 import SealTestSupport
 import Testing
 
-@testable import SealKitBackup
+import SealKitBackup
 
 @Suite("Parts")
 struct PartsTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SealKitBackup
 import SealKit
+// @testable: the mailbox's state machines and messages are the module's internals, tested here one by one.
 @testable import SealKitTransfer
 import SealTestSupport
 import Testing

@@ -1,4 +1,4 @@
-@testable import SealKitTransfer
+import SealKitTransfer
 import Testing
 
 
