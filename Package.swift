@@ -188,7 +188,9 @@ let package = Package(
                 "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitTPM", "SealTPM",
                 "SealKitAudit", "SealTestSupport", "SealBackup", "SealCore", "SealJSON", "SealKeystore", "SealMailbox", "SealProfile",
                 "SealTransfer",
-            ]),
+            ],
+            // Read from the source tree by ScriptRunner, not bundled.
+            exclude: ["scripts"]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXingRead only).
     cxxLanguageStandard: .cxx17
