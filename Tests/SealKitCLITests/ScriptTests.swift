@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Every script in `scripts/`, one test case each: they report apart and run in parallel.
-@Suite struct ScriptTests {
+/// Each sealkit a script runs has its own deadline (`ChildProcess.defaultTimeout`); the limit bounds a whole script.
+@Suite(.timeLimit(.minutes(10))) struct ScriptTests {
     @Test(arguments: ScriptRunner.scriptNames())
     func script(_ name: String) throws {
         do {

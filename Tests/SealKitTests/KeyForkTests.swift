@@ -128,9 +128,13 @@ struct KeyForkTests {
         #expect(try empty.keystore.entry(for: KeyID("nobody")) == nil)
     }
 
-    /// `café` typed as NFC and as NFD is one id: one key, reachable by both spellings.
-    @Test func theTwinOfAnIDIsTheSameID() throws {
-        let keystore = try Keystore.inMemory()
+    /// `café` typed as NFC and as NFD is one id: one key, reachable by both spellings, in memory and on disk (where
+    /// the file's name is derived from the id's bytes).
+    @Test(arguments: [false, true])
+    func theTwinOfAnIDIsTheSameID(onDisk: Bool) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sealkit-twin-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keystore = onDisk ? try Keystore(directory: folder.path) : try Keystore.inMemory()
         let nfd = Vault(keystore: keystore, user: try KeyID("cafe\u{301}"), format: .v1)
         let nfc = Vault(keystore: keystore, user: try KeyID("caf\u{E9}"), format: .v1)
         try nfd.ensureKey(existing: "{}")
