@@ -161,7 +161,9 @@ let package = Package(
             dependencies: [
                 "SealKitCLI", "SealTransferProbe", "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR",
                 "SealKitTPM", "SealKitAudit", "SealTestSupport",
-            ]),
+            ],
+            // Read from the source tree by ScriptRunner, not bundled.
+            exclude: ["scripts"]),
     ],
     // zxing-cpp 1.4's headers need C++17 (CZXing only).
     cxxLanguageStandard: .cxx17

@@ -206,21 +206,6 @@ struct AuditCLITests {
         }
     }
 
-    @Test func missingPathIsAUsageErrorWithNothingOnStdout() throws {
-        let cli = try CLI()
-        let result = try cli.run(["audit", Self.base + "clean", Self.base + "no-such-folder"])
-        expectCleanFailure(result, containing: "no-such-folder")
-        #expect(result.status == 64)
-        let none = try cli.run(["audit"])
-        expectCleanFailure(none)
-        #expect(none.status == 64)
-        let format = try cli.run(["audit", "--format", "xml", Self.base + "clean"])
-        expectCleanFailure(format)
-        #expect(format.status == 64)
-        let key = try cli.run(["audit", "--key", "nobody", Self.base + "clean"])
-        expectCleanFailure(key, containing: "nobody")
-    }
-
     @Test func unreadableAndDeepFilesAreFindingsNotCrashes() throws {
         let cli = try CLI()
         let folder = cli.home.appendingPathComponent("data")
@@ -253,81 +238,6 @@ struct AuditCLITests {
                 }
             }
         }
-    }
-}
-
-extension AuditCLITests {
-    // MARK: '-' is stdin for audit too
-
-    /// `jq -c ... | sealkit audit -`: stdin is read as NDJSON, findings name it `-`, it mixes
-    /// with files, and empty stdin is "nothing was audited" (66), not a pass.
-    @Test func auditReadsNDJSONFromStdin() throws {
-        let cli = try CLI.withKey()
-        let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "x").output
-        let schema = cli.home.appendingPathComponent("schema.json")
-        try Data(#"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}}"#.utf8).write(to: schema)
-        let input = #"{"ssn":"\#(sealed)"}"# + "\r\n\n" + #"{"ssn":"078-05-1120"}"# + "\n"
-        let found = try cli.run(["audit", "--schema", schema.path, "--key", "ada", "-"], stdin: input)
-        #expect(found.status == 1, "\(found.stderr)")
-        #expect(found.stdout.contains("plaintext-field") && found.stdout.contains("-:3"), "\(found.stdout)")
-        #expect(found.stdout.contains("1 file, 2 values, 1 blank line skipped"), "\(found.stdout)")
-        #expect(!found.stdout.contains("078-05-1120"))
-
-        let clean = try cli.run(["audit", "--schema", schema.path, "--key", "ada", "-"], stdin: #"{"ssn":"\#(sealed)"}"#)
-        #expect(clean.status == 0 && clean.stdout.contains("No findings (1 file, 1 value)"), "\(clean.stderr)")
-
-        let file = cli.home.appendingPathComponent("more.ndjson")
-        try Data((#"{"ssn":"\#(sealed)"}"# + "\n").utf8).write(to: file)
-        let mixed = try cli.run(["audit", "--format", "json", "-", file.path], stdin: #"{"ssn":"\#(sealed)"}"# + "\n")
-        #expect(mixed.status == 1 && mixed.stdout.contains(#""duplicate-ciphertext""#), "\(mixed.stderr)")
-        #expect(mixed.stdout.contains(#""file": "-""#), "\(mixed.stdout)")
-
-        let empty = try cli.run(["audit", "-"])
-        expectCleanFailure(empty, containing: "nothing was audited")
-        #expect(empty.status == 66)
-    }
-}
-
-extension AuditCLITests {
-    // MARK: An audit of nothing is not a pass
-
-    @Test func anAuditThatReadsNoValueFails() throws {
-        let cli = try CLI()
-        let empty = cli.home.appendingPathComponent("empty")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-        let noFiles = try cli.run(["audit", empty.path])
-        expectCleanFailure(noFiles, containing: "nothing was audited: no .json, .ndjson or .jsonl file")
-        #expect(noFiles.status == 66)
-
-        let blank = try cli.write("\n\n", to: "blank/a.ndjson")
-        let noProfiles = try cli.run(["audit", blank])
-        expectCleanFailure(noProfiles, containing: "nothing was audited: ")
-        #expect(noProfiles.status == 66 && noProfiles.stderr.contains("no profile"))
-
-        let schema = try cli.write(#"{"ssn": {"type": "string", "encryption": {"state": "enabled"}}}"#, to: "s.json")
-        let unflagged = try cli.write(#"{"name": "Ada"}"# + "\n", to: "plain/a.ndjson")
-        let noFields = try cli.run(["audit", "--schema", schema, unflagged])
-        expectCleanFailure(noFields, containing: "nothing was audited: ")
-        #expect(noFields.status == 66 && noFields.stderr.contains("no flagged field"))
-    }
-
-    /// Warnings fail by default; --fail-on error lets them pass, --fail-on note fails on anything, --ignore drops a kind.
-    @Test func failOnAndIgnoreDecideWhatFails() throws {
-        let cli = try CLI.withKey()
-        let sealed = try cli.run(["encrypt", "--key", "ada"], stdin: "same").output
-        let file = try cli.write(
-            #"{"ssn": "\#(sealed)"}"# + "\n" + #"{"ssn": "\#(sealed)"}"# + "\n", to: "copies/a.ndjson")
-        let byDefault = try cli.run(["audit", file])
-        #expect(byDefault.status == 1 && byDefault.stdout.contains("duplicate-ciphertext"), "\(byDefault.stderr)")
-        let errorsOnly = try cli.run(["audit", "--fail-on", "error", file])
-        #expect(errorsOnly.status == 0 && errorsOnly.stdout.contains("duplicate-ciphertext"), "\(errorsOnly.stderr)")
-        let ignored = try cli.run(["audit", "--ignore", "duplicate-ciphertext", "--ignore", "nonce-reuse", "--format", "json", file])
-        #expect(ignored.status == 0 && !ignored.stdout.contains(#""kind""#), "\(ignored.stdout)")
-        expectCleanFailure(try cli.run(["audit", "--ignore", "no-such-kind", file]), containing: "no-such-kind")
-        // --fail-on note: every finding fails, warnings included.
-        let notes = try cli.run(["audit", "--fail-on", "note", file])
-        #expect(notes.status == 1 && notes.stdout.contains("duplicate-ciphertext"), "\(notes.stderr)")
-        expectCleanFailure(try cli.run(["audit", "--fail-on", "info", file]), containing: "fail-on")
     }
 }
 

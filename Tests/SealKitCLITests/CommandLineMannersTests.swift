@@ -23,15 +23,6 @@ struct CommandLineMannersTests {
         #expect(try String(contentsOfFile: errors, encoding: .utf8) == "")
     }
 
-    @Test func anUnknownSubcommandGetsASuggestion() throws {
-        let cli = try CLI()
-        let typo = try cli.run(["encrpyt", "--key", "ada"])
-        expectCleanFailure(typo, containing: "did you mean 'encrypt'?")
-        #expect(typo.status == 64)
-        let nested = try cli.run(["keys", "genrate", "ada"])
-        expectCleanFailure(nested, containing: "did you mean 'generate'?")
-    }
-
     /// Under a terminal (script(1) gives one), the QR code defaults to ANSI colours, except
     /// with NO_COLOR or TERM=dumb; an explicit --format ansi still gets them.
     @Test func noColorAndDumbTerminalsGetNoANSI() throws {

@@ -97,15 +97,6 @@ struct ProfileSealCLITests {
         return try member(result.output, "sealkit_seal")
     }
 
-    @Test func rowndWithASealingSchemaIsAUsageError() throws {
-        let device = try Device()
-        for operation in ["encrypt", "decrypt", "rotate"] {
-            let result = try device.profile(operation, #"{"notes": "x"}"#, ["--rownd"])
-            #expect(result.status == 64, "\(operation): \(result.status)")
-            expectCleanFailure(result, containing: "--rownd never writes or checks a seal")
-        }
-    }
-
     @Test func ndjsonSealsEveryLine() throws {
         let device = try Device()
         let input = (0..<50).map { #"{"name": "u\#($0)", "notes": "n\#($0)"}"# }.joined(separator: "\n") + "\n"

@@ -61,15 +61,6 @@ struct QRCommandTests {
         #expect(try zbarimg(file).count == 2332)
     }
 
-    @Test("Empty input and an unknown --ecc are refused")
-    func refusals() throws {
-        let cli = try CLI()
-        expectCleanFailure(try cli.run(["qr"]), containing: "nothing to encode")
-        let badLevel = try cli.run(["qr", "--ecc", "X", "--", "a"])
-        #expect(badLevel.status == 64)
-        expectCleanFailure(badLevel, containing: "--ecc")
-    }
-
     @Test("--output replaces an existing file whole and leaves no temporary file", .requires(.zbarimg))
     func replacesAtomically() throws {
         let cli = try CLI()
@@ -181,24 +172,3 @@ extension QRCommandTests {
     }
 }
 
-extension QRCommandTests {
-    // MARK: '-' for output too
-
-    /// `qr --output -` writes to stdout, as `-o -` does for other tools, instead of a file named "-".
-    @Test func qrOutputDashIsStdout() throws {
-        let cli = try CLI()
-        let folder = cli.home.appendingPathComponent("cwd")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let plain = try cli.run(["qr", "--format", "svg", "--", "hello"])
-        #expect(plain.status == 0 && plain.stdout.contains("<svg"))
-        let dash = try CLI.bash(
-            #"cd "$1" && "$SEALKIT" qr --format svg --output - -- hello"#.replacingOccurrences(of: "$1", with: folder.path), in: cli)
-        #expect(dash.status == 0 && dash.stdoutText == plain.stdout, "\(dash.stderrText)")
-        let png = try CLI.bash(
-            #"cd "$1" && "$SEALKIT" qr --format png --output - -- hello | head -c 8 | od -An -tx1"#
-                .replacingOccurrences(of: "$1", with: folder.path), in: cli)
-        #expect(png.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "89 50 4e 47 0d 0a 1a 0a", "\(png.stdoutText)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "a file was written")
-    }
-
-}

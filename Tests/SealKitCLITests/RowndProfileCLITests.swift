@@ -341,15 +341,4 @@ extension RowndProfileCLITests {
             #expect(!result.stderr.contains("secret") && !result.stderr.contains("812"), "\(result.stderr)")
         }
     }
-
-    /// The oldest form a Rownd app showed without a sign-in link, {"data":"#KEY"}, still imports.
-    @Test func keysImportReadsTheWrapperWithoutALink() throws {
-        let stored = try CLI()
-        let expected = try stored.run(["keys", "import", "k"], stdin: KeyFixtures.rowndKey)
-        for text in ["{\"data\":\"#\(KeyFixtures.rowndKey)\"}\n", "{\"data\": \"#\(KeyFixtures.rowndKey)\"}\r\n", "#\(KeyFixtures.rowndKey)\r\n"] {
-            let cli = try CLI()
-            let imported = try cli.run(["keys", "import", "k"], stdin: text)
-            #expect(imported.status == 0 && imported.output == expected.output, "\(text.debugDescription): \(imported.stderr)")
-        }
-    }
 }

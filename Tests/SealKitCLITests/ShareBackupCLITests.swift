@@ -138,21 +138,15 @@ struct ShareBackupCLITests {
         }
     }
 
-    /// Hostile input: garbage, wrong lengths, a huge line, repeated shares, no bundle. One line, 1 to
-    /// 125, nothing stored, in bounded time.
+    /// Hostile input a script cannot embed: a share cut to a length no share has, and a huge line. One line, 1 to
+    /// 125, nothing stored, in bounded time. (Garbage, repeated shares, no bundle: scripts/backup-shares.txt.)
     @Test func hostileRestoreInputFailsCleanly() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try Self.backup(sender, ["alice", "--shares", "3", "--threshold", "2"])
         let inputs: [(String, String)] = [
-            ("", "no share backup on stdin"),
-            ("garbage\n", "the first line must be the sealed bundle"),
-            (made.bundle + "\nnot words at all\n", "not in the SLIP-39 word list"),
             (made.bundle + "\n" + String(made.shares[0].split(separator: " ").prefix(21).joined(separator: " ")) + "\n", "a length no share has"),
-            (made.bundle + "\n" + made.shares[0] + "\n" + made.shares[0] + "\n" + made.shares[0] + "\n", "1 more share needed"),
             (made.bundle + "\n" + String(repeating: "academic ", count: 100_000) + "\n", "line 2"),
-            (String(made.bundle.dropLast(3)) + "\n" + made.shares[0] + "\n" + made.shares[1] + "\n", "cut short or mistyped"),
-            (made.bundle + "\n", "no share was given: paste the shares after the bundle"),
         ]
         let receiving = try CLI()
         for (input, expected) in inputs {
@@ -194,16 +188,6 @@ struct ShareBackupCLITests {
         #expect(try TransferCLITests.ids(receiving).isEmpty)
     }
 
-    @Test func badArgumentsAreUsageErrors() throws {
-        let cli = try CLI()
-        #expect(try cli.run(["keys", "generate", "alice"]).status == 0)
-        for arguments in [["--shares", "3"], ["--shares", "3", "--threshold", "4"], ["--shares", "17", "--threshold", "2"],
-                          ["--shares", "3", "--threshold", "1"], ["--group", "2/3", "--group", "1/1"], ["--group-threshold", "1"]] {
-            let result = try cli.run(["keys", "backup", "alice", "--format", "text"] + arguments)
-            #expect(result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
-            #expect(result.stdout.isEmpty)
-        }
-    }
 }
 
 /// Fixtures/shares/vectors.json: share backups made from docs/transfer.md alone with PyNaCl, hashlib and
