@@ -1,8 +1,7 @@
-import SealCore
-import SealQR
+import SealKit
+import SealKitQR
 import Testing
 
-@testable import SealScan
 
 /// The one rule of every `--qr` option, end to end at the library: images SealQR draws, read by the scanner,
 /// the choice made. No display, no zbarimg, no CLI: a plain `swift test` runs it in milliseconds.

@@ -1,8 +1,6 @@
-import SealCore
-import SealJSON
+import SealKit
 import Testing
 
-@testable import SealProfile
 
 /// The parser limits a schema and a profile meet, at the parser: deep nesting, duplicate members, invalid UTF-8 and
 /// trailing text are refused with a typed error that names the place, never the content. The CLI's hostile corpus
