@@ -25,7 +25,7 @@ extension SealKitError {
             reason = .keyNotInBackup
             keyID = id
         }
-        self.init(reason, keyID: keyID, error.description, advice: error.advice)
+        self.init(reason, keyID: keyID, error.description, detail: error.detail)
     }
 
     /// A SLIP-39 error as a backup's, with the same description.

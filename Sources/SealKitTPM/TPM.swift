@@ -67,7 +67,7 @@ extension Keystore {
     @discardableResult
     public func sealKeys(of id: KeyID, to tpm: TPM, pin: Passphrase?, unlockingWith current: Passphrase?) throws(SealKitError) -> KeyEntry {
         guard let files = using(tpm).storage as? FileKeystore else {
-            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM", advice: .useFileKeystoreForTPM)
+            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM", detail: .tpmNeedsFileKeystore)
         }
         do {
             return try files.changeProtection(of: id, from: current, to: .tpm(pin: pin))

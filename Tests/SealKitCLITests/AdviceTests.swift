@@ -129,7 +129,7 @@ struct AdviceTests {
     @Test func theLibraryStatesTheProblemAndTheCommandPrintsWhatItDidBefore() {
         for (error, printed) in Self.cases {
             #expect(said(error) == printed)
-            #expect(error.advice != nil, "\(error.description)")
+            #expect(Advice(for: error) != nil, "\(error.description)")
             for word in ["sealkit ", "--", "SEALKIT_"] {
                 #expect(!error.description.contains(word), "\(error.description)")
             }
