@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Why an audit could not run. Problems inside the files are findings, not errors;
 /// these are problems with the request or the file system.

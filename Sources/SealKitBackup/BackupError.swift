@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Backups throw the one public error type; the name says, in this target's code, which reasons it uses.
 package typealias BackupError = SealKitError

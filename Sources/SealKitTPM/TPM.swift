@@ -1,5 +1,5 @@
 // Keys sealed to the machine's TPM 2.0 (through tpm2-tss), on top of SealKit's file keystore.
-@_exported @_spi(CLI) import SealKit
+@_exported import SealKit
 
 /// A TPM 2.0, reached through a tpm2-tss TCTI: the machine's own (`device:/dev/tpmrm0`), or any other
 /// the TCTI names, such as a software TPM (`swtpm:host=127.0.0.1,port=2321`).

@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Why a payload could not become a QR code, or a QR code an image.
 ///

@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Why a wormhole through a mailbox server failed. Each description is one line that says
 /// what went wrong and what to do; none repeats the code, a key or a message body.

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-@_spi(CLI) import SealKit
+import SealKit
 import SealKitBackup
 
 /// Why an offer, reply, part or backup was refused. Each description is one line that

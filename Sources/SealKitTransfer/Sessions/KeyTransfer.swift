@@ -1,6 +1,6 @@
 // Key transfer between devices through a magic-wormhole mailbox relay (swift-nio), on top of SealKit.
 // Backups are the SealKitBackup product's.
-@_exported @_spi(CLI) import SealKit
+@_exported import SealKit
 
 /// What the two ends of a network transfer share: the relay (``publicRelay``, ``relay(_:)``), and the offline
 /// reply's lifetime (``defaultReplyLifetime``).
