@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Why an audit could not run. Problems inside the files are findings, not errors;
 /// these are problems with the request or the file system.
@@ -47,7 +47,7 @@ extension SealKitError {
     /// An audit that could not run, with its message unchanged.
     package init(_ error: AuditError) {
         switch error {
-        case .untaggedLine: self.init(.invalidArgument, error.description, advice: .tagFacts)
+        case .untaggedLine: self.init(.invalidArgument, error.description, detail: .untaggedLine)
         case .missingPath, .unsupportedFile, .noPaths, .badFacts: self.init(.invalidArgument, error.description)
         case .invalidSchema: self.init(.invalidSchema, error.description)
         case .unreadable: self.init(.fileSystem, error.description)

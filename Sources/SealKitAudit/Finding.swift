@@ -85,11 +85,11 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
         }
     }
 
-    /// What to do about a finding of this kind.
+    /// What to do about a finding of this kind, in words for any reader: it names no tool's commands or flags.
     public var remedy: String {
         switch self {
         case .plaintextField:
-            return "Encrypt the field (sealkit profile encrypt) and check how the value was written unencrypted."
+            return "Encrypt the field under the app's schema and check how the value was written unencrypted."
         case .malformedCiphertext:
             return "The value was truncated or is not a ciphertext; restore it from a source that has it whole."
         case .nonceReuse:
@@ -99,23 +99,23 @@ public enum FindingKind: String, CaseIterable, Sendable, Comparable {
         case .undecryptable:
             return "Check that the right key id was given; otherwise the value was tampered with or its key is lost."
         case .retiredKey:
-            return "Rotate the value to the current key (sealkit profile rotate)."
+            return "Rotate the value to the current key."
         case .identifierEncrypted:
             return "Set the field's encryption state to \"disabled\" in the schema."
         case .unreadableFile:
             return "Fix or remove the file; nothing in it past the problem was audited."
         case .mixedKeys:
-            return "Give the device that made the other key the user's key (sealkit transfer), then re-encrypt its values."
+            return "Give the device that made the other key the user's key (a key transfer), then re-encrypt its values."
         case .unknownKey:
-            return "Give the key id that holds the key (--key), or receive the key from the device that made it."
+            return "Give the key id that holds the key, or receive the key from the device that made it."
         case .v1InBoundField:
-            return "Migrate data you trust (sealkit profile rotate --from-v1), then rotate the key; otherwise restore the field."
+            return "Migrate data you trust (rotate its v1 values to v2), then rotate the key; otherwise restore the field."
         case .fieldBesideData:
             return "Move the member into data, or drop data if the profile's own members are its fields."
         case .undeclaredField:
             return "Fix the misspelt name (in the schema or the profile), or declare the field in the schema; encrypt the data again."
         case .sealMissing:
-            return "Restore the profile from a source that has its seal; a profile from before seals gets one from sealkit profile encrypt."
+            return "Restore the profile from a source that has its seal; a profile from before seals gets one when it is encrypted anew."
         case .sealMismatch:
             return "Restore the profile as its user's device last wrote it; check that the right key id was given."
         }
@@ -300,20 +300,6 @@ public struct AuditSummary: Sendable, Equatable {
             let count = findingCounts[kind] ?? 0
             return count == 0 ? nil : (kind, count)
         }
-    }
-
-    /// Why nothing was audited, when no value was: an audit that read nothing is not a pass.
-    /// - Parameter flaggedBySchema: whether a schema said which fields to audit.
-    /// - Returns: the reason, or nil when at least one value was audited.
-    @_spi(CLI) public func nothingAuditedReason(flaggedBySchema: Bool) -> String? {
-        guard valueCount == 0 else { return nil }
-        if fileCount == 0 { return "no .json, .ndjson or .jsonl file was found in the paths given" }
-        if profileCount == 0 {
-            return "the \(fileCount == 1 ? "file holds" : "\(fileCount) files hold") no profile (a JSON object)"
-        }
-        let profiles = profileCount == 1 ? "1 profile" : "\(profileCount) profiles"
-        if flaggedBySchema { return "\(profiles) read, with no flagged field set in any; check the schema's field names" }
-        return "\(profiles) read, with no value that looks like a ciphertext; give --schema to say which fields must be encrypted"
     }
 }
 

@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Backups throw the one public error type; the name says, in this target's code, which reasons it uses.
 package typealias BackupError = SealKitError
@@ -25,7 +25,7 @@ extension SealKitError {
             reason = .keyNotInBackup
             keyID = id
         }
-        self.init(reason, keyID: keyID, error.description, advice: error.advice)
+        self.init(reason, keyID: keyID, error.description, detail: error.detail)
     }
 
     /// A SLIP-39 error as a backup's, with the same description.

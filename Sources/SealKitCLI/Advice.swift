@@ -1,9 +1,150 @@
 @_spi(CLI) import SealKit
+import SealKitQR
 
-/// The command's words for what a person can do about an error: the library states the problem in
-/// `description`, and names the kind of remedy in `advice`; the flags, commands and environment variables that
-/// carry it out are the command's, so they are worded here. Each text follows the description as it is printed.
-extension SealKitError.Advice {
+/// What a person at the command can do about an error, which the command words after the library's
+/// `description`. The library says what happened (the reason, its detail, the key id, the namespace, the limit);
+/// the remedy names the command's own commands, flags and environment variables, so it is chosen and worded here.
+enum Advice: Equatable {
+    /// The relay cannot be reached or stopped taking messages.
+    case chooseAnotherRelay
+    /// A network transfer timed out.
+    case raiseTimeout
+    /// The receiver of a network transfer went away.
+    case startReceivingAgain
+    /// An offline reply did not open with the receiver's code.
+    case startOfflineReceivingAgain
+    /// An offline offer was used already.
+    case startAnotherOfflineReceive
+    /// An offline reply's lifetime is out of range.
+    case chooseExpiry
+    /// A paper backup was given where another code was expected.
+    case restorePaperBackup
+    /// A share bundle was given where a paper backup was expected.
+    case restoreShares
+    /// A transfer offer was given where a reply was expected.
+    case giveOfferToSender
+    /// An offline code of format v1.
+    case updateAndReceiveOffline
+    /// Nothing to send was named.
+    case nameIDsToSend
+    /// The schema asks for seals and Rownd's mode was asked for.
+    case dropRowndForSeals
+    /// A field asks for v2 and Rownd's mode was asked for.
+    case dropRowndForV2
+    /// Strict processing failed in a way a Rownd app's profile would.
+    case tryRownd
+    /// A seal is missing from a profile that may predate seals.
+    case sealWithEncrypt
+    /// Two devices wrote one version.
+    case readConflictOnPurpose
+    /// The user's data is sealed under a key this device lacks.
+    case receiveTheUsersKey
+    /// Profile fields are sealed under a key this device lacks.
+    case receiveTheUsersKeyForFields
+    /// v1 values in fields written as v2: the profile predates v2.
+    case migrateFieldsToV2
+    /// The TPM needs the file keystore.
+    case useFileKeystoreForTPM
+    /// The desktop keyring is not available.
+    case useFileKeystore
+    /// A keyring item no longer parses.
+    case deleteKeyringItem(KeyID, namespace: String)
+    /// No key under the id.
+    case makeOrReceiveKey(KeyID)
+    /// A key exists under the id already.
+    case rotateInstead
+    /// A passphrase is needed.
+    case givePassphrase
+    /// A TPM PIN is needed.
+    case givePIN
+    /// A keystore path is not the user's own file or folder.
+    case chooseAnotherHome
+    /// The keystore's lock was held too long.
+    case raiseLockTimeout
+    /// The TPM cannot be reached.
+    case chooseTPM
+    /// The TPM did not answer in time.
+    case raiseTPMTimeout
+    /// A key without a PIN sealed inside the TPM's dictionary-attack lockout: seal it again.
+    case resealOutsideLockout(KeyID)
+    /// The TPM PIN must be given without a prompt.
+    case givePINWithoutPrompt
+    /// A key sealed to another TPM is in the way of bringing it here.
+    case replaceKeyFromAnotherTPM(KeyID)
+    /// Keys sealed to the TPM cannot leave the file keystore.
+    case unsealFromTPM(KeyID)
+    /// `--from-facts` was given lines that are not tagged.
+    case tagFacts
+    /// A QR payload too long at the chosen error correction: a lower one that holds more, if any.
+    case shrinkQRPayload(lowerCorrection: String?, holding: Int?)
+
+    /// The remedy for `error`, from its reason and facts; nil when the description says all a person can do.
+    /// A detail is read before the reason, since it is the finer of the two; an error with neither a remedy of its
+    /// own nor a detail takes the remedy of the keystore error beneath it (a profile's seal record).
+    init?(for error: SealKitError) {
+        switch error.detail {
+        case .relayUnreachable?, .relayStalled?: self = .chooseAnotherRelay
+        case .nobodyCompleted?: self = .raiseTimeout
+        case .receiverGone?: self = .startReceivingAgain
+        case .replyDoesNotOpen?: self = .startOfflineReceivingAgain
+        case .offerUsed?: self = .startAnotherOfflineReceive
+        case .lifetimeOutOfRange?: self = .chooseExpiry
+        case .paperBackupGiven?: self = .restorePaperBackup
+        case .shareBundleAsPaperBackup?: self = .restoreShares
+        case .offerAsReply?: self = .giveOfferToSender
+        case .retiredFormat?: self = .updateAndReceiveOffline
+        case .noKeysNamed?: self = .nameIDsToSend
+        case .rowndWithSeals?: self = .dropRowndForSeals
+        case .rowndWithV2Field?: self = .dropRowndForV2
+        case .fieldsFailedStrictly?: self = .tryRownd
+        case .fieldsUnderUnknownKey?: self = .receiveTheUsersKeyForFields
+        case .v1InV2Field?: self = .migrateFieldsToV2
+        case .tpmNeedsFileKeystore?: self = .useFileKeystoreForTPM
+        case .keyringNotRunning?: self = .useFileKeystore
+        case .damagedKeyringItem?:
+            guard let id = error.keyID, let namespace = error.namespace else { return nil }
+            self = .deleteKeyringItem(id, namespace: namespace)
+        case .pinRequired?: self = .givePIN
+        case .notOwnFile?: self = .chooseAnotherHome
+        case .lockTimedOut?: self = .raiseLockTimeout
+        case .tpmUnreachable?: self = .chooseTPM
+        case .tpmTimedOut?: self = .raiseTPMTimeout
+        case .pinlessKeyInLockout?:
+            guard let id = error.keyID else { return nil }
+            self = .resealOutsideLockout(id)
+        case .lastPINTry?: self = .givePINWithoutPrompt
+        case .sealedToTPM?:
+            guard let id = error.keyID else { return nil }
+            self = .unsealFromTPM(id)
+        case .untaggedLine?: self = .tagFacts
+        case .qrPayloadTooLong?:
+            guard let limit = error.limit else { return nil }
+            let lower = QRErrorCorrection.allCases.first { QRCode.maximumPayload(correction: $0) > limit }
+            self = .shrinkQRPayload(lowerCorrection: lower?.rawValue, holding: lower.map { QRCode.maximumPayload(correction: $0) })
+        case .some:
+            // A detail without a remedy of the command's: the reason's remedy may not fit it, so none.
+            return nil
+        case nil:
+            switch error.reason {
+            case .keyNotFound:
+                guard let id = error.keyID else { return nil }
+                self = .makeOrReceiveKey(id)
+            case .keyExists: self = .rotateInstead
+            case .passphraseRequired: self = .givePassphrase
+            case .sealMissing: self = .sealWithEncrypt
+            case .sealConflict: self = .readConflictOnPurpose
+            case .keyElsewhere: self = .receiveTheUsersKey
+            case .sealedToAnotherTPM:
+                guard let id = error.keyID else { return nil }
+                self = .replaceKeyFromAnotherTPM(id)
+            default:
+                guard let beneath = error.underlying, let advice = Advice(for: beneath) else { return nil }
+                self = advice
+            }
+        }
+    }
+
+    /// The words, as they follow the description.
     var text: String {
         switch self {
         case .chooseAnotherRelay: return ": check the network, or choose another relay with --relay URL"
@@ -75,5 +216,5 @@ extension KeyID {
 /// any other error as it describes itself.
 func said(_ error: any Error) -> String {
     guard let error = error as? SealKitError else { return String(describing: error) }
-    return error.description + (error.advice?.text ?? "")
+    return error.description + (Advice(for: error)?.text ?? "")
 }

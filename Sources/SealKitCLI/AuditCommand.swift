@@ -105,7 +105,7 @@ struct AuditCommand: ParsableCommand {
         switch format {
         case .text: stream = TextReport.Stream(write: write)
         case .json: stream = JSONReport.Stream(write: write)
-        case .sarif: stream = SARIFReport.Stream(toolVersion: SealKitCommand.configuration.version, write: write)
+        case .sarif: stream = SARIFReport.Stream(toolVersion: SealKitCommand.configuration.version, remedy: \.said, write: write)
         }
         let summary: AuditSummary
         do {

@@ -202,7 +202,7 @@ struct ProfileOptions: ParsableArguments {
             }
             try result.withUnsafeBytes { try output.write(bytes: $0) }
             try output.flush()
-            for note in report?.notes ?? [] { StandardError.write("sealkit: note: \(note)\n") }
+            for note in report?.notes(receiveHint: Self.receiveHint) ?? [] { StandardError.write("sealkit: note: \(note)\n") }
             for warning in report?.warnings ?? [] { StandardError.write("sealkit: warning: \(warning)\n") }
             if let retiredWarning, let retired = report?.fieldsUnderRetiredKeys, !retired.isEmpty {
                 StandardError.write(
@@ -257,7 +257,7 @@ struct ProfileOptions: ParsableArguments {
                             warnedProfiles += 1
                             if firstWarning == nil { firstWarning = (lineNumber, report.fieldsUnderRetiredKeys) }
                         }
-                        for note in report.notes {
+                        for note in report.notes(receiveHint: Self.receiveHint) {
                             if notes.count < Self.notesShown { notes.append("line \(lineNumber): \(note)") } else { notesLeftOut += 1 }
                         }
                     }

@@ -1,5 +1,5 @@
 // Keys sealed to the machine's TPM 2.0 (through tpm2-tss), on top of SealKit's file keystore.
-@_exported @_spi(CLI) import SealKit
+@_exported import SealKit
 
 /// A TPM 2.0, reached through a tpm2-tss TCTI: the machine's own (`device:/dev/tpmrm0`), or any other
 /// the TCTI names, such as a software TPM (`swtpm:host=127.0.0.1,port=2321`).
@@ -67,7 +67,7 @@ extension Keystore {
     @discardableResult
     public func sealKeys(of id: KeyID, to tpm: TPM, pin: Passphrase?, unlockingWith current: Passphrase?) throws(SealKitError) -> KeyEntry {
         guard let files = using(tpm).storage as? FileKeystore else {
-            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM", advice: .useFileKeystoreForTPM)
+            throw SealKitError(.invalidArgument, keyID: id, "only the file keystore seals keys to the TPM", detail: .tpmNeedsFileKeystore)
         }
         do {
             return try files.changeProtection(of: id, from: current, to: .tpm(pin: pin))

@@ -110,7 +110,7 @@ struct ShareBackupTests {
         } catch {
             #expect(error.reason == .notABackup)
             #expect(error.description == "this is a share backup bundle, not a paper backup")
-            #expect(error.advice == .restoreShares)
+            #expect(error.detail == .shareBundleAsPaperBackup)
         }
         #expect(throws: BackupError(CodeError.notCodeText(expected: .backup))) { try PaperBackup.check("hello") }
     }

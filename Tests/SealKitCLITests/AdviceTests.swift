@@ -83,6 +83,13 @@ struct AdviceTests {
             + "read it with --accept-conflict, merge the changes, and write it again (a higher version)"),
         (SealKitError(AuditError.untaggedLine(4)),
          "line 4 of the input does not start with its place (FILE LINE, two numbers): --facts reads tagged lines"),
+        // A seal record the keystore would not give: the keystore's own remedy, from the error beneath.
+        (SealKitError(ProfileError.seal(.unrecorded(
+            "cannot read this device's record of the profile versions of 'alice': the keystore is locked by another process "
+                + "(waited 10 s for /k/.lock): try again",
+            cause: SealKitError(KeystoreError.lockTimeout(path: "/k/.lock", seconds: 10))))),
+         "cannot read this device's record of the profile versions of 'alice': the keystore is locked by another process "
+            + "(waited 10 s for /k/.lock): try again, or set SEALKIT_LOCK_TIMEOUT to the seconds to wait"),
         (SealKitError(QRCodeError.payloadTooLong(byteCount: 3000, maximum: 2331, correction: .medium)),
          "too long for a QR code: 3000 bytes, but at error correction M a QR code holds at most 2331 bytes; "
             + "use lower error correction (--ecc L holds 2953 bytes) or split the data"),
@@ -129,11 +136,30 @@ struct AdviceTests {
     @Test func theLibraryStatesTheProblemAndTheCommandPrintsWhatItDidBefore() {
         for (error, printed) in Self.cases {
             #expect(said(error) == printed)
-            #expect(error.advice != nil, "\(error.description)")
+            #expect(Advice(for: error) != nil, "\(error.description)")
             for word in ["sealkit ", "--", "SEALKIT_"] {
                 #expect(!error.description.contains(word), "\(error.description)")
             }
         }
+    }
+
+    /// Rownd's mode leaves a value sealed under a key the keystore lacks; the library's note says to receive the key,
+    /// the command's note names the command that does, as it did when the library named it.
+    @Test func aNoteOfAMissingKeyNamesTheCommandOnlyAtTheCommand() throws {
+        let vault = Vault(keystore: try .inMemory(), user: Self.alice, format: .v1)
+        try vault.makeKey(existing: "{}")
+        let schema = try ProfileSchema(json: #"{"schema": {"ssn": {"encryption": {"state": "enabled"}}}}"#)
+        let sealed = String(repeating: "A", count: 64)
+        let outcome = try ProfileProcessor(.encrypt, schema: schema, options: .init(asRownd: true))
+            .process(#"{"ssn": "\#(sealed)"}"#, with: vault)
+        let note = try #require(outcome.notes.first)
+        #expect(outcome.notes.count == 1)
+        #expect(!note.contains("sealkit "), "\(note)")
+        #expect(outcome.notes(receiveHint: ProfileOptions.receiveHint) == [
+            "ssn left as it is: it already looks like a ciphertext (padded base64 of 40 bytes or more, or SealKit's prefix) "
+                + "that none of the user's keys opens, so it is not sealed twice; if it is one, it was sealed under a key this "
+                + "keystore does not have: receive that key ('sealkit transfer receive') instead of making a new one"
+        ])
     }
 
     /// The errors the vault and the profile processor throw with advice, through their public calls.

@@ -128,7 +128,7 @@ struct SecretServiceKeystoreTests {
             #expect(reported == id && reportedNamespace == namespace.name)
             // The library names the item; the command words the fix (`AdviceTests` pins its line).
             #expect(error.description.contains("no longer parses") && error.description.contains("someone else changed it"))
-            #expect(error.advice == .deleteKeyringItem(id, namespace: namespace.name))
+            #expect(SealKitError(error).detail == .damagedKeyringItem && SealKitError(error).namespace == namespace.name)
             #expect(!error.description.contains("4f4a6IInDuSga0wy") && !error.description.contains("\n"))
         }
         #expect(throws: KeystoreError.self) { try store.entries() }

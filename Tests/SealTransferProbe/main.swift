@@ -40,7 +40,8 @@ let transfer = Task { () async -> String in
         return "ok"
     } catch let error as SealKitError {
         switch error.reason {
-        case .relayUnavailable where error.advice == .chooseAnotherRelay: return "relayUnavailable(chooseAnotherRelay)"
+        // The facts the command words "choose another relay" from: a relay that cannot be reached, or stalled.
+        case .relayUnavailable where error.detail == .relayUnreachable || error.detail == .relayStalled: return "relayUnavailable(chooseAnotherRelay)"
         case .cancelled, .timedOut: return "\(error.reason)"
         default: return "other: \(error.reason): \(error)"
         }

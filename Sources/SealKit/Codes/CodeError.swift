@@ -66,14 +66,14 @@ package enum CodeError: Error, Equatable, Sendable, CustomStringConvertible {
     case passphraseKDF(PassphraseKDFError)
     case notInBackup(KeyID, holds: [KeyID])
 
-    /// What the `sealkit` command adds after the description.
-    package var advice: SealKitError.Advice? {
+    /// What exactly happened, where the public reason covers cases a person would set right differently.
+    package var detail: SealKitError.Detail? {
         switch self {
-        case .wrongKind(.backup, _): return .restorePaperBackup
-        case .wrongKind(.shares, .backup): return .restoreShares
-        case .wrongKind(.offer, .reply): return .giveOfferToSender
-        case .retiredVersion: return .updateAndReceiveOffline
-        case .nothingToSend: return .nameIDsToSend
+        case .wrongKind(.backup, _): return .paperBackupGiven
+        case .wrongKind(.shares, .backup): return .shareBundleAsPaperBackup
+        case .wrongKind(.offer, .reply): return .offerAsReply
+        case .retiredVersion: return .retiredFormat
+        case .nothingToSend: return .noKeysNamed
         default: return nil
         }
     }

@@ -2,7 +2,8 @@
 ///
 /// Switch on `reason`; `keyID` and `fields` say which key and which profile fields were involved.
 /// `description` is one line naming the problem and what it concerns, and never holds a key, a passphrase,
-/// a plaintext or a transfer code, so it is safe to log. The `sealkit` command prints it, then its own advice.
+/// a plaintext or a transfer code, so it is safe to log. `detail` and the other facts refine the reason; an app words
+/// its own advice from them, as the `sealkit` command does after printing `description`.
 ///
 /// ```swift
 /// do {
@@ -170,85 +171,106 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
     /// One line naming the problem and what it concerns (the id, the field, the relay, the file). Never holds
     /// secret material, and never tells a person to type a command: an app words its own advice.
     public let description: String
-    /// What a person at the `sealkit` command can do about it, which the command words after `description`
-    /// (the library states the problem, the command line adds its flags and commands).
-    @_spi(CLI) public let advice: Advice?
+    /// What exactly happened, when `reason` covers cases a person would set right differently (a PIN or a
+    /// passphrase, a relay that cannot be reached or one that refused); nil when `reason` says it all.
+    ///
+    /// A detail refines the reason and never replaces it: `reason` stays what SealKit 1.0 threw for the case, so an
+    /// app that switches on reasons sees no change, and the reason's exit status at the `sealkit` command stays too.
+    public let detail: Detail?
+    /// The keystore namespace of the entry involved, where the remedy depends on it: set with
+    /// `.damagedKeyringItem`; nil otherwise.
+    public let namespace: String?
+    /// The most that fits, in bytes, when something was too long for it: set with
+    /// `.qrPayloadTooLong` (what a QR code holds at the error correction asked for); nil otherwise.
+    public let limit: Int?
+    /// The keystore's own error beneath this one, when a profile's seal record could not be read or written:
+    /// its reason and facts say what to do about the keystore; nil otherwise.
+    public var underlying: SealKitError? { beneath.first }
+    private let beneath: [SealKitError]
 
-    /// The remedies the `sealkit` command words (`Sources/SealKitCLI/Advice.swift`), each for the errors whose
-    /// fix is one of its commands, flags or environment variables.
-    @_spi(CLI) public enum Advice: Sendable, Equatable {
-        /// The relay cannot be reached or stopped taking messages.
-        case chooseAnotherRelay
-        /// A network transfer timed out.
-        case raiseTimeout
-        /// The receiver of a network transfer went away.
-        case startReceivingAgain
-        /// An offline reply did not open with the receiver's code.
-        case startOfflineReceivingAgain
-        /// An offline offer was used already.
-        case startAnotherOfflineReceive
-        /// An offline reply's lifetime is out of range.
-        case chooseExpiry
-        /// A paper backup was given where another code was expected.
-        case restorePaperBackup
-        /// A share bundle was given where a paper backup was expected.
-        case restoreShares
-        /// A transfer offer was given where a reply was expected.
-        case giveOfferToSender
-        /// An offline code of format v1.
-        case updateAndReceiveOffline
-        /// Nothing to send was named.
-        case nameIDsToSend
-        /// The schema asks for seals and Rownd's mode was asked for.
-        case dropRowndForSeals
-        /// A field asks for v2 and Rownd's mode was asked for.
-        case dropRowndForV2
-        /// Strict decryption failed in a way a Rownd app's profile would.
-        case tryRownd
-        /// A seal is missing from a profile that may predate seals.
-        case sealWithEncrypt
-        /// Two devices wrote one version.
-        case readConflictOnPurpose
-        /// The user's data is sealed under a key this device lacks.
-        case receiveTheUsersKey
-        /// Profile fields are sealed under a key this device lacks.
-        case receiveTheUsersKeyForFields
-        /// v1 values in fields written as v2: the profile predates v2.
-        case migrateFieldsToV2
-        /// The TPM needs the file keystore.
-        case useFileKeystoreForTPM
-        /// The desktop keyring is not available.
-        case useFileKeystore
-        /// A keyring item no longer parses.
-        case deleteKeyringItem(KeyID, namespace: String)
-        /// No key under the id.
-        case makeOrReceiveKey(KeyID)
-        /// A key exists under the id already.
-        case rotateInstead
-        /// A passphrase is needed.
-        case givePassphrase
-        /// A TPM PIN is needed.
-        case givePIN
-        /// A keystore path is not the user's own file or folder.
-        case chooseAnotherHome
-        /// The keystore's lock was held too long.
-        case raiseLockTimeout
-        /// The TPM cannot be reached.
-        case chooseTPM
-        /// The TPM did not answer in time.
-        case raiseTPMTimeout
-        /// A key without a PIN sealed inside the TPM's dictionary-attack lockout: seal it again.
-        case resealOutsideLockout(KeyID)
-        /// The TPM PIN must be given without a prompt.
-        case givePINWithoutPrompt
-        /// A key sealed to another TPM is in the way of bringing it here.
-        case replaceKeyFromAnotherTPM(KeyID)
-        /// Keys sealed to the TPM cannot leave the file keystore.
-        case unsealFromTPM(KeyID)
-        /// `--from-facts` was given lines that are not tagged.
-        case tagFacts
-        /// A QR payload too long at the chosen error correction: a lower one that holds more, if any.
-        case shrinkQRPayload(lowerCorrection: String?, holding: Int?)
+    /// What exactly happened, finer than ``Reason``: compare with `==`, or switch with a `default:`.
+    ///
+    /// Extensible as ``Reason`` is: a later SealKit may add a detail in a minor release. Each names a fact,
+    /// never a remedy; an app words its own advice from the reason and the detail (see <doc:HandlingErrors>).
+    public struct Detail: Sendable, Hashable, CustomStringConvertible {
+        /// The detail's name, as its static value is spelled.
+        public let description: String
+
+        private init(_ name: String) { description = name }
+
+        // Keystores.
+        /// With `.passphraseRequired`: the keys are sealed to the TPM under a PIN, and no PIN was given.
+        public static let pinRequired = Detail("pinRequired")
+        /// With `.unsafeFile`: a symbolic link, or something other than a folder or file of the keystore's own,
+        /// stands where the keystore expects its own folder or file.
+        public static let notOwnFile = Detail("notOwnFile")
+        /// With `.keystoreBusy` (or, for a profile's seal record, in ``underlying``): another process held the
+        /// keystore's lock for longer than the wait.
+        public static let lockTimedOut = Detail("lockTimedOut")
+        /// With `.keyringUnavailable`: no desktop keyring answers on the session bus (not one that timed out or failed).
+        public static let keyringNotRunning = Detail("keyringNotRunning")
+        /// With `.damagedKey`: a desktop keyring item that no longer parses; ``namespace`` names its namespace.
+        public static let damagedKeyringItem = Detail("damagedKeyringItem")
+        /// With `.tpmUnavailable`: no TPM can be reached (no device, no TCTI library, nothing answering).
+        public static let tpmUnreachable = Detail("tpmUnreachable")
+        /// With `.tpmUnavailable`: the TPM did not answer within the time limit for a TPM call.
+        public static let tpmTimedOut = Detail("tpmTimedOut")
+        /// With `.tpmLockout`: the key has no PIN, but was sealed when keys without one still fell under the
+        /// TPM's lockout, which other keys' wrong PINs set off; sealed again, it stays outside the lockout.
+        public static let pinlessKeyInLockout = Detail("pinlessKeyInLockout")
+        /// With `.tpmLockout`: the TPM takes one more wrong PIN before it locks out, so no PIN was asked for on a
+        /// terminal; a PIN given without a prompt is still tried.
+        public static let lastPINTry = Detail("lastPINTry")
+        /// With `.invalidArgument`: the keys are sealed to this machine's TPM, which only the file keystore holds,
+        /// so they cannot move to another keystore as they are.
+        public static let sealedToTPM = Detail("sealedToTPM")
+        /// With `.invalidArgument`: only the file keystore seals keys to a TPM, and another keystore was used.
+        public static let tpmNeedsFileKeystore = Detail("tpmNeedsFileKeystore")
+        // Profiles.
+        /// With `.invalidArgument`: Rownd's mode was asked for with a schema that asks for profile seals.
+        public static let rowndWithSeals = Detail("rowndWithSeals")
+        /// With `.invalidSchema`: Rownd's mode was asked for with a field the schema makes v2.
+        public static let rowndWithV2Field = Detail("rowndWithV2Field")
+        /// With `.profileFields`: a field is sealed under a key this keystore lacks.
+        public static let fieldsUnderUnknownKey = Detail("fieldsUnderUnknownKey")
+        /// With `.profileFields`: no field is under an unknown key, but a field the schema makes v2 holds a v1 value.
+        public static let v1InV2Field = Detail("v1InV2Field")
+        /// With `.profileFields`: strict processing failed on fields for another reason (a value that is not a
+        /// string, or that does not open), as on a profile a Rownd app wrote.
+        public static let fieldsFailedStrictly = Detail("fieldsFailedStrictly")
+        // Transfers and backups.
+        /// With `.relayUnavailable`: no connection to the relay could be made.
+        public static let relayUnreachable = Detail("relayUnreachable")
+        /// With `.relayUnavailable`: the relay stopped taking messages.
+        public static let relayStalled = Detail("relayStalled")
+        /// With `.timedOut`: nobody completed the transfer in time (the other side never joined, or went quiet).
+        public static let nobodyCompleted = Detail("nobodyCompleted")
+        /// With `.declined`: the relay holds no transfer under the code: the receiver cancelled or timed out, or
+        /// another sender used the code.
+        public static let receiverGone = Detail("receiverGone")
+        /// With `.wrongCode`: an offline reply that does not open with this receiver's code.
+        public static let replyDoesNotOpen = Detail("replyDoesNotOpen")
+        /// With `.invalidTransfer`: the offer already served a reply.
+        public static let offerUsed = Detail("offerUsed")
+        /// With `.invalidArgument`: a reply's lifetime outside what a reply may ask for.
+        public static let lifetimeOutOfRange = Detail("lifetimeOutOfRange")
+        /// With `.invalidTransfer` or `.notABackup`: the text is a paper backup.
+        public static let paperBackupGiven = Detail("paperBackupGiven")
+        /// With `.notABackup`: the text is a share backup's bundle, where a paper backup was expected.
+        public static let shareBundleAsPaperBackup = Detail("shareBundleAsPaperBackup")
+        /// With `.invalidTransfer`: the text is a transfer offer, where a reply was expected.
+        public static let offerAsReply = Detail("offerAsReply")
+        /// With `.invalidTransfer` or `.unsupportedFormat`: an offline transfer code of format v1, which SealKit no
+        /// longer reads because a man in the middle could read its keys.
+        public static let retiredFormat = Detail("retiredFormat")
+        /// With `.invalidArgument` or `.noKeys`: no key id was named to send or back up.
+        public static let noKeysNamed = Detail("noKeysNamed")
+        // Audits and QR codes.
+        /// With `.invalidArgument`: a line of facts does not start with its place (file and line).
+        public static let untaggedLine = Detail("untaggedLine")
+        /// With `.tooLarge`: a payload too long for one QR code at the error correction asked for; ``limit`` is
+        /// what it holds.
+        public static let qrPayloadTooLong = Detail("qrPayloadTooLong")
     }
 
     /// `text`, which someone else chose (an argument, a file name, a relay's message), as SealKit's own messages
@@ -264,12 +286,25 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         TextSafety.nearestName(to: text, among: names)
     }
 
-    package init(_ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String, advice: Advice? = nil) {
+    package init(
+        _ reason: Reason, keyID: KeyID? = nil, fields: [String] = [], _ description: String, detail: Detail? = nil,
+        namespace: String? = nil, limit: Int? = nil, underlying: SealKitError? = nil
+    ) {
         self.reason = reason
         self.keyID = keyID
         self.fields = fields
         self.description = description
-        self.advice = advice
+        self.detail = detail
+        self.namespace = namespace
+        self.limit = limit
+        beneath = underlying.map { [$0] } ?? []
+    }
+
+    /// The same error, its description after `prefix` (a line number): every fact kept.
+    package func prefixed(_ prefix: String) -> SealKitError {
+        SealKitError(
+            reason, keyID: keyID, fields: fields, prefix + description, detail: detail, namespace: namespace, limit: limit,
+            underlying: underlying)
     }
 
     package init(_ error: KeyIDError) { self.init(.invalidArgument, String(describing: error)) }

@@ -32,11 +32,11 @@ package enum KeyringProblem: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// What the `sealkit` command adds after the description.
-    package var advice: SealKitError.Advice? {
+    /// What exactly happened, where the public reason covers cases a person would set right differently.
+    package var detail: SealKitError.Detail? {
         switch self {
-        case .unavailable: return .useFileKeystore
-        case .damagedItem(let id, let namespace, _): return .deleteKeyringItem(id, namespace: namespace)
+        case .unavailable: return .keyringNotRunning
+        case .damagedItem: return .damagedKeyringItem
         case .locked, .timedOut, .failed: return nil
         }
     }

@@ -144,22 +144,18 @@ extension KeystoreError {
 }
 
 extension KeystoreError {
-    /// What the `sealkit` command adds after the description.
-    package var advice: SealKitError.Advice? {
+    /// What exactly happened, where the public reason covers cases a person would set right differently.
+    package var detail: SealKitError.Detail? {
         switch self {
-        case .notFound(let id, _): return .makeOrReceiveKey(id)
-        case .alreadyExists: return .rotateInstead
-        case .locked: return .givePassphrase
-        case .pinRequired: return .givePIN
-        case .notOwnFile: return .chooseAnotherHome
-        case .lockTimeout: return .raiseLockTimeout
-        case .tpmUnavailable: return .chooseTPM
-        case .tpmTimedOut: return .raiseTPMTimeout
-        case .tpmLockout(let id, hasPIN: false): return .resealOutsideLockout(id)
-        case .lastPINTry: return .givePINWithoutPrompt
-        case .sealedToAnotherTPM(let id): return .replaceKeyFromAnotherTPM(id)
-        case .sealedToTPMStaysHere(let id): return .unsealFromTPM(id)
-        case .keyring(let problem): return problem.advice
+        case .pinRequired: return .pinRequired
+        case .notOwnFile: return .notOwnFile
+        case .lockTimeout: return .lockTimedOut
+        case .tpmUnavailable: return .tpmUnreachable
+        case .tpmTimedOut: return .tpmTimedOut
+        case .tpmLockout(_, hasPIN: false): return .pinlessKeyInLockout
+        case .lastPINTry: return .lastPINTry
+        case .sealedToTPMStaysHere: return .sealedToTPM
+        case .keyring(let problem): return problem.detail
         default: return nil
         }
     }

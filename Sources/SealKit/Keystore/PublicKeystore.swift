@@ -183,10 +183,11 @@ public struct Keystore: Sendable {
 }
 
 extension SealKitError {
-    /// The keystore's error, with its message and advice unchanged; `keyID` names the entry when the error does not.
+    /// The keystore's error, with its message unchanged and its facts; `keyID` names the entry when the error does not.
     package init(_ error: KeystoreError, keyID entryID: KeyID? = nil) {
         let reason: Reason
         var keyID: KeyID?
+        var namespace: String?
         switch error {
         case .notFound(let id, _): reason = .keyNotFound; keyID = id
         case .alreadyExists(let id): reason = .keyExists; keyID = id
@@ -201,7 +202,7 @@ extension SealKitError {
         case .keyring(let problem):
             switch problem {
             case .locked: reason = .keyringLocked
-            case .damagedItem(let id, _, _): reason = .damagedKey; keyID = id
+            case .damagedItem(let id, let space, _): reason = .damagedKey; keyID = id; namespace = space
             case .unavailable, .timedOut, .failed: reason = .keyringUnavailable
             }
         case .tpmUnavailable, .tpmFailed, .tpmTimedOut: reason = .tpmUnavailable
@@ -213,7 +214,7 @@ extension SealKitError {
         case .tpmLockout(let id, _), .lastPINTry(let id, _): reason = .tpmLockout; keyID = id
         case .sealedToAnotherTPM(let id): reason = .sealedToAnotherTPM; keyID = id
         }
-        self.init(reason, keyID: keyID ?? entryID, String(describing: error), advice: error.advice)
+        self.init(reason, keyID: keyID ?? entryID, String(describing: error), detail: error.detail, namespace: namespace)
     }
 
     /// A key history that breaks the keystore's rules (from a transfer or backup).

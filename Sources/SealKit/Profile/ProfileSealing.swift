@@ -17,9 +17,9 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
     case older(found: UInt64, seen: UInt64, wroteHere: Bool = false)
     /// The seal's version is the one this device has seen, with another MAC.
     case conflicting(version: UInt64)
-    /// This device's record of versions could not be read or written; the detail says why, `reason` what kind of
-    /// failure it was (an unsafe record is refused as a key file is).
-    case unrecorded(String, advice: SealKitError.Advice? = nil, reason: SealKitError.Reason = .fileSystem)
+    /// This device's record of versions could not be read or written; the detail says why, `cause` is the
+    /// keystore's own error, `reason` what kind of failure it was (an unsafe record is refused as a key file is).
+    case unrecorded(String, cause: SealKitError? = nil, reason: SealKitError.Reason = .fileSystem)
 
     package var description: String {
         switch self {
@@ -43,16 +43,6 @@ package enum SealProblem: Equatable, Sendable, CustomStringConvertible {
         case .conflicting(let version):
             return "the profile's seal is a conflicting write: version \(version) seen here has another seal, so two "
                 + "devices wrote at once"
-        }
-    }
-
-    /// What the `sealkit` command adds after the description.
-    package var advice: SealKitError.Advice? {
-        switch self {
-        case .missing, .removed: return .sealWithEncrypt
-        case .conflicting: return .readConflictOnPurpose
-        case .unrecorded(_, let advice, _): return advice
-        case .mismatch, .unverifiable, .older: return nil
         }
     }
 }

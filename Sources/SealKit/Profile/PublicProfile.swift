@@ -35,7 +35,7 @@ extension ProfileSchema {
 }
 
 extension SealKitError {
-    /// A profile that would not encrypt, decrypt or rotate for `keyID`, with its message and advice unchanged.
+    /// A profile that would not encrypt, decrypt or rotate for `keyID`, with its message unchanged.
     package init(_ error: ProfileError, keyID: KeyID? = nil) {
         switch error {
         case .invalidJSON, .notAnObject:
@@ -48,14 +48,15 @@ extension SealKitError {
             self.init(.profileFields, keyID: keyID, fields: members.map(\.name), String(describing: error))
         case .seal(let problem):
             let reason: Reason
+            var cause: SealKitError?
             switch problem {
             case .missing, .removed: reason = .sealMissing
             case .mismatch, .unverifiable: reason = .sealMismatch
             case .older: reason = .sealRolledBack
             case .conflicting: reason = .sealConflict
-            case .unrecorded(_, _, let kind): reason = kind
+            case .unrecorded(_, let beneath, let kind): reason = kind; cause = beneath
             }
-            self.init(reason, keyID: keyID, String(describing: error), advice: problem.advice)
+            self.init(reason, keyID: keyID, String(describing: error), underlying: cause)
         }
     }
 

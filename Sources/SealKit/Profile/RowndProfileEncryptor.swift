@@ -215,7 +215,10 @@ package struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         self.reason = reason
     }
 
-    package var description: String {
+    package var description: String { description(receiveHint: "") }
+
+    /// The note, with `receiveHint` after "receive that key" where a key is missing: a tool's own way to receive it.
+    package func description(receiveHint: String) -> String {
         switch reason {
         case .leftInPlaintext(let found):
             return "\(path) left in plaintext: it holds \(found), and Rownd encrypts only strings"
@@ -224,8 +227,7 @@ package struct RowndFieldNote: Sendable, Equatable, CustomStringConvertible {
         case .sealedUnderUnknownKey:
             return "\(path) left as it is: it already looks like a ciphertext (padded base64 of 40 bytes or more, or "
                 + "SealKit's prefix) that none of the user's keys opens, so it is not sealed twice; if it is one, it was "
-                + "sealed under a key this keystore does not have: receive that key ('sealkit transfer receive') "
-                + "instead of making a new one"
+                + "sealed under a key this keystore does not have: receive that key\(receiveHint) instead of making a new one"
         case .besideData:
             return "\(path) left as it is: a top-level member beside \"data\", which holds the profile's fields, "
                 + "so Rownd's SDKs neither read nor encrypt it; move it into \"data\""

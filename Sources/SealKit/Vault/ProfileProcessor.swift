@@ -130,7 +130,7 @@ public struct ProfileProcessor: Sendable {
             throw SealKitError(
                 .invalidArgument,
                 "the schema asks for profile seals (\"sealkit\": {\"seal\": true}), which Rownd's SDKs would not understand",
-                advice: .dropRowndForSeals)
+                detail: .rowndWithSeals)
         }
         if options.asRownd {
             if options.migratingFromV1 {
@@ -139,7 +139,7 @@ public struct ProfileProcessor: Sendable {
             if let field = schema.encryptedFields.first(where: { $0.format == .v2 }) {
                 throw SealKitError(
                     .invalidSchema,
-                    "field \(field.name) asks for v2 ciphertexts, which Rownd's SDKs cannot read", advice: .dropRowndForV2)
+                    "field \(field.name) asks for v2 ciphertexts, which Rownd's SDKs cannot read", detail: .rowndWithV2Field)
             }
         }
         self.operation = operation
@@ -212,19 +212,17 @@ public struct ProfileProcessor: Sendable {
                 }
                 return outcome
             } catch .seal(let problem) {
-                let plain = SealKitError(ProfileError.seal(problem), keyID: vault.user)
-                throw SealKitError(plain.reason, keyID: plain.keyID, prefix + plain.description, advice: plain.advice)
+                throw SealKitError(ProfileError.seal(problem), keyID: vault.user).prefixed(prefix)
             } catch .fieldsFailed(let failures) where rownd == nil {
                 throw SealKitError(
                     .profileFields, keyID: vault.user, fields: failures.map(\.field),
-                    prefix + ProfileError.fieldsFailed(failures).description, advice: Self.hint(for: failures))
+                    prefix + ProfileError.fieldsFailed(failures).description, detail: Self.detail(of: failures))
             } catch .invalidJSON(let error) {
                 // Within one line the parser's line is always 1; name the input's line instead.
                 let located = line.map { JSONError(reason: error.reason, line: $0, column: error.column, byteOffset: error.byteOffset) }
                 throw SealKitError(.invalidJSON, keyID: vault.user, "the profile is \(located ?? error)")
             } catch {
-                let plain = SealKitError(error, keyID: vault.user)
-                throw SealKitError(plain.reason, keyID: plain.keyID, fields: plain.fields, prefix + plain.description, advice: plain.advice)
+                throw SealKitError(error, keyID: vault.user).prefixed(prefix)
             }
         } catch {
             switch operation {
@@ -264,7 +262,7 @@ public struct ProfileProcessor: Sendable {
             outcome = ProfileOutcome(
                 fieldsUnderRetiredKeys: operation == .rotate ? [] : done.fieldsUnderRetiredKeys,
                 rotatedFields: operation == .rotate ? done.fieldsUnderRetiredKeys : [],
-                notes: done.notes.map(\.description))
+                notes: done.notes.map(\.description), rowndNotes: done.notes)
         } else {
             switch operation {
             case .encrypt:
@@ -370,15 +368,14 @@ public struct ProfileProcessor: Sendable {
             + "without its \"sealkit\": {\"seal\": true}, use the one that asks"
     }
 
-    /// What most likely explains a strict failure: a missing key, or a v1 value where v2 is required, says so in
-    /// its own reason (and the command names the command that fixes it); anything else may be a profile that a
-    /// Rownd app wrote, which Rownd's mode reads.
-    private static func hint(for failures: [FieldFailure]) -> SealKitError.Advice? {
+    /// What most likely explains a strict failure: a missing key, then a v1 value where v2 is required; anything
+    /// else may be a profile that a Rownd app wrote, which Rownd's mode reads.
+    private static func detail(of failures: [FieldFailure]) -> SealKitError.Detail {
         if failures.contains(where: { if case .sealedUnderUnknownKey = $0.reason { true } else { false } }) {
-            return .receiveTheUsersKeyForFields
+            return .fieldsUnderUnknownKey
         }
-        if failures.contains(where: { $0.reason == .undecryptable(.notBound) }) { return .migrateFieldsToV2 }
-        return .tryRownd
+        if failures.contains(where: { $0.reason == .undecryptable(.notBound) }) { return .v1InV2Field }
+        return .fieldsFailedStrictly
     }
 }
 
@@ -402,12 +399,21 @@ public struct ProfileOutcome: Sendable, Equatable {
     /// that this device has seen the user's profiles sealed, so the schema may have lost its seal setting and
     /// the profile's seal went unchecked.
     public internal(set) var warnings: [String]
+    /// The facts behind ``notes``, one for each, for a tool that words its own remedies beside them.
+    package let rowndNotes: [RowndFieldNote]
+
+    /// ``notes`` with `receiveHint` after "receive that key" where a key is missing: the command names its own
+    /// command there, which the library's text does not.
+    @_spi(CLI) public func notes(receiveHint: String) -> [String] {
+        rowndNotes.count == notes.count ? rowndNotes.map { $0.description(receiveHint: receiveHint) } : notes
+    }
 
     init(
         json: String = "", fieldsUnderRetiredKeys: [String] = [], rotatedFields: [String] = [], notes: [String] = [],
-        sealVersion: UInt64? = nil, warnings: [String] = []
+        rowndNotes: [RowndFieldNote] = [], sealVersion: UInt64? = nil, warnings: [String] = []
     ) {
         self.warnings = warnings
+        self.rowndNotes = rowndNotes
         self.json = json
         self.fieldsUnderRetiredKeys = fieldsUnderRetiredKeys
         self.rotatedFields = rotatedFields

@@ -387,8 +387,7 @@ public final class Vault: Sendable {
     private func keyElsewhere(_ keys: [MissingKey]) -> SealKitError {
         SealKitError(
             .keyElsewhere, keyID: user,
-            "the data of '\(user)' is sealed under " + keys.map(\.description).joined(separator: "; "),
-            advice: .receiveTheUsersKey)
+            "the data of '\(user)' is sealed under " + keys.map(\.description).joined(separator: "; "))
     }
 
     /// Reads a profile's bytes (a file, a response body) as strict JSON: UTF-8, one value, no duplicate
@@ -441,7 +440,7 @@ public final class Vault: Sendable {
             return mark
         } catch {
             throw .seal(.unrecorded(
-                "cannot read this device's record of the profile versions of '\(user)': \(error)", advice: error.advice,
+                "cannot read this device's record of the profile versions of '\(user)': \(error)", cause: SealKitError(error),
                 reason: Self.recordReason(error)))
         }
     }
@@ -464,7 +463,7 @@ public final class Vault: Sendable {
             kept = try keystore.storage.recordSealMark(mark, for: user, keys: keys, acceptingConflict: acceptingConflict)
         } catch {
             throw .seal(.unrecorded(
-                "cannot record the profile version of '\(user)' on this device: \(error)", advice: error.advice,
+                "cannot record the profile version of '\(user)' on this device: \(error)", cause: SealKitError(error),
                 reason: Self.recordReason(error)))
         }
         state.withLock { $0.mark = .some(kept ?? mark) }

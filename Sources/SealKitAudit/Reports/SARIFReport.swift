@@ -33,12 +33,24 @@ public enum SARIFReport {
         ///   - write: receives the text in order.
         public init(toolVersion: String, write: @escaping (String) -> Void) {
             self.write = write
-            let skeleton = SARIFReport.log(results: [], toolVersion: toolVersion).serialized(pretty: true)
+            (head, tail, indent) = Self.frame(toolVersion: toolVersion, remedy: \.remedy)
+        }
+
+        /// Streams the report with each rule's help in `remedy`'s words: a tool's own, naming its commands.
+        @_spi(CLI) public init(toolVersion: String, remedy: (FindingKind) -> String, write: @escaping (String) -> Void) {
+            self.write = write
+            (head, tail, indent) = Self.frame(toolVersion: toolVersion, remedy: remedy)
+        }
+
+        /// The log without results, split where results go, and the results array's indent.
+        private static func frame(toolVersion: String, remedy: (FindingKind) -> String) -> (head: String, tail: String, indent: Int) {
+            let skeleton = SARIFReport.log(results: [], toolVersion: toolVersion, remedy: remedy).serialized(pretty: true)
             let marker = "\"results\": []"
             let split = skeleton.firstRange(of: marker)!
-            head = String(skeleton[..<split.lowerBound]) + "\"results\": ["
-            tail = String(skeleton[split.upperBound...]) + "\n"
-            indent = head.split(separator: "\n").last.map { $0.prefix(while: { $0 == " " }).count } ?? 0
+            let head = String(skeleton[..<split.lowerBound]) + "\"results\": ["
+            let tail = String(skeleton[split.upperBound...]) + "\n"
+            let indent = head.split(separator: "\n").last.map { $0.prefix(while: { $0 == " " }).count } ?? 0
+            return (head, tail, indent)
         }
 
         public func add(_ finding: Finding) {
@@ -69,13 +81,13 @@ public enum SARIFReport {
         return .object(members)
     }
 
-    static func log(results: [JSONValue], toolVersion: String) -> JSONValue {
+    static func log(results: [JSONValue], toolVersion: String, remedy: (FindingKind) -> String = \.remedy) -> JSONValue {
         let rules: [JSONValue] = FindingKind.allCases.map { kind in
             [
                 "id": .string(kind.rawValue),
                 "name": .string(ruleName(kind)),
                 "shortDescription": ["text": .string(kind.summary)],
-                "help": ["text": .string(kind.remedy)],
+                "help": ["text": .string(remedy(kind))],
                 "defaultConfiguration": ["level": .string(level(kind.severity))],
             ]
         }

@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Why a payload could not become a QR code, or a QR code an image.
 ///
@@ -33,11 +33,7 @@ extension SealKitError {
     package init(_ error: QRCodeError) {
         switch error {
         case .emptyPayload: self.init(.missingInput, error.description)
-        case .payloadTooLong(_, let maximum, _):
-            let lower = QRErrorCorrection.allCases.first { QRCode.maximumPayload(correction: $0) > maximum }
-            self.init(
-                .tooLarge, error.description,
-                advice: .shrinkQRPayload(lowerCorrection: lower?.rawValue, holding: lower.map { QRCode.maximumPayload(correction: $0) }))
+        case .payloadTooLong(_, let maximum, _): self.init(.tooLarge, error.description, detail: .qrPayloadTooLong, limit: maximum)
         case .encodingFailed, .renderingFailed: self.init(.fileSystem, error.description)
         }
     }

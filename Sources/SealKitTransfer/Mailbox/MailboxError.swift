@@ -1,4 +1,4 @@
-@_spi(CLI) import SealKit
+import SealKit
 
 /// Why a wormhole through a mailbox server failed. Each description is one line that says
 /// what went wrong and what to do; none repeats the code, a key or a message body.
@@ -66,12 +66,13 @@ package enum MailboxError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// What the `sealkit` command adds after the description.
-    package var advice: SealKitError.Advice? {
+    /// What exactly happened, where the public reason covers cases a person would set right differently.
+    package var detail: SealKitError.Detail? {
         switch self {
-        case .unreachable, .stalled: return .chooseAnotherRelay
-        case .timedOut: return .raiseTimeout
-        case .receiverGone: return .startReceivingAgain
+        case .unreachable: return .relayUnreachable
+        case .stalled: return .relayStalled
+        case .timedOut: return .nobodyCompleted
+        case .receiverGone: return .receiverGone
         default: return nil
         }
     }

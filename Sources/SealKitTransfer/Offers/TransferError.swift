@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-@_spi(CLI) import SealKit
+import SealKit
 import SealKitBackup
 
 /// Why an offer, reply, part or backup was refused. Each description is one line that
@@ -29,13 +29,13 @@ package enum TransferError: Error, Equatable, Sendable, CustomStringConvertible 
     /// `expiresIn` is outside what a reply may ask for.
     case badLifetime(seconds: Int)
 
-    /// What the `sealkit` command adds after the description.
-    package var advice: SealKitError.Advice? {
+    /// What exactly happened, where the public reason covers cases a person would set right differently.
+    package var detail: SealKitError.Detail? {
         switch self {
-        case .wrongCode: return .startOfflineReceivingAgain
-        case .offerUsed: return .startAnotherOfflineReceive
-        case .badLifetime: return .chooseExpiry
-        case .code(let error): return error.advice
+        case .wrongCode: return .replyDoesNotOpen
+        case .offerUsed: return .offerUsed
+        case .badLifetime: return .lifetimeOutOfRange
+        case .code(let error): return error.detail
         case .badCode, .expired, .expiresTooLate, .madeInTheFuture: return nil
         }
     }

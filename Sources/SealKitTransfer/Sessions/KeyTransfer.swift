@@ -1,6 +1,6 @@
 // Key transfer between devices through a magic-wormhole mailbox relay (swift-nio), on top of SealKit.
 // Backups are the SealKitBackup product's.
-@_exported @_spi(CLI) import SealKit
+@_exported import SealKit
 
 /// What the two ends of a network transfer share: the relay (``publicRelay``, ``relay(_:)``), and the offline
 /// reply's lifetime (``defaultReplyLifetime``).
@@ -69,7 +69,7 @@ extension SealKitError {
             // The receiver cancelled, as far as the relay can tell: the other side's doing, as a decline is.
             case .receiverGone: reason = .declined
             }
-            self.init(reason, String(describing: error), advice: error.advice)
+            self.init(reason, String(describing: error), detail: error.detail)
         case let error as WormholeCodeError: self.init(.invalidArgument, String(describing: error))
         case let error as TransferError: self.init(error)
         default: self.init(.invalidTransfer, String(describing: error))
@@ -92,7 +92,7 @@ extension SealKitError {
         case .code(.tooLarge), .code(.tooManyKeys): reason = .tooLarge
         default: reason = .invalidTransfer
         }
-        self.init(reason, keyID: keyID, String(describing: error), advice: error.advice)
+        self.init(reason, keyID: keyID, String(describing: error), detail: error.detail)
     }
 
     private init(_ refusal: Refusal, _ description: String) {

@@ -59,17 +59,17 @@ struct QRCodeTests {
         #expect(throws: SealKitError(QRCodeError.emptyPayload)) { try QRCode("") }
     }
 
-    /// The library says what fits; the advice names the lower error correction that holds more, which the command
-    /// words as its `--ecc` flag (`AdviceTests` pins the line).
+    /// The library says what fits, as a fact an app can word advice from; the command words the lower error
+    /// correction that holds more as its `--ecc` flag (`AdviceTests` pins the line).
     @Test func tooLongMessageSaysWhatFitsAndWhatHelps() {
         let medium = SealKitError(QRCodeError.payloadTooLong(byteCount: 2400, maximum: 2331, correction: .medium))
         #expect(medium.description.contains("2400 bytes"))
         #expect(medium.description.contains("at most 2331 bytes"))
         #expect(!medium.description.contains("\n") && !medium.description.contains("--ecc"))
-        #expect(medium.advice == .shrinkQRPayload(lowerCorrection: "L", holding: 2953))
+        #expect(medium.reason == .tooLarge && medium.detail == .qrPayloadTooLong && medium.limit == 2331)
         let low = SealKitError(QRCodeError.payloadTooLong(byteCount: 3000, maximum: 2953, correction: .low))
         #expect(low.description.contains("at most 2953 bytes"))
-        #expect(low.advice == .shrinkQRPayload(lowerCorrection: nil, holding: nil))
+        #expect(low.detail == .qrPayloadTooLong && low.limit == 2953)
     }
 
     @Test func textIsEncodedAsItsUTF8Bytes() throws {

@@ -135,8 +135,9 @@ struct StrictKeystoreTests {
         }
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(400) && waited < .seconds(5), "waited \(waited)")
-        // The command adds SEALKIT_LOCK_TIMEOUT to the library's plain line (`AdviceTests` pins it).
-        #expect(KeystoreError.lockTimeout(path: lockPath, seconds: 10).advice == .raiseLockTimeout)
+        // The library gives the fact; the command adds SEALKIT_LOCK_TIMEOUT to its plain line (`AdviceTests` pins it).
+        let busy = SealKitError(KeystoreError.lockTimeout(path: lockPath, seconds: 10))
+        #expect(busy.reason == .keystoreBusy && busy.detail == .lockTimedOut)
         // Reading needs no lock.
         #expect(try impatient.keyRing(for: KeyID("t"), passphrase: nil).retired.isEmpty)
     }

@@ -188,9 +188,9 @@ struct TPMKeyFileTests {
         let error = KeystoreError.tpmLockout(id, hasPIN: false)
         #expect(error.description.contains("key 'frank' has no PIN") && error.description.contains("wrong PINs for other keys"), "\(error)")
         #expect(!error.description.contains("too many wrong PINs"))
-        #expect(error.advice == .resealOutsideLockout(id))
         #expect(SealKitError(error).reason == .tpmLockout)
-        #expect(KeystoreError.tpmLockout(id, hasPIN: true).advice == nil)
+        #expect(SealKitError(error).detail == .pinlessKeyInLockout && SealKitError(error).keyID == id)
+        #expect(SealKitError(KeystoreError.tpmLockout(id, hasPIN: true)).detail == nil)
     }
 
     @Test func aKeySealedToAnotherTPMIsReplacedByTheSameKeyAndOnlyByIt() throws {

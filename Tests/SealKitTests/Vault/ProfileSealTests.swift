@@ -253,8 +253,11 @@ struct ProfileSealTests {
         _ = try Self.resealing.process(#"{"notes": "fresh"}"#, with: vault).json
         let oldEdit = try Self.replacing(v1, "notes", with: "x")
         #expect(Self.refusal { _ = try Self.encrypting.process(oldEdit, with: vault).json }?.reason == .sealRolledBack)
-        // A record that cannot be read or written keeps the keystore's advice for the command to word.
-        #expect(SealKitError(ProfileError.seal(.unrecorded("cannot read", advice: .raiseLockTimeout))).advice == .raiseLockTimeout)
+        // A record that cannot be read or written keeps the keystore's error beneath, for an app (and the command)
+        // to word its remedy from.
+        let busy = SealKitError(KeystoreError.lockTimeout(path: "/k/.lock", seconds: 10))
+        let unrecorded = SealKitError(ProfileError.seal(.unrecorded("cannot read", cause: busy)))
+        #expect(unrecorded.reason == .fileSystem && unrecorded.underlying == busy && unrecorded.underlying?.detail == .lockTimedOut)
     }
 
     /// Two vaults (two processes of one app, say) on one keystore folder: each write takes a version above
