@@ -259,9 +259,10 @@ struct SharingCLITests {
         let values = try #require(vectors["values"] as? [[String: Any]])
         for value in values {
             let text = try #require(value["value"] as? String), context = try #require(value["context"] as? String)
+            let plaintext = try #require(value["plaintext"] as? String)
             for recipient in try #require(value["recipients"] as? [String]) {
                 let opened = try people.open(recipient, text, context: context)
-                #expect(opened.status == 0 && opened.stdout == (try #require(value["plaintext"] as? String)) + "\n", "\(opened.stderr)")
+                #expect(opened.status == 0 && opened.stdout == plaintext + "\n", "\(opened.stderr)")
             }
         }
         let group = try #require((vectors["groups"] as? [[String: Any]])?.first?["text"] as? String)
@@ -306,6 +307,7 @@ struct SharingCLITests {
         #expect(try people.run("ben", ["groups", "list"]).stdout.hasPrefix("fam\t2\tann,ben\t"))
         // An altered text, and one signed by someone who is not Cat's contact.
         var altered = Array(epoch2.utf8)
+        try #require(altered.count > 40)
         altered[40] = altered[40] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(try people.run("ben", ["groups", "join", "--key", "ben", String(decoding: altered, as: UTF8.self)]).status == 65)
         let eves = try people.run("eve", ["groups", "create", "fam", "--key", "eve", "--member", "ben"])
