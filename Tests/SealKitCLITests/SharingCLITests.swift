@@ -318,4 +318,53 @@ struct SharingCLITests {
         // Only the creator changes a group.
         #expect(try people.run("ben", ["groups", "add", "fam", "ann", "--key", "ben"]).status == 77)
     }
+
+    @Test func damagedValuesGroupTextsAndIdentitiesFailCleanly() throws {
+        let people = try People(["ann", "ben"])
+        try people.befriend("ann", "ben")
+        try people.befriend("ben", "ann")
+        let value = try people.share("ann", "hostile", with: ["ben"])
+        let group = try people.run("ann", ["groups", "create", "g", "--key", "ann", "--member", "ben"]).output
+        let identity = try people.identity("ann").text
+        // Truncations at every kind of boundary and single flipped bytes, each re-encoded so the text still parses as
+        // far as it can.
+        let damaged = try Self.peer("""
+            import random
+            value, group, identity = sys.stdin.read().split("\\n")[:3]
+            rng = random.Random(48)
+            body = base64.b64decode(value[4:])
+            out = []
+            for cut in [0, 1, 64, 65, 67, 70, 75, 100, len(body) - 65, len(body) - 1]:
+                out.append("v " + "sk3:" + base64.b64encode(body[:cut]).decode())
+            for _ in range(12):
+                b = bytearray(body); b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+                out.append("v " + "sk3:" + base64.b64encode(bytes(b)).decode())
+            out += ["v sk3:", "v sk3:not base64", "v sk4:AAAA"]
+            gbody = share.unb64url(group[len(share.GROUP_PREFIX):])
+            for cut in [0, 1, 17, 21, 23, 30, len(gbody) - 1]:
+                out.append("g " + share.GROUP_PREFIX + share.b64url(gbody[:cut]))
+            for _ in range(6):
+                b = bytearray(gbody); b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+                out.append("g " + share.GROUP_PREFIX + share.b64url(bytes(b)))
+            out += ["g sealkit-group-v1:", "g sealkit-group-v1:===="]
+            ibody = share.unb64url(identity[len(share.IDENTITY_PREFIX):])
+            for cut in [0, 1, 32, 63]:
+                out.append("i " + share.IDENTITY_PREFIX + share.b64url(ibody[:cut]))
+            out += ["i " + share.IDENTITY_PREFIX + share.b64url(bytes(64)), "i " + share.IDENTITY_PREFIX, "i " + identity + "A"]
+            print("\\n".join(out))
+            """, stdin: [value, group, identity].joined(separator: "\n") + "\n").split(separator: "\n").map(String.init)
+        try #require(damaged.count > 40)
+        for line in damaged {
+            let text = String(line.dropFirst(2))
+            let result: CLI.Result
+            switch line.first {
+            case "v": result = try people.open("ben", text)
+            case "g": result = try people.run("ben", ["groups", "join", "--key", "ben", text])
+            default: result = try people.run("ben", ["contacts", "add", "someone", text])
+            }
+            expectCleanFailure(result)
+            #expect([65, 77].contains(result.status), "\(line.prefix(40)): \(result.status) \(result.stderr)")
+        }
+        #expect(try people.run("ben", ["contacts", "list"]).stdout.split(separator: "\n").count == 1)
+    }
 }

@@ -31,6 +31,7 @@ package enum UnpaddedBase64 {
     package static func decode(_ text: some Collection<UInt8>, _ alphabet: Alphabet) -> [UInt8]? {
         Sodium.ready
         let chars = Array(text)
+        guard !chars.isEmpty else { return [] }
         guard !chars.contains(where: { $0 == UInt8(ascii: "=") }) else { return nil }
         var out = [UInt8](repeating: 0, count: chars.count * 3 / 4 + 1)
         var written = 0
@@ -45,7 +46,7 @@ package enum UnpaddedBase64 {
         let consumed = chars.withUnsafeBufferPointer { input in
             end.map { UnsafeRawPointer($0) == UnsafeRawPointer(input.baseAddress!) + input.count } ?? false
         }
-        guard chars.isEmpty || consumed else { return nil }
+        guard consumed else { return nil }
         // Canonical only: re-encoding gives the text back, so one value has one text.
         let bytes = Array(out[..<written])
         guard encode(bytes, alphabet).utf8.elementsEqual(chars) else { return nil }
