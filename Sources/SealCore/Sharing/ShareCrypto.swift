@@ -68,9 +68,14 @@ enum AgeKDF {
         return out
     }
 
-    /// HKDF-SHA-256 of `secret` with `salt` (empty: none) and `info`.
+    /// HKDF-SHA-256 of `secret` with `salt` (empty: none) and `info`, 32 bytes: one block, so RFC 5869's two steps
+    /// are two HMACs. `HKDF.deriveBytes` gives the same bytes in guarded memory, whose three allocations per call
+    /// (memory mappings each) cost more than the X25519 of a stanza; here the secrets live in arrays wiped on return.
     static func derive(secret: some ContiguousByteSource, salt: [UInt8], info: [UInt8], count: Int) -> [UInt8] {
-        HKDF.deriveBytes(inputKeyMaterial: secret, salt: salt, info: info, outputByteCount: count).withUnsafeBytes { Array($0) }
+        precondition(count == SHA256.byteCount, "age derives 32-byte keys only")
+        var pseudorandomKey = hmac(key: salt, secret)
+        defer { ConstantTime.wipe(&pseudorandomKey) }
+        return hmac(key: pseudorandomKey, info + [1])
     }
 }
 
@@ -205,13 +210,14 @@ package enum AgeEnvelope {
             var wrapKey = AgeKDF.derive(secret: shared, salt: stanza.share + publicKey, info: stanzaLabel, count: 32)
             defer { ConstantTime.wipe(&wrapKey) }
             let nonce = [UInt8](repeating: 0, count: 12)
-            let key = try? SecureBytes.allocate(count: 16) { out in
-                let opened = crypto_aead_chacha20poly1305_ietf_decrypt(
-                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, stanza.body, UInt64(stanza.body.count),
-                    nil, 0, nonce, wrapKey)
-                if opened != 0 { throw ShareError.notAddressed }
-            }
-            guard let key else { continue }
+            // Opened into an array first, wiped: a stanza for someone else fails here, and guarded memory (a memory
+            // mapping per allocation) is made only for the one that opens.
+            var opened = [UInt8](repeating: 0, count: 16)
+            defer { ConstantTime.wipe(&opened) }
+            guard crypto_aead_chacha20poly1305_ietf_decrypt(
+                &opened, nil, nil, stanza.body, UInt64(stanza.body.count), nil, 0, nonce, wrapKey) == 0
+            else { continue }
+            let key = SecureBytes(copying: opened)
             var macKey = AgeKDF.derive(secret: key, salt: [], info: Array("header".utf8), count: 32)
             defer { ConstantTime.wipe(&macKey) }
             guard ConstantTime.equals(AgeKDF.hmac(key: macKey, parsed.macked), parsed.mac) else {
