@@ -79,7 +79,7 @@ struct EncryptCommand: ParsableCommand {
         name: .customLong("share-with"),
         help: ArgumentHelp(
             "Share the value with this contact, or every member of group:GROUP (repeatable): writes an sk3 value that ID's devices and each recipient open.",
-            valueName: "name"))
+            valueName: "name"), completion: .recipientNames)
     var shareWith: [String] = []
 
     func validate() throws {

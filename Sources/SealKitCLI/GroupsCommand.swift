@@ -49,7 +49,8 @@ struct GroupsCommand: ParsableCommand {
 
         @Argument(help: "The group's name.") var group: String
         @Option(help: "The key id that creates and signs the group.", completion: .keyIDs) var key: String
-        @Option(help: ArgumentHelp("A contact to make a member (repeatable).", valueName: "name")) var member: [String] = []
+        @Option(help: ArgumentHelp("A contact to make a member (repeatable).", valueName: "name"), completion: .contactNames)
+        var member: [String] = []
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
@@ -78,8 +79,8 @@ struct GroupsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add", abstract: "Add a contact to a group ID created; prints the group's new text.")
 
-        @Argument(help: "The group's name.") var group: String
-        @Argument(help: "The contact to add.") var name: String
+        @Argument(help: "The group's name.", completion: .groupNames) var group: String
+        @Argument(help: "The contact to add.", completion: .contactNames) var name: String
         @Option(help: "The key id that created the group.", completion: .keyIDs) var key: String
         @OptionGroup var keystoreOptions: KeystoreOptions
 
@@ -96,8 +97,9 @@ struct GroupsCommand: ParsableCommand {
             commandName: "remove",
             abstract: "Remove a member from a group ID created, starting a new epoch; prints the group's new text.")
 
-        @Argument(help: "The group's name.") var group: String
-        @Argument(help: "The member to remove: a contact's name, or the label the group gives them.") var name: String
+        @Argument(help: "The group's name.", completion: .groupNames) var group: String
+        @Argument(help: "The member to remove: a contact's name, or the label the group gives them.", completion: .contactNames)
+        var name: String
         @Option(help: "The key id that created the group.", completion: .keyIDs) var key: String
         @OptionGroup var keystoreOptions: KeystoreOptions
 

@@ -212,7 +212,7 @@ struct ContactsCommand: ParsableCommand {
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a contact.")
 
-        @Argument(help: "The contact's name.") var name: String
+        @Argument(help: "The contact's name.", completion: .contactNames) var name: String
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
@@ -259,6 +259,36 @@ extension DecryptCommand {
             try output.writeLine(plaintext)
             try output.flush()
             if StandardError.isTerminal { StandardError.write("sealkit: shared by \(sender)\n") }
+        }
+    }
+}
+
+extension CompletionKind {
+    /// Contact names, for shell completion, escaped for the asking shell as ids are (`completionWord`).
+    static var contactNames: CompletionKind { sharingNames { book in book.contacts.map(\.name) } }
+
+    /// Group names.
+    static var groupNames: CompletionKind { sharingNames { book in book.groups.map(\.name) } }
+
+    /// What `--share-with` takes: contact names and `group:GROUP`.
+    static var recipientNames: CompletionKind {
+        sharingNames { book in book.contacts.map(\.name) + book.groups.map { "group:" + $0.name } }
+    }
+
+    /// Names from the namespace's book (the `--namespace` typed before the cursor, else `$SEALKIT_NAMESPACE`); a
+    /// book that cannot be read completes nothing.
+    private static func sharingNames(_ names: @escaping @Sendable (SharingBook) -> [String]) -> CompletionKind {
+        .custom { words, _, prefix in
+            var namespace: String?
+            for (index, word) in words.enumerated() {
+                if word == "--namespace", index + 1 < words.count { namespace = words[index + 1] }
+                if word.hasPrefix("--namespace=") { namespace = String(word.dropFirst("--namespace=".count)) }
+            }
+            guard let keystore = try? KeystoreOptions.openKeystore(.file, namespace: namespace),
+                let files = keystore.storage as? FileKeystore, let book = try? files.sharingBook()
+            else { return [] }
+            let typed = completionPrefix(prefix)
+            return names(book).filter { $0.hasPrefix(typed) }.compactMap { completionWord($0, for: CompletionShell.requesting) }
         }
     }
 }
