@@ -232,7 +232,7 @@ struct DecryptCommand: ParsableCommand {
                     "the ciphertext has whitespace around it (a space, tab, CR or extra newline): a ciphertext is exactly "
                         + "its text, and only stdin's one trailing newline is dropped", status: .dataError)
             }
-            if SharedValue.isShared(input) { return try openShared(input, vault: vault) }
+            if Vault.isShared(input) { return try openShared(input, vault: vault) }
             // The batch form says what is wrong with the value in its own words, as the command always has.
             try output.write(try vault.decrypt(ciphertexts: [input], context: options.boundContext)[0].get() + "\n")
         }

@@ -14,35 +14,6 @@ struct GroupsCommand: ParsableCommand {
             """,
         subcommands: [Create.self, Add.self, Remove.self, Join.self, List.self])
 
-    /// The creator's identity among ID's identities (a rotation since the group was made keeps the old one).
-    static func creatorIdentity(of group: GroupText, among identities: [ShareIdentity]) throws -> ShareIdentity {
-        guard let identity = identities.first(where: { $0.publicIdentity == group.creator }) else {
-            throw CLIFailure("group '\(group.name)' was made by another key: only its creator changes it", status: .noPermission)
-        }
-        return identity
-    }
-
-    /// Makes the next epoch of a group ID created, with `change` applied to its members, stores and prints it.
-    static func change(
-        _ name: String, key: String, options: KeystoreOptions,
-        _ change: ([(label: String, identity: PublicIdentity)], SharingBook) throws -> [(label: String, identity: PublicIdentity)]
-    ) throws {
-        try Sharing.run {
-            let id = try keyID(key)
-            let keystore = try options.openKeystore()
-            let files = try Sharing.fileKeystore(keystore)
-            let identities = try Sharing.identities(of: id, options: options, in: keystore)
-            let book = try files.sharingBook()
-            guard let held = book.group(named: name) else { throw BookError.noGroup(name) }
-            let creator = try creatorIdentity(of: held, among: identities)
-            let members = try change(Array(held.members.dropFirst()), book)
-            let next = try GroupText.make(
-                id: held.id, epoch: held.epoch + 1, name: held.name, creator: creator, creatorLabel: held.members[0].label, members: members)
-            _ = try files.changeSharingBook { (book: inout SharingBook) throws(BookError) in try book.hold(next) }
-            print(next.text)
-        }
-    }
-
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "create", abstract: "Create a group of contacts, signed by ID; prints its text.")
@@ -54,24 +25,8 @@ struct GroupsCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try Sharing.run {
-                try SharingBook.check(name: group, what: "a group's name")
-                let id = try keyID(key)
-                let keystore = try keystoreOptions.openKeystore()
-                let files = try Sharing.fileKeystore(keystore)
-                let identities = try Sharing.identities(of: id, options: keystoreOptions, in: keystore)
-                let book = try files.sharingBook()
-                if book.group(named: group) != nil { throw BookError.groupConflict(group) }
-                let members = try member.map { name -> (label: String, identity: PublicIdentity) in
-                    guard let contact = book.contact(named: name) else { throw BookError.noContact(name) }
-                    return (name, contact.identity)
-                }
-                let text = try GroupText.make(
-                    id: SecureRandom.bytes(count: 16), epoch: 1, name: group, creator: identities[0], creatorLabel: id.rawValue,
-                    members: members)
-                _ = try files.changeSharingBook { (book: inout SharingBook) throws(BookError) in try book.hold(text) }
-                print(text.text)
-            }
+            let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
+            print(try Sharing.run { try vault.createGroup(group, members: member) })
         }
     }
 
@@ -85,10 +40,8 @@ struct GroupsCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try GroupsCommand.change(group, key: key, options: keystoreOptions) { members, book in
-                guard let contact = book.contact(named: name) else { throw BookError.noContact(name) }
-                return members + [(name, contact.identity)]
-            }
+            let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
+            print(try Sharing.run { try vault.changeGroup(group, adding: name) })
         }
     }
 
@@ -104,14 +57,8 @@ struct GroupsCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try GroupsCommand.change(group, key: key, options: keystoreOptions) { members, book in
-                let identity = book.contact(named: name)?.identity
-                let kept = members.filter { $0.identity != identity && $0.label != name }
-                guard kept.count < members.count else {
-                    throw CLIFailure("'\(name)' is not a member of group '\(group)'", status: .noInput)
-                }
-                return kept
-            }
+            let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
+            print(try Sharing.run { try vault.changeGroup(group, removing: name) })
         }
     }
 
@@ -122,28 +69,12 @@ struct GroupsCommand: ParsableCommand {
 
         @Option(help: "The key id joining (the group's creator must be its contact, or ID itself).", completion: .keyIDs) var key: String
         @Argument(help: "The group's text (sealkit-group-v1:…); '-' reads stdin.") var text: String
-
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try Sharing.run {
-                let id = try keyID(key)
-                let given = text == "-" ? try StandardInput.readText(what: "group text", limit: InputLimits.code) : text
-                let group = try GroupText(text: given)
-                let keystore = try keystoreOptions.openKeystore()
-                let files = try Sharing.fileKeystore(keystore)
-                let identities = try Sharing.identities(of: id, options: keystoreOptions, in: keystore)
-                let changed = try files.changeSharingBook { (book: inout SharingBook) throws(BookError) -> Bool in
-                    guard identities.contains(where: { $0.publicIdentity == group.creator }) || book.contact(with: group.creator) != nil else {
-                        throw .share(.untrustedGroupSigner(name: group.name, fingerprint: group.creator.fingerprint))
-                    }
-                    return try book.hold(group)
-                }
-                let member = identities.contains { group.hasMember($0.publicIdentity) }
-                StandardError.write(
-                    "group '\(group.name)' epoch \(group.epoch): \(group.members.count) members"
-                        + (changed ? "" : ", held already") + (member ? "" : "; \(id.shown) is not one of them") + "\n")
-            }
+            let given = text == "-" ? try StandardInput.readText(what: "group text", limit: InputLimits.code) : text
+            let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
+            StandardError.write(try Sharing.run { try vault.joinGroup(given) } + "\n")
         }
     }
 
@@ -154,11 +85,9 @@ struct GroupsCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try Sharing.run {
-                let book = try Sharing.fileKeystore(try keystoreOptions.openKeystore()).sharingBook()
-                for group in book.groups {
-                    print("\(group.name)\t\(group.epoch)\t\(group.members.map(\.label).joined(separator: ","))\t\(group.creator.fingerprint)")
-                }
+            let keystore = try keystoreOptions.openKeystore()
+            for group in try Sharing.run({ try keystore.sharingGroups() }) {
+                print("\(group.name)\t\(group.epoch)\t\(group.members.joined(separator: ","))\t\(group.creatorFingerprint)")
             }
         }
     }

@@ -11,87 +11,15 @@ import Foundation
 import Glibc
 #endif
 
-/// What the sharing commands have in common: the namespace's book, the id's identities, and the exit status of
-/// each refusal (65 refused input, 66 a missing contact or group, 77 a value not addressed to this identity).
+/// What the sharing commands have in common.
 enum Sharing {
-    /// The file keystore behind `keystore`, which keeps the contacts and groups.
-    static func fileKeystore(_ keystore: Keystore) throws -> FileKeystore {
-        guard let files = keystore.storage as? FileKeystore else {
-            throw CLIFailure("the desktop keyring keeps no contacts or groups: use the file keystore (--keystore file)", status: .usage)
-        }
-        return files
-    }
-
-    /// Runs `body`, turning the sharing errors into one line and their exit status.
+    /// Runs `body`, turning the library's sharing refusals into one line and their exit status.
     static func run<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as ShareError {
-            throw failure(error)
-        } catch let error as BookError {
-            switch error {
-            case .noContact, .noGroup: throw CLIFailure(error.description, status: .noInput)
-            case .unsupported, .badName: throw CLIFailure(error.description, status: .usage)
-            case .keystore(let error): throw SealKitError(error)
-            case .share(let error): throw failure(error)
-            case .contactConflict, .sameIdentity, .groupConflict: throw CLIFailure(error.description, status: .dataError)
-            }
+        } catch let failure as SharingFailure {
+            throw CLIFailure(failure.description, status: ExitStatus(rawValue: failure.status) ?? .dataError)
         }
-    }
-
-    static func failure(_ error: ShareError) -> CLIFailure {
-        switch error {
-        case .notAddressed: return CLIFailure(error.description, status: .noPermission)
-        default: return CLIFailure(error.description, status: .dataError)
-        }
-    }
-
-    /// The identities of `id`'s keys, current first (asking for the passphrase of protected keys).
-    static func identities(of id: KeyID, options: KeystoreOptions, in keystore: Keystore) throws -> [ShareIdentity] {
-        let vault = try options.unlockedVault(for: id, format: .v1, in: keystore)
-        return ShareIdentity.all(of: try vault.keyRing())
-    }
-
-    /// The recipients `--share-with` names: contacts by name, and every member of `group:GROUP`.
-    static func recipients(
-        _ names: [String], in book: SharingBook
-    ) throws -> (identities: [PublicIdentity], group: GroupText?) {
-        var identities: [PublicIdentity] = []
-        var group: GroupText?
-        for name in names {
-            if name.hasPrefix("group:") {
-                let groupName = String(name.dropFirst("group:".count))
-                guard let held = book.group(named: groupName) else { throw BookError.noGroup(groupName) }
-                guard group == nil || group?.id == held.id else {
-                    throw CLIFailure("a value is shared with one group at most: give one --share-with group:GROUP", status: .usage)
-                }
-                group = held
-                identities += held.members.map(\.identity)
-            } else {
-                guard let contact = book.contact(named: name) else { throw BookError.noContact(name) }
-                identities.append(contact.identity)
-            }
-        }
-        return (identities, group)
-    }
-
-    /// Opens a shared value for `identities`, after checking who made it: the id itself, a contact, or (for a
-    /// group's value) a member of the group as held.
-    static func open(
-        _ text: String, place: CiphertextPlace, identities: [ShareIdentity], book: SharingBook
-    ) throws -> (plaintext: String, sender: String) {
-        let value = try SharedValue(text: text, place: place)
-        let sender: String
-        if identities.contains(where: { $0.publicIdentity == value.sender }) {
-            sender = "this key"
-        } else if let contact = book.contact(with: value.sender) {
-            sender = "contact '\(contact.name)'"
-        } else if let reference = value.group, let group = book.group(id: reference.id), group.hasMember(value.sender) {
-            sender = "a member of group '\(group.name)' (fingerprint \(value.sender.fingerprint))"
-        } else {
-            throw ShareError.untrustedSender(fingerprint: value.sender.fingerprint)
-        }
-        return (try value.open(with: identities), sender)
     }
 }
 
@@ -112,13 +40,13 @@ extension KeysCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            let id = try keyID(id)
-            let keystore = try keystoreOptions.openKeystore()
-            let identity = try Sharing.identities(of: id, options: keystoreOptions, in: keystore)[0].publicIdentity
+            let vault = try keystoreOptions.unlockedVault(for: try keyID(id), format: .v1)
+            let identity = try Sharing.run { try vault.sharingIdentity() }
             let output = StandardOutput()
             if qr {
-                let code = try QRCode(Array(identity.text.utf8), correction: .medium)
-                let rendered = try code.rendered(as: StandardOutput.isTerminal && Terminal.allowsColor ? .ansi : .utf8, inverted: Terminal.invertsQR)
+                let code = try QRCode(identity.text, correction: .medium)
+                let rendered = try code.rendered(
+                    as: StandardOutput.isTerminal && Terminal.allowsColor ? .ansi : .utf8, inverted: Terminal.invertsQR)
                 try rendered.withUnsafeBytes { try output.write(bytes: $0) }
             } else {
                 try output.writeLine(identity.text)
@@ -155,40 +83,30 @@ struct ContactsCommand: ParsableCommand {
 
         func validate() throws {
             if (text == nil) == (qr == nil) { throw ValidationError("give the identity TEXT or --qr IMAGE, one of them") }
-            if let fingerprint, SafetyNumber(text: fingerprint) == nil {
+            if let fingerprint, !Keystore.isFingerprint(fingerprint) {
                 throw ValidationError("--fingerprint takes 30 digits, as 'sealkit keys identity' prints them")
             }
         }
 
         func run() throws {
-            try Sharing.run {
-                try SharingBook.check(name: name, what: "a contact's name")
-                let identityText: String
-                if let qr {
-                    let payloads = try ImageInput.payloads(in: qr)
-                    let texts = payloads.compactMap { String(validating: $0, as: UTF8.self) }.filter { $0.hasPrefix(PublicIdentity.prefix) }
-                    guard texts.count == 1 else {
-                        throw CLIFailure("\(ImageInput.name(qr)) holds no single identity's QR code (sealkit keys identity ID --qr)", status: .dataError)
-                    }
-                    identityText = texts[0]
-                } else if text == "-" {
-                    identityText = try StandardInput.readText(what: "identity", limit: InputLimits.codeLine)
-                } else {
-                    identityText = text!
+            let identityText: String
+            if let qr {
+                let texts = try ImageInput.payloads(in: qr).compactMap { String(validating: $0, as: UTF8.self) }
+                    .filter { $0.hasPrefix(Keystore.identityPrefix) }
+                guard texts.count == 1 else {
+                    throw CLIFailure("\(ImageInput.name(qr)) holds no single identity's QR code (sealkit keys identity ID --qr)", status: .dataError)
                 }
-                let identity = try PublicIdentity(text: identityText)
-                if let fingerprint, let given = SafetyNumber(text: fingerprint), given != identity.fingerprint {
-                    throw CLIFailure(
-                        "the identity's fingerprint is \(identity.fingerprint), not the one given: ask its owner again; nothing was stored",
-                        status: .dataError)
-                }
-                let verification: Contact.Verification = fingerprint != nil ? .fingerprint : qr != nil ? .qr : .unverified
-                let files = try Sharing.fileKeystore(try keystoreOptions.openKeystore())
-                try files.changeSharingBook { (book: inout SharingBook) throws(BookError) in
-                    try book.add(Contact(name: name, identity: identity, verification: verification))
-                }
-                print("\(name)\t\(identity.fingerprint)\t\(verification.rawValue)")
+                identityText = texts[0]
+            } else if text == "-" {
+                identityText = try StandardInput.readText(what: "identity", limit: InputLimits.codeLine)
+            } else {
+                identityText = text ?? ""
             }
+            let keystore = try keystoreOptions.openKeystore()
+            let contact = try Sharing.run {
+                try keystore.addContact(name: name, identityText: identityText, fingerprint: fingerprint, fromQR: qr != nil)
+            }
+            print("\(contact.name)\t\(contact.fingerprint)\t\(contact.verification)")
         }
     }
 
@@ -200,11 +118,9 @@ struct ContactsCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try Sharing.run {
-                let book = try Sharing.fileKeystore(try keystoreOptions.openKeystore()).sharingBook()
-                for contact in book.contacts {
-                    print("\(contact.name)\t\(contact.identity.fingerprint)\t\(contact.verification.rawValue)")
-                }
+            let keystore = try keystoreOptions.openKeystore()
+            for contact in try Sharing.run({ try keystore.sharingContacts() }) {
+                print("\(contact.name)\t\(contact.fingerprint)\t\(contact.verification)")
             }
         }
     }
@@ -216,13 +132,8 @@ struct ContactsCommand: ParsableCommand {
         @OptionGroup var keystoreOptions: KeystoreOptions
 
         func run() throws {
-            try Sharing.run {
-                let files = try Sharing.fileKeystore(try keystoreOptions.openKeystore())
-                try files.changeSharingBook { (book: inout SharingBook) throws(BookError) in
-                    guard book.contact(named: name) != nil else { throw .noContact(name) }
-                    book.contacts.removeAll { $0.name == name }
-                }
-            }
+            let keystore = try keystoreOptions.openKeystore()
+            try Sharing.run { try keystore.deleteContact(name: name) }
         }
     }
 }
@@ -230,65 +141,52 @@ struct ContactsCommand: ParsableCommand {
 extension EncryptCommand {
     /// `encrypt --share-with`: one sk3 value for ID's identity and each recipient, signed by ID.
     func encryptShared(fd: Int32, vault: Vault) throws {
-        try Sharing.run {
-            let files = try Sharing.fileKeystore(vault.keystore)
-            let (recipients, group) = try Sharing.recipients(shareWith, in: try files.sharingBook())
-            let sender = ShareIdentity(deriving: try vault.keyRing().current)
-            if let group, !group.hasMember(sender.publicIdentity) {
-                throw CLIFailure("\(vault.user.shown) is not a member of group '\(group.name)': only members share with it", status: .noPermission)
-            }
-            let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
-            let value = try SharedValue.seal(
-                plaintext, from: sender, to: recipients, owner: vault.user.rawValue, place: .context(options.boundContext),
-                group: group.map { ($0.id, $0.epoch) })
-            let output = StandardOutput()
-            try output.writeLine(value)
-            try output.flush()
-        }
+        let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
+        let value = try Sharing.run { try vault.share(plaintext: plaintext, with: shareWith, context: options.boundContext) }
+        let output = StandardOutput()
+        try output.writeLine(value)
+        try output.flush()
     }
 }
 
 extension DecryptCommand {
     /// `decrypt` of an sk3 value: opened with any of ID's identities once its sender is known to ID.
     func openShared(_ text: String, vault: Vault) throws {
-        try Sharing.run {
-            let book = try Sharing.fileKeystore(vault.keystore).sharingBook()
-            let identities = ShareIdentity.all(of: try vault.keyRing())
-            let (plaintext, sender) = try Sharing.open(text, place: .context(options.boundContext), identities: identities, book: book)
-            let output = StandardOutput()
-            try output.writeLine(plaintext)
-            try output.flush()
-            if StandardError.isTerminal { StandardError.write("sealkit: shared by \(sender)\n") }
-        }
+        let (plaintext, sender) = try Sharing.run { try vault.openShared(text, context: options.boundContext) }
+        let output = StandardOutput()
+        try output.writeLine(plaintext)
+        try output.flush()
+        if StandardError.isTerminal { StandardError.write("sealkit: shared by \(sender)\n") }
     }
 }
 
 extension CompletionKind {
     /// Contact names, for shell completion, escaped for the asking shell as ids are (`completionWord`).
-    static var contactNames: CompletionKind { sharingNames { book in book.contacts.map(\.name) } }
+    static var contactNames: CompletionKind { sharingNames { keystore in try keystore.sharingContacts().map(\.name) } }
 
     /// Group names.
-    static var groupNames: CompletionKind { sharingNames { book in book.groups.map(\.name) } }
+    static var groupNames: CompletionKind { sharingNames { keystore in try keystore.sharingGroups().map(\.name) } }
 
     /// What `--share-with` takes: contact names and `group:GROUP`.
     static var recipientNames: CompletionKind {
-        sharingNames { book in book.contacts.map(\.name) + book.groups.map { "group:" + $0.name } }
+        sharingNames { keystore in
+            try keystore.sharingContacts().map(\.name) + keystore.sharingGroups().map { "group:" + $0.name }
+        }
     }
 
     /// Names from the namespace's book (the `--namespace` typed before the cursor, else `$SEALKIT_NAMESPACE`); a
     /// book that cannot be read completes nothing.
-    private static func sharingNames(_ names: @escaping @Sendable (SharingBook) -> [String]) -> CompletionKind {
+    private static func sharingNames(_ names: @escaping @Sendable (Keystore) throws -> [String]) -> CompletionKind {
         .custom { words, _, prefix in
             var namespace: String?
             for (index, word) in words.enumerated() {
                 if word == "--namespace", index + 1 < words.count { namespace = words[index + 1] }
                 if word.hasPrefix("--namespace=") { namespace = String(word.dropFirst("--namespace=".count)) }
             }
-            guard let keystore = try? KeystoreOptions.openKeystore(.file, namespace: namespace),
-                let files = keystore.storage as? FileKeystore, let book = try? files.sharingBook()
+            guard let keystore = try? KeystoreOptions.openKeystore(.file, namespace: namespace), let found = try? names(keystore)
             else { return [] }
             let typed = completionPrefix(prefix)
-            return names(book).filter { $0.hasPrefix(typed) }.compactMap { completionWord($0, for: CompletionShell.requesting) }
+            return found.filter { $0.hasPrefix(typed) }.compactMap { completionWord($0, for: CompletionShell.requesting) }
         }
     }
 }

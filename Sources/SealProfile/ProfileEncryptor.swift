@@ -349,6 +349,9 @@ package struct ProfileEncryptor: Sendable {
         switch value {
         case .null:
             return .null
+        case .string(let ciphertext) where SharedValue.isShared(ciphertext):
+            // A shared value opens with the sharing identities, not the ring: kept as it is here, for the caller.
+            return .null
         case .string(let ciphertext):
             let plaintext: String
             let needsRotation: Bool
