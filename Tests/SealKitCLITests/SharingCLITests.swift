@@ -367,4 +367,86 @@ struct SharingCLITests {
         }
         #expect(try people.run("ben", ["contacts", "list"]).stdout.split(separator: "\n").count == 1)
     }
+
+    @Test func profileFieldsSharedOpenForTheOwnerAndForTheirRecipientsOnly() throws {
+        let people = try People(["ann", "ben", "cat"])
+        for (a, b) in [("ann", "ben"), ("ben", "ann"), ("ann", "cat"), ("cat", "ann")] { try people.befriend(a, b) }
+        let schema = CLI.profileFixtures.appendingPathComponent("schema.json").path
+        let original = try String(contentsOf: CLI.profileFixtures.appendingPathComponent("profile.json"), encoding: .utf8)
+        func data(_ json: String) throws -> [String: Any] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            return try #require(object["data"] as? [String: Any])
+        }
+        let encrypted = try people.run(
+            "ann", ["profile", "encrypt", "--schema", schema, "--key", "ann", "--share", "ssn=ben", "--share", "favorite_color=ben,cat"],
+            stdin: original)
+        #expect(encrypted.status == 0, "\(encrypted.stderr)")
+        let sealed = try data(encrypted.output)
+        let ssn = try #require(sealed["ssn"] as? String)
+        let dateOfBirth = try #require(sealed["date_of_birth"] as? String)
+        #expect(ssn.hasPrefix("sk3:") && (sealed["favorite_color"] as? String)?.hasPrefix("sk3:") == true)
+        #expect(!dateOfBirth.hasPrefix("sk3:") && dateOfBirth != "1815-12-10")
+
+        // The owner opens everything, shared fields included.
+        let owner = try people.run("ann", ["profile", "decrypt", "--schema", schema, "--key", "ann"], stdin: encrypted.output)
+        #expect(owner.status == 0, "\(owner.stderr)")
+        let opened = try data(owner.output)
+        #expect(opened["ssn"] as? String == "078-05-1120" && opened["favorite_color"] as? String == "green")
+        #expect(opened["date_of_birth"] as? String == "1815-12-10" && opened["credit_score"] as? Int == 812)
+
+        // Ben opens what was shared with him; every other field stays exactly as it was.
+        let ben = try people.run("ben", ["profile", "decrypt", "--schema", schema, "--key", "ben", "--shared"], stdin: encrypted.output)
+        #expect(ben.status == 0, "\(ben.stderr)")
+        let bens = try data(ben.output)
+        #expect(bens["ssn"] as? String == "078-05-1120" && bens["favorite_color"] as? String == "green")
+        #expect(bens["date_of_birth"] as? String == dateOfBirth)
+        // Cat opens the colour, not the ssn, and still exits 0.
+        let cat = try people.run("cat", ["profile", "decrypt", "--schema", schema, "--key", "cat", "--shared"], stdin: encrypted.output)
+        #expect(cat.status == 0, "\(cat.stderr)")
+        let cats = try data(cat.output)
+        #expect(cats["favorite_color"] as? String == "green" && cats["ssn"] as? String == ssn)
+
+        // A server moving the shared ssn into another field: refused for everyone.
+        let moved = encrypted.output.replacing(ssn, with: "PLACEHOLDER").replacing(dateOfBirth, with: ssn)
+            .replacing("PLACEHOLDER", with: dateOfBirth)
+        let refused = try people.run("ben", ["profile", "decrypt", "--schema", schema, "--key", "ben", "--shared"], stdin: moved)
+        expectCleanFailure(refused, containing: "does not verify")
+        #expect(refused.status == 65)
+        #expect(try people.run("ann", ["profile", "decrypt", "--schema", schema, "--key", "ann"], stdin: moved).status == 65)
+    }
+
+    @Test func theAuditKnowsSharedValues() throws {
+        let people = try People(["ann", "ben", "cat"])
+        for (a, b) in [("ann", "ben"), ("ann", "cat")] { try people.befriend(a, b) }
+        let schema = CLI.profileFixtures.appendingPathComponent("schema.json").path
+        let original = try String(contentsOf: CLI.profileFixtures.appendingPathComponent("profile.json"), encoding: .utf8)
+        let encrypted = try people.run(
+            "ann", ["profile", "encrypt", "--schema", schema, "--key", "ann", "--share", "ssn=ben"], stdin: original)
+        #expect(encrypted.status == 0, "\(encrypted.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(encrypted.output.utf8)) as? [String: Any])
+        let ssn = try #require((object["data"] as? [String: Any])?["ssn"] as? String)
+        func findings(_ profiles: [String], key: String? = nil) throws -> [(kind: String, field: String?, line: Int?)] {
+            let file = try people.cli.write(profiles.joined(separator: "\n") + "\n", to: "export-\(profiles.count)-\(key ?? "").ndjson")
+            let result = try people.run(
+                key ?? "ann", ["audit", "--format", "json", "--schema", schema] + (key.map { ["--key", $0] } ?? []) + [file])
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+            return try #require(report["findings"] as? [[String: Any]]).map {
+                ($0["kind"] as? String ?? "", $0["field"] as? String, $0["line"] as? Int)
+            }
+        }
+        let compact = encrypted.output.replacing("\n", with: "")
+        // Alone: no finding about the shared ssn (the other fields are ordinary ciphertexts).
+        #expect(try findings([compact]).filter { $0.field == "ssn" }.isEmpty)
+        // The same sk3 value stored twice is a copy, as a copied v1 or v2 value is.
+        #expect(try findings([compact, compact]).contains { $0.kind == "duplicate-ciphertext" && $0.field == "ssn" })
+        // Moved to another field: its signature binds the field.
+        let intoDate = try people.run("ann", ["profile", "encrypt", "--schema", schema, "--key", "ann"], stdin: original).output
+            .replacing("\n", with: "")
+        let dateValue = try #require((try JSONSerialization.jsonObject(with: Data(intoDate.utf8)) as? [String: Any]).flatMap {
+            ($0["data"] as? [String: Any])?["date_of_birth"] as? String })
+        #expect(try findings([intoDate.replacing(dateValue, with: ssn)]).contains { $0.kind == "malformed-ciphertext" && $0.field == "date_of_birth" })
+        // A recipient's key opens it; another key's does not, and says so as for any value it cannot open.
+        #expect(try findings([compact], key: "ben").filter { $0.field == "ssn" }.isEmpty)
+        #expect(try findings([compact], key: "cat").contains { $0.kind == "undecryptable" && $0.field == "ssn" })
+    }
 }

@@ -25,6 +25,8 @@ package struct SharedValue: Sendable {
     /// The age file, as it is: `age -d -i` opens it for a recipient.
     package let envelopeBytes: [UInt8]
     let envelope: AgeEnvelope.Parsed
+    /// Where the age payload's 16-byte nonce starts in `envelopeBytes`: the audit tracks it as a value's nonce.
+    package var payloadNonceOffset: Int { envelope.payload.startIndex }
     /// The body bytes the signature covers, after the place encoding, and the signature.
     let signed: [UInt8]
     let signature: [UInt8]
