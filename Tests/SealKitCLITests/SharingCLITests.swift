@@ -413,6 +413,11 @@ struct SharingCLITests {
         expectCleanFailure(refused, containing: "does not verify")
         #expect(refused.status == 65)
         #expect(try people.run("ann", ["profile", "decrypt", "--schema", schema, "--key", "ann"], stdin: moved).status == 65)
+        // A plaintext that merely starts like a shared value is never left in plaintext.
+        let lookalike = original.replacing("078-05-1120", with: "sk3:" + String(ssn.dropFirst(4).prefix(40)))
+        let refusedPlain = try people.run("ann", ["profile", "encrypt", "--schema", schema, "--key", "ann"], stdin: lookalike)
+        expectCleanFailure(refusedPlain, containing: "ssn")
+        #expect(refusedPlain.status == 65)
     }
 
     @Test func theAuditKnowsSharedValues() throws {
