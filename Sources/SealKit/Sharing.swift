@@ -105,8 +105,12 @@ extension Keystore {
     @_spi(CLI) public static func isFingerprint(_ text: String) -> Bool { SafetyNumber(text: text) != nil }
 
     /// Adds a contact from its identity text, checked against `fingerprint` when given (a mismatch stores nothing).
-    /// - Parameter fromQR: the text was read from a QR code its owner showed.
-    @_spi(CLI) public func addContact(name: String, identityText: String, fingerprint: String?, fromQR: Bool) throws -> SharingContact {
+    /// - Parameters:
+    ///   - fromQR: the text was read from a QR code its owner showed.
+    ///   - exchanged: the text came through a code-authenticated exchange (`ContactExchange`).
+    @_spi(CLI) public func addContact(
+        name: String, identityText: String, fingerprint: String?, fromQR: Bool, exchanged: Bool = false
+    ) throws -> SharingContact {
         try sharing {
             try SharingBook.check(name: name, what: "a contact's name")
             let identity = try PublicIdentity(text: identityText)
@@ -115,7 +119,8 @@ extension Keystore {
                     "the identity's fingerprint is \(identity.fingerprint), not the one given: ask its owner again; nothing was stored",
                     status: 65)
             }
-            let verification: Contact.Verification = fingerprint != nil ? .fingerprint : fromQR ? .qr : .unverified
+            let verification: Contact.Verification =
+                fingerprint != nil ? .fingerprint : exchanged ? .exchange : fromQR ? .qr : .unverified
             try sharingFiles().changeSharingBook { (book: inout SharingBook) throws(BookError) in
                 try book.add(Contact(name: name, identity: identity, verification: verification))
             }

@@ -6,6 +6,7 @@ import Foundation
 #endif
 @_spi(CLI) import SealKit
 @_spi(CLI) import SealKitQR
+@_spi(CLI) import SealKitTransfer
 
 #if canImport(Glibc)
 import Glibc
@@ -61,7 +62,7 @@ struct ContactsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contacts",
         abstract: "Add, list and delete the people you share values with, per namespace.",
-        subcommands: [Add.self, List.self, Delete.self])
+        subcommands: [Add.self, List.self, Delete.self, Exchange.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -134,6 +135,48 @@ struct ContactsCommand: ParsableCommand {
         func run() throws {
             let keystore = try keystoreOptions.openKeystore()
             try Sharing.run { try keystore.deleteContact(name: name) }
+        }
+    }
+}
+
+extension ContactsCommand {
+    struct Exchange: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "exchange",
+            abstract: "Swap identities with someone through the mailbox relay; the code authenticates both.",
+            discussion: """
+                Both people run it: the first without --code prints a code (such as 7-guitarist-revenge) on stdout                 and waits; the second gives it with --code. Each side stores the other's identity as contact NAME,                 verified by the exchange, and prints it as 'contacts list' does. A wrong code stores nothing (77).
+                """)
+
+        @Argument(help: "The name to know the other person by.") var name: String
+        @Option(help: "The key id whose identity to send.", completion: .keyIDs) var key: String
+        @Option(help: ArgumentHelp("The code the other side shows; without it, one is made and printed.", valueName: "code"))
+        var code: String?
+        @Option(help: ArgumentHelp("The mailbox relay (default: SEALKIT_RELAY, else ws://relay.magic-wormhole.io:4000/v1).", valueName: "url"))
+        var relay: String?
+        @Option(help: ArgumentHelp("Seconds to wait for the other side (default 600).", valueName: "seconds"))
+        var timeout: Int?
+        @OptionGroup var keystoreOptions: KeystoreOptions
+
+        func run() async throws {
+            let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
+            let identity = try Sharing.run { try vault.sharingIdentity() }
+            // Checked before anything goes over the network: a name the book refuses would waste the other side's code.
+            if try vault.keystore.sharingContacts().contains(where: { $0.name == name }) {
+                throw CLIFailure("a contact named '\(name)' exists already: delete it first, or choose another name", status: .dataError)
+            }
+            let exchange = try await ContactExchange(
+                relay: try TransferNetwork.relay(relay), code: code, timeout: .seconds(timeout ?? TransferNetwork.defaultTimeout))
+            if let shown = exchange.code {
+                let output = StandardOutput()
+                try output.writeLine(shown)
+                try output.flush()
+            }
+            let received = try await exchange.exchange(identity.text)
+            let contact = try Sharing.run {
+                try vault.keystore.addContact(name: name, identityText: received, fingerprint: nil, fromQR: false, exchanged: true)
+            }
+            print("\(contact.name)\t\(contact.fingerprint)\t\(contact.verification)")
         }
     }
 }
