@@ -454,4 +454,30 @@ struct SharingCLITests {
         #expect(try findings([compact], key: "ben").filter { $0.field == "ssn" }.isEmpty)
         #expect(try findings([compact], key: "cat").contains { $0.kind == "undecryptable" && $0.field == "ssn" })
     }
+
+    @Test func aBackupRestoresTheIdentitiesAndWhatWasSharedWithThem() throws {
+        let people = try People(["ann", "ben"])
+        try people.befriend("ben", "ann")
+        let before = try people.share("ben", "for ann's first key", with: ["ann"])
+        try people.befriend("ann", "ben")
+        #expect(try people.run("ann", ["keys", "rotate", "ann"]).status == 0)
+        try people.run("ben", ["contacts", "delete", "ann"])
+        try people.befriend("ben", "ann")
+        let after = try people.share("ben", "for ann's second key", with: ["ann"])
+        let identity = try people.identity("ann")
+
+        // Ann's keys go to a new device through a share backup: nothing about sharing travels but the keys.
+        let made = try people.run("ann", ["keys", "backup", "ann", "--shares", "3", "--threshold", "2", "--format", "text"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let lines = made.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 4)
+        let device = try People([])
+        let restored = try device.run("ann", ["keys", "restore", "--shares", "--all", "--format", "text"], stdin: lines[..<3].joined(separator: "\n") + "\n")
+        #expect(restored.status == 0, "\(restored.stderr)")
+        let moved = try device.identity("ann")
+        #expect(moved.text == identity.text && moved.fingerprint == identity.fingerprint)
+        #expect(try device.run("ann", ["contacts", "add", "ben", try people.identity("ben").text]).status == 0)
+        #expect(try device.open("ann", after).output == "for ann's second key")
+        #expect(try device.open("ann", before).output == "for ann's first key")
+    }
 }
