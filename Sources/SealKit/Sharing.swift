@@ -323,6 +323,11 @@ extension Vault {
                     return .string(try openShared(text, place: .field(name), identities: identities, book: book).plaintext)
                 } catch ShareError.notAddressed where onlyAddressed {
                     return value
+                } catch ShareError.untrustedSender(let fingerprint) where onlyAddressed {
+                    // Another person's field, shared with others by someone this key does not know: not this key's
+                    // business, so left as it is. Refused only when it is addressed to this key.
+                    guard (try? SharedValue(text: text, place: .field(name)).open(with: identities)) != nil else { return value }
+                    throw ShareError.untrustedSender(fingerprint: fingerprint)
                 }
             }
             return Array((opened.serialized(pretty: pretty) + "\n").utf8)

@@ -369,7 +369,7 @@ struct SharingCLITests {
     }
 
     @Test func profileFieldsSharedOpenForTheOwnerAndForTheirRecipientsOnly() throws {
-        let people = try People(["ann", "ben", "cat"])
+        let people = try People(["ann", "ben", "cat", "dan"])
         for (a, b) in [("ann", "ben"), ("ben", "ann"), ("ann", "cat"), ("cat", "ann")] { try people.befriend(a, b) }
         let schema = CLI.profileFixtures.appendingPathComponent("schema.json").path
         let original = try String(contentsOf: CLI.profileFixtures.appendingPathComponent("profile.json"), encoding: .utf8)
@@ -405,6 +405,11 @@ struct SharingCLITests {
         #expect(cat.status == 0, "\(cat.stderr)")
         let cats = try data(cat.output)
         #expect(cats["favorite_color"] as? String == "green" && cats["ssn"] as? String == ssn)
+
+        // Dan knows nobody and nothing is addressed to him: every field stays as it was, exit 0.
+        let dan = try people.run("dan", ["profile", "decrypt", "--schema", schema, "--key", "dan", "--shared"], stdin: encrypted.output)
+        #expect(dan.status == 0, "\(dan.stderr)")
+        #expect(try data(dan.output)["ssn"] as? String == ssn)
 
         // A server moving the shared ssn into another field: refused for everyone.
         let moved = encrypted.output.replacing(ssn, with: "PLACEHOLDER").replacing(dateOfBirth, with: ssn)
