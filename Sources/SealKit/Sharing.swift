@@ -6,52 +6,22 @@ import SealJSON
 // fields, over SealCore's formats (Sharing/) and the namespace's book (SharingBook). The CLI reaches it through these
 // `@_spi(CLI)` entry points only.
 
-/// A sharing refusal: one line for people, and the exit status scripts see (64 usage, 65 refused input, 66 a missing
-/// contact or group, 77 a value not addressed to this identity or a group only its creator changes).
-@_spi(CLI) public struct SharingFailure: Error, CustomStringConvertible, Sendable {
-    /// What went wrong and what to do; never a secret.
-    public let description: String
-    /// The exit status.
-    public let status: Int32
-
-    init(_ description: String, status: Int32) {
-        self.description = description
-        self.status = status
-    }
-
-    init(_ error: ShareError) {
-        switch error {
-        case .notAddressed: self.init(error.description, status: 77)
-        default: self.init(error.description, status: 65)
-        }
-    }
-
-    static func from(_ error: BookError) -> any Error {
-        switch error {
-        case .noContact, .noGroup: return SharingFailure(error.description, status: 66)
-        case .unsupported, .badName: return SharingFailure(error.description, status: 64)
-        case .keystore(let error): return SealKitError(error)
-        case .share(let error): return SharingFailure(error)
-        case .contactConflict, .sameIdentity, .groupConflict: return SharingFailure(error.description, status: 65)
-        }
-    }
-}
-
-/// A contact as `contacts list` shows it.
-@_spi(CLI) public struct SharingContact: Sendable {
-    /// The name it is known by.
+/// A person one shares with, as the keystore holds them.
+public struct SharingContact: Sendable, Equatable {
+    /// The name they are known by here.
     public let name: String
-    /// Its safety number, six groups of five digits.
+    /// Their identity's safety number: six groups of five digits, to compare aloud.
     public let fingerprint: String
-    /// How it was verified: fingerprint, qr, exchange or unverified.
+    /// How their identity was checked when it was added: `fingerprint` (given and matched), `qr`, `exchange` or
+    /// `unverified`.
     public let verification: String
 }
 
-/// A group as `groups list` shows it.
-@_spi(CLI) public struct SharingGroup: Sendable {
+/// A group as the keystore holds it: at the highest epoch seen.
+public struct SharingGroup: Sendable, Equatable {
     /// The group's name.
     public let name: String
-    /// The epoch held.
+    /// The epoch held: 1 when created, one more with each change.
     public let epoch: UInt32
     /// The members' labels, the creator first.
     public let members: [String]
@@ -59,20 +29,72 @@ import SealJSON
     public let creatorFingerprint: String
 }
 
-/// Runs `body`, turning the sharing errors into `SharingFailure` (a keystore's into `SealKitError`).
-func sharing<T>(_ body: () throws -> T) throws -> T {
+/// A user's sharing identity in public: what others add as a contact.
+public struct SharingIdentity: Sendable, Equatable {
+    /// One line, `sealkit-identity-v1:` and URL-safe base64: give it to the other person (a message, a QR code).
+    public let text: String
+    /// Its safety number, six groups of five digits: read it aloud to the other person, who compares it.
+    public let fingerprint: String
+}
+
+/// A shared value opened, and who shared it.
+public struct SharedOpening: Sendable {
+    /// The value's text.
+    public let plaintext: String
+    /// Who shared it, for people: `this key`, `contact 'NAME'`, or a member of a group with their fingerprint.
+    public let sender: String
+}
+
+extension SealKitError {
+    /// A sharing format's refusal, by the reason it stands for.
+    init(sharing error: ShareError) {
+        let reason: Reason
+        switch error {
+        case .malformed(let what, _):
+            reason = what.hasSuffix("identity") ? .invalidKeyText : what.contains("group") ? .groupRefused : .notCiphertext
+        case .badSignature(let what): reason = what.contains("group") ? .groupRefused : .authenticationFailed
+        case .notAddressed: reason = .notAddressed
+        case .untrustedSender: reason = .untrustedSender
+        case .staleGroup, .untrustedGroupSigner: reason = .groupRefused
+        }
+        self.init(reason, error.description)
+    }
+
+    /// A contact or group book's refusal.
+    init(book error: BookError) {
+        switch error {
+        case .noContact, .noGroup: self.init(.contactNotFound, error.description)
+        case .contactConflict, .sameIdentity: self.init(.contactConflict, error.description)
+        case .groupConflict: self.init(.groupRefused, error.description)
+        case .unsupported, .badName: self.init(.invalidArgument, error.description)
+        case .keystore(let error): self.init(error)
+        case .share(let error): self.init(sharing: error)
+        }
+    }
+}
+
+/// Runs `body`, giving every error as a `SealKitError`.
+func sharing<T>(_ body: () throws -> T) throws(SealKitError) -> T {
     do {
         return try body()
+    } catch let error as SealKitError {
+        throw error
     } catch let error as ShareError {
-        throw SharingFailure(error)
+        throw SealKitError(sharing: error)
     } catch let error as BookError {
-        throw SharingFailure.from(error)
+        throw SealKitError(book: error)
+    } catch let error as KeystoreError {
+        throw SealKitError(error)
+    } catch let error as SecureMemoryError {
+        throw SealKitError(error)
+    } catch {
+        throw SealKitError(.invalidArgument, String(describing: error))
     }
 }
 
 extension Keystore {
-    /// The text that starts an identity's text.
-    @_spi(CLI) public static let identityPrefix = PublicIdentity.prefix
+    /// The text that starts a sharing identity's text, to pick it out of a QR code's payloads.
+    public static let identityPrefix = PublicIdentity.prefix
 
     /// The file keystore behind this one, which keeps the contacts and groups.
     func sharingFiles() throws -> FileKeystore {
@@ -83,8 +105,9 @@ extension Keystore {
     /// The namespace's contacts and groups.
     func sharingBook() throws -> SharingBook { try sharingFiles().sharingBook() }
 
-    /// The contacts, in the order added.
-    @_spi(CLI) public func sharingContacts() throws -> [SharingContact] {
+    /// The namespace's contacts, in the order added.
+    /// - Throws: `SealKitError`: `.invalidArgument` for the desktop keyring, which keeps none; a file's errors.
+    public func sharingContacts() throws(SealKitError) -> [SharingContact] {
         try sharing {
             try sharingBook().contacts.map {
                 SharingContact(name: $0.name, fingerprint: $0.identity.fingerprint.description, verification: $0.verification.rawValue)
@@ -92,8 +115,9 @@ extension Keystore {
         }
     }
 
-    /// The groups held.
-    @_spi(CLI) public func sharingGroups() throws -> [SharingGroup] {
+    /// The groups held in the namespace.
+    /// - Throws: `SealKitError`, as ``sharingContacts()``.
+    public func sharingGroups() throws(SealKitError) -> [SharingGroup] {
         try sharing {
             try sharingBook().groups.map {
                 SharingGroup(name: $0.name, epoch: $0.epoch, members: $0.members.map(\.label), creatorFingerprint: $0.creator.fingerprint.description)
@@ -101,23 +125,36 @@ extension Keystore {
         }
     }
 
-    /// Whether `text` is 30 digits in any grouping, as `--fingerprint` takes them.
-    @_spi(CLI) public static func isFingerprint(_ text: String) -> Bool { SafetyNumber(text: text) != nil }
+    /// Whether `text` is a safety number: 30 digits, grouped by spaces or hyphens or not.
+    public static func isFingerprint(_ text: String) -> Bool { SafetyNumber(text: text) != nil }
 
-    /// Adds a contact from its identity text, checked against `fingerprint` when given (a mismatch stores nothing).
+    /// Adds a contact from the identity text its owner gave (``Vault/sharingIdentity()`` on their side).
+    ///
+    /// Give the fingerprint the owner read to you: one that does not match stores nothing. A name known with another
+    /// identity is refused: an identity never changes silently (delete the contact first).
     /// - Parameters:
-    ///   - fromQR: the text was read from a QR code its owner showed.
-    ///   - exchanged: the text came through a code-authenticated exchange (`ContactExchange`).
+    ///   - name: the name to know them by: free text on one line.
+    ///   - identityText: their identity's text.
+    ///   - fingerprint: their safety number as they read it, or nil (the contact is then `unverified`).
+    /// - Returns: the contact as stored.
+    /// - Throws: `SealKitError`: `.invalidKeyText` for text that is no identity, `.contactConflict` for a
+    ///   fingerprint that does not match or a name known with another identity, `.invalidArgument` for a name.
+    public func addContact(_ name: String, identityText: String, fingerprint: String? = nil) throws(SealKitError) -> SharingContact {
+        try addContact(name: name, identityText: identityText, fingerprint: fingerprint, fromQR: false)
+    }
+
+    /// ``addContact(_:identityText:fingerprint:)`` saying how the text came: read from the owner's QR code, or through
+    /// a code-authenticated exchange (`ContactExchange`).
     @_spi(CLI) public func addContact(
         name: String, identityText: String, fingerprint: String?, fromQR: Bool, exchanged: Bool = false
-    ) throws -> SharingContact {
+    ) throws(SealKitError) -> SharingContact {
         try sharing {
             try SharingBook.check(name: name, what: "a contact's name")
             let identity = try PublicIdentity(text: identityText)
             if let fingerprint, SafetyNumber(text: fingerprint) != identity.fingerprint {
-                throw SharingFailure(
-                    "the identity's fingerprint is \(identity.fingerprint), not the one given: ask its owner again; nothing was stored",
-                    status: 65)
+                throw SealKitError(
+                    .contactConflict,
+                    "the identity's fingerprint is \(identity.fingerprint), not the one given: ask its owner again; nothing was stored")
             }
             let verification: Contact.Verification =
                 fingerprint != nil ? .fingerprint : exchanged ? .exchange : fromQR ? .qr : .unverified
@@ -129,7 +166,8 @@ extension Keystore {
     }
 
     /// Deletes a contact.
-    @_spi(CLI) public func deleteContact(name: String) throws {
+    /// - Throws: `SealKitError`: `.contactNotFound`.
+    public func deleteContact(_ name: String) throws(SealKitError) {
         try sharing {
             try sharingFiles().changeSharingBook { (book: inout SharingBook) throws(BookError) in
                 guard book.contact(named: name) != nil else { throw .noContact(name) }
@@ -140,16 +178,19 @@ extension Keystore {
 }
 
 extension Vault {
-    /// Whether `text` is a shared value (`sk3:`), which `openShared` opens rather than `decrypt`.
-    @_spi(CLI) public static func isShared(_ text: String) -> Bool { SharedValue.isShared(text) }
+    /// Whether `text` is a shared value (`sk3:`), which ``openShared(_:context:)`` opens rather than
+    /// ``decrypt(ciphertext:context:)``.
+    public static func isShared(_ text: String) -> Bool { SharedValue.isShared(text) }
 
     /// The identities of the user's keys, current first.
     func sharingIdentities() throws -> [ShareIdentity] { ShareIdentity.all(of: try keyRing()) }
 
-    /// The user's public identity text and its fingerprint (from the current key).
-    @_spi(CLI) public func sharingIdentity() throws -> (text: String, fingerprint: String) {
+    /// The user's sharing identity, derived from their current key: every device holding the key has the same one,
+    /// and a rotation makes a new one (values shared with older ones still open).
+    /// - Throws: `SealKitError` when the key is missing or locked.
+    public func sharingIdentity() throws(SealKitError) -> SharingIdentity {
         let identity = ShareIdentity(deriving: try keyRing().current).publicIdentity
-        return (identity.text, identity.fingerprint.description)
+        return SharingIdentity(text: identity.text, fingerprint: identity.fingerprint.description)
     }
 
     /// The identities `--share-with` names: contacts by name, and every member of `group:GROUP` (one group at most).
@@ -161,11 +202,11 @@ extension Vault {
                 let groupName = String(name.dropFirst("group:".count))
                 guard let held = book.group(named: groupName) else { throw BookError.noGroup(groupName) }
                 guard group == nil || group?.id == held.id else {
-                    throw SharingFailure("a value is shared with one group at most: give one --share-with group:GROUP", status: 64)
+                    throw SealKitError(.invalidArgument, "a value is shared with one group at most")
                 }
                 let me = try sharingIdentities()
                 guard me.contains(where: { held.hasMember($0.publicIdentity) }) else {
-                    throw SharingFailure("'\(user)' is not a member of group '\(held.name)': only members share with it", status: 77)
+                    throw SealKitError(.invalidArgument, keyID: user, "'\(user)' is not a member of group '\(held.name)': only members share with it")
                 }
                 group = held
                 identities += held.members.map(\.identity)
@@ -186,9 +227,18 @@ extension Vault {
             group: group.map { ($0.id, $0.epoch) })
     }
 
-    /// `encrypt --share-with`: a shared value for the user's devices and each contact or group named.
-    @_spi(CLI) public func share(plaintext: String, with names: [String], context: String) throws -> String {
-        try sharing { try share(plaintext, with: names, place: .context(context)) }
+    /// Shares a value: one `sk3:` text that every device of the user and each recipient opens, signed by the user
+    /// and bound to them and `context` as a v2 value is.
+    /// - Parameters:
+    ///   - plaintext: the text to share.
+    ///   - recipients: contacts by name, and `group:NAME` for every member of a group (one group at most).
+    ///   - context: what the value is for; it opens only with the same context.
+    /// - Returns: the shared value's text.
+    /// - Throws: `SealKitError`: `.contactNotFound`, `.invalidArgument` (a group the user is not a member of), or
+    ///   the key's errors.
+    public func share(plaintext: String, with recipients: [String], context: String = "") throws(SealKitError) -> String {
+        let names = recipients
+        return try sharing { try share(plaintext, with: names, place: .context(context)) }
     }
 
     /// Opens a shared value after checking its sender: the user, a contact, or a member of the value's group.
@@ -208,9 +258,16 @@ extension Vault {
         return (try value.open(with: identities), sender)
     }
 
-    /// `decrypt` of an sk3 value made with `context`.
-    @_spi(CLI) public func openShared(_ text: String, context: String) throws -> (plaintext: String, sender: String) {
-        try sharing { try openShared(text, place: .context(context), identities: try sharingIdentities(), book: try keystore.sharingBook()) }
+    /// Opens a shared value made with `context`, once its sender is known: the user, a contact, or a member of the
+    /// value's group.
+    /// - Returns: the plaintext and who shared it.
+    /// - Throws: `SealKitError`: `.untrustedSender` (the description names the sender's fingerprint),
+    ///   `.authenticationFailed` for a value altered, re-addressed or moved, `.notAddressed`, `.notCiphertext`.
+    public func openShared(_ value: String, context: String = "") throws(SealKitError) -> SharedOpening {
+        try sharing {
+            let opened = try openShared(value, place: .context(context), identities: try sharingIdentities(), book: try keystore.sharingBook())
+            return SharedOpening(plaintext: opened.plaintext, sender: opened.sender)
+        }
     }
 
     // MARK: Groups
@@ -218,13 +275,15 @@ extension Vault {
     /// The creator's identity among the user's (a rotation since the group was made keeps the old one).
     private func creatorIdentity(of group: GroupText) throws -> ShareIdentity {
         guard let identity = try sharingIdentities().first(where: { $0.publicIdentity == group.creator }) else {
-            throw SharingFailure("group '\(group.name)' was made by another key: only its creator changes it", status: 77)
+            throw SealKitError(.notGroupCreator, keyID: user, "group '\(group.name)' was made by another key: only its creator changes it")
         }
         return identity
     }
 
-    /// `groups create`: a group of contacts signed by the user; returns its text.
-    @_spi(CLI) public func createGroup(_ name: String, members: [String]) throws -> String {
+    /// Creates a group of contacts, signed by the user, who is its first member.
+    /// - Returns: the group's text (`sealkit-group-v1:`), for the app to carry to every member, who joins it.
+    /// - Throws: `SealKitError`: `.contactNotFound`, `.groupRefused` for a name held already, `.invalidArgument`.
+    public func createGroup(_ name: String, members: [String]) throws(SealKitError) -> String {
         try sharing {
             try SharingBook.check(name: name, what: "a group's name")
             let book = try keystore.sharingBook()
@@ -241,8 +300,11 @@ extension Vault {
         }
     }
 
-    /// `groups add` / `groups remove`: the next epoch of a group the user created; returns its text.
-    @_spi(CLI) public func changeGroup(_ name: String, adding: String? = nil, removing: String? = nil) throws -> String {
+    /// Adds a contact to, or removes a member from, a group the user created: its next epoch. Values shared after a
+    /// removal are closed to the removed member.
+    /// - Returns: the group's new text, for every member to join.
+    /// - Throws: `SealKitError`: `.contactNotFound`, `.notGroupCreator`.
+    public func changeGroup(_ name: String, adding: String? = nil, removing: String? = nil) throws(SealKitError) -> String {
         try sharing {
             let book = try keystore.sharingBook()
             guard let held = book.group(named: name) else { throw BookError.noGroup(name) }
@@ -255,7 +317,7 @@ extension Vault {
             if let removing {
                 let identity = book.contact(named: removing)?.identity
                 let kept = members.filter { $0.identity != identity && $0.label != removing }
-                guard kept.count < members.count else { throw SharingFailure("'\(removing)' is not a member of group '\(name)'", status: 66) }
+                guard kept.count < members.count else { throw SealKitError(.contactNotFound, "'\(removing)' is not a member of group '\(name)'") }
                 members = kept
             }
             let next = try GroupText.make(
@@ -265,9 +327,11 @@ extension Vault {
         }
     }
 
-    /// `groups join`: takes a group's text signed by a contact (or the user), refusing an older epoch than the one held.
+    /// Takes a group's text, or its update, signed by a contact (or the user): an older epoch than the one held is
+    /// refused, so a replayed text cannot put a removed member back.
     /// - Returns: a line for people: the group, its epoch and members, and whether the user is one.
-    @_spi(CLI) public func joinGroup(_ text: String) throws -> String {
+    /// - Throws: `SealKitError`: `.groupRefused` (altered, replayed, or signed by someone who is not a contact).
+    public func joinGroup(_ text: String) throws(SealKitError) -> String {
         try sharing {
             let group = try GroupText(text: text)
             let identities = try sharingIdentities()
@@ -287,7 +351,7 @@ extension Vault {
 
     /// `profile encrypt --share`: each field `recipients` names (at the top level or in `data`) that holds text becomes
     /// a shared value bound to its name; one already shared stays as it is.
-    @_spi(CLI) public func shareProfileFields(_ profile: [UInt8], recipients: [String: [String]]) throws -> [UInt8] {
+    @_spi(CLI) public func shareProfileFields(_ profile: [UInt8], recipients: [String: [String]]) throws(SealKitError) -> [UInt8] {
         try sharing {
             let book = try keystore.sharingBook()
             let sender = ShareIdentity(deriving: try keyRing().current)
@@ -302,7 +366,7 @@ extension Vault {
                     return .string(try SharedValue.seal(
                         text, from: sender, to: identities, owner: user.rawValue, place: .field(name), group: group.map { ($0.id, $0.epoch) }))
                 default:
-                    throw SharingFailure("field '\(name)' holds a JSON \(value.kindName): a shared field holds text", status: 65)
+                    throw SealKitError(.profileFields, fields: [name], "field '\(name)' holds a JSON \(value.kindName): a shared field holds text")
                 }
             }
             return Array(shared.serialized().utf8)
@@ -312,7 +376,7 @@ extension Vault {
     /// Opens a profile's shared fields. The owner's decrypt (`onlyAddressed` false) opens every one, as its other
     /// fields; `profile decrypt --shared` (true) opens those addressed to the user and leaves the rest as they are.
     /// - Returns: `profile` itself when it holds no shared value, else the profile with them opened, and a newline.
-    @_spi(CLI) public func openSharedProfileFields(_ profile: [UInt8], onlyAddressed: Bool, pretty: Bool) throws -> [UInt8] {
+    @_spi(CLI) public func openSharedProfileFields(_ profile: [UInt8], onlyAddressed: Bool, pretty: Bool) throws(SealKitError) -> [UInt8] {
         guard onlyAddressed || String(decoding: profile, as: UTF8.self).contains(SharedValue.prefix) else { return profile }
         return try sharing {
             let book = try keystore.sharingBook()
@@ -338,13 +402,13 @@ extension Vault {
         do {
             return try JSONValue.parse(bytes)
         } catch {
-            throw SharingFailure("the profile is not JSON: \(error)", status: 65)
+            throw SealKitError(.invalidJSON, "the profile is not JSON: \(error)")
         }
     }
 
     /// The profile with `change` applied to each member of its top level and of its `data` object.
     private static func mapFields(of profile: JSONValue, _ change: (String, JSONValue) throws -> JSONValue) throws -> JSONValue {
-        guard case .object(let members) = profile else { throw SharingFailure("the profile is not a JSON object", status: 65) }
+        guard case .object(let members) = profile else { throw SealKitError(.invalidJSON, "the profile is not a JSON object") }
         return .object(try members.map { member in
             if member.key == "data", case .object(let inner) = member.value {
                 return (member.key, .object(try inner.map { ($0.key, try change($0.key, $0.value)) }))

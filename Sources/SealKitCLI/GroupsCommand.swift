@@ -26,7 +26,7 @@ struct GroupsCommand: ParsableCommand {
 
         func run() throws {
             let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
-            print(try Sharing.run { try vault.createGroup(group, members: member) })
+            print(try vault.createGroup(group, members: member))
         }
     }
 
@@ -41,7 +41,7 @@ struct GroupsCommand: ParsableCommand {
 
         func run() throws {
             let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
-            print(try Sharing.run { try vault.changeGroup(group, adding: name) })
+            print(try vault.changeGroup(group, adding: name))
         }
     }
 
@@ -58,7 +58,7 @@ struct GroupsCommand: ParsableCommand {
 
         func run() throws {
             let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
-            print(try Sharing.run { try vault.changeGroup(group, removing: name) })
+            print(try vault.changeGroup(group, removing: name))
         }
     }
 
@@ -74,7 +74,7 @@ struct GroupsCommand: ParsableCommand {
         func run() throws {
             let given = text == "-" ? try StandardInput.readText(what: "group text", limit: InputLimits.code) : text
             let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
-            StandardError.write(try Sharing.run { try vault.joinGroup(given) } + "\n")
+            StandardError.write(try vault.joinGroup(given) + "\n")
         }
     }
 
@@ -86,7 +86,7 @@ struct GroupsCommand: ParsableCommand {
 
         func run() throws {
             let keystore = try keystoreOptions.openKeystore()
-            for group in try Sharing.run({ try keystore.sharingGroups() }) {
+            for group in try keystore.sharingGroups() {
                 print("\(group.name)\t\(group.epoch)\t\(group.members.joined(separator: ","))\t\(group.creatorFingerprint)")
             }
         }

@@ -206,6 +206,9 @@ enum ExitStatus: Int32 {
         case .wrongCode: return .noPermission
         case .timedOut: return .temporaryFailure
         case .cancelled: return .interrupted
+        case .untrustedSender, .contactConflict, .groupRefused: return .dataError
+        case .contactNotFound: return .noInput
+        case .notAddressed, .notGroupCreator: return .noPermission
         default: return nil
         }
     }

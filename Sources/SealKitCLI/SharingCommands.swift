@@ -12,18 +12,6 @@ import Foundation
 import Glibc
 #endif
 
-/// What the sharing commands have in common.
-enum Sharing {
-    /// Runs `body`, turning the library's sharing refusals into one line and their exit status.
-    static func run<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let failure as SharingFailure {
-            throw CLIFailure(failure.description, status: ExitStatus(rawValue: failure.status) ?? .dataError)
-        }
-    }
-}
-
 extension KeysCommand {
     struct Identity: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -42,7 +30,7 @@ extension KeysCommand {
 
         func run() throws {
             let vault = try keystoreOptions.unlockedVault(for: try keyID(id), format: .v1)
-            let identity = try Sharing.run { try vault.sharingIdentity() }
+            let identity = try vault.sharingIdentity()
             let output = StandardOutput()
             if qr {
                 let code = try QRCode(identity.text, correction: .medium)
@@ -104,9 +92,7 @@ struct ContactsCommand: ParsableCommand {
                 identityText = text ?? ""
             }
             let keystore = try keystoreOptions.openKeystore()
-            let contact = try Sharing.run {
-                try keystore.addContact(name: name, identityText: identityText, fingerprint: fingerprint, fromQR: qr != nil)
-            }
+            let contact = try keystore.addContact(name: name, identityText: identityText, fingerprint: fingerprint, fromQR: qr != nil)
             print("\(contact.name)\t\(contact.fingerprint)\t\(contact.verification)")
         }
     }
@@ -120,7 +106,7 @@ struct ContactsCommand: ParsableCommand {
 
         func run() throws {
             let keystore = try keystoreOptions.openKeystore()
-            for contact in try Sharing.run({ try keystore.sharingContacts() }) {
+            for contact in try keystore.sharingContacts() {
                 print("\(contact.name)\t\(contact.fingerprint)\t\(contact.verification)")
             }
         }
@@ -134,7 +120,7 @@ struct ContactsCommand: ParsableCommand {
 
         func run() throws {
             let keystore = try keystoreOptions.openKeystore()
-            try Sharing.run { try keystore.deleteContact(name: name) }
+            try keystore.deleteContact(name)
         }
     }
 }
@@ -160,7 +146,7 @@ extension ContactsCommand {
 
         func run() async throws {
             let vault = try keystoreOptions.unlockedVault(for: try keyID(key), format: .v1)
-            let identity = try Sharing.run { try vault.sharingIdentity() }
+            let identity = try vault.sharingIdentity()
             // Checked before anything goes over the network: a name the book refuses would waste the other side's code.
             if try vault.keystore.sharingContacts().contains(where: { $0.name == name }) {
                 throw CLIFailure("a contact named '\(name)' exists already: delete it first, or choose another name", status: .dataError)
@@ -173,9 +159,8 @@ extension ContactsCommand {
                 try output.flush()
             }
             let received = try await exchange.exchange(identity.text)
-            let contact = try Sharing.run {
-                try vault.keystore.addContact(name: name, identityText: received, fingerprint: nil, fromQR: false, exchanged: true)
-            }
+            let contact = try vault.keystore.addContact(
+                name: name, identityText: received, fingerprint: nil, fromQR: false, exchanged: true)
             print("\(contact.name)\t\(contact.fingerprint)\t\(contact.verification)")
         }
     }
@@ -185,7 +170,7 @@ extension EncryptCommand {
     /// `encrypt --share-with`: one sk3 value for ID's identity and each recipient, signed by ID.
     func encryptShared(fd: Int32, vault: Vault) throws {
         let plaintext = try StandardInput.readText(fd: fd, what: "text", limit: InputLimits.plaintext)
-        let value = try Sharing.run { try vault.share(plaintext: plaintext, with: shareWith, context: options.boundContext) }
+        let value = try vault.share(plaintext: plaintext, with: shareWith, context: options.boundContext)
         let output = StandardOutput()
         try output.writeLine(value)
         try output.flush()
@@ -195,11 +180,11 @@ extension EncryptCommand {
 extension DecryptCommand {
     /// `decrypt` of an sk3 value: opened with any of ID's identities once its sender is known to ID.
     func openShared(_ text: String, vault: Vault) throws {
-        let (plaintext, sender) = try Sharing.run { try vault.openShared(text, context: options.boundContext) }
+        let opened = try vault.openShared(text, context: options.boundContext)
         let output = StandardOutput()
-        try output.writeLine(plaintext)
+        try output.writeLine(opened.plaintext)
         try output.flush()
-        if StandardError.isTerminal { StandardError.write("sealkit: shared by \(sender)\n") }
+        if StandardError.isTerminal { StandardError.write("sealkit: shared by \(opened.sender)\n") }
     }
 }
 
