@@ -45,6 +45,15 @@ public struct SharedOpening: Sendable {
     public let sender: String
 }
 
+extension SharedOpening: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The plaintext's length and the sender: never the plaintext.
+    public var description: String { "SharedOpening(\(plaintext.utf8.count) bytes of plaintext redacted, sender: \(sender))" }
+    /// The same as `description`.
+    public var debugDescription: String { description }
+    /// The sender only, so `dump` shows no plaintext.
+    public var customMirror: Mirror { Mirror(self, children: ["sender": sender], displayStyle: .struct) }
+}
+
 extension SealKitError {
     /// A sharing format's refusal, by the reason it stands for.
     init(sharing error: ShareError) {
