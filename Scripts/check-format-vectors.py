@@ -10,6 +10,8 @@ implementation would: PyNaCl (libsodium's Argon2id, secretbox, XChaCha20-Poly130
   Fixtures/backup/vectors.json    paper backups (and parts)
   Fixtures/shares/bundles.json    share backup bundles with their shares
   Fixtures/seal/vectors.json      profile seals (docs/format.md, "Profile seal")
+  Fixtures/sharing/vectors.json   identities, shared values and group texts (docs/format.md, "Sharing"), through
+                                  Scripts/peer/share.py
 
 Run: python3 Scripts/check-format-vectors.py   (exit 0 when every vector gives its outcome)
 """
@@ -34,6 +36,7 @@ from peer.codes import b64_strict, check as code_check, code_body, join_parts, s
 from peer.keys import LATEST, describe as expected, fingerprint, key_file_name as file_name, passphrase_check  # noqa: E402
 from peer.keys import read_dated_keys, valid_id  # noqa: E402
 from peer.seal import seal_mac  # noqa: E402
+from peer import share  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures")
 OPS = (nacl.pwhash.argon2id.OPSLIMIT_MIN, nacl.pwhash.argon2id.OPSLIMIT_SENSITIVE)
@@ -296,8 +299,48 @@ def read_seal(v):
     return version
 
 
+def check_sharing(data):
+    """Each identity's text and fingerprint from its key, each shared value opened by every recipient's key (and its
+    signature refused for another place), each group text read with its members."""
+    failures = []
+    keys = {}
+    for v in data["identities"]:
+        key = base64.b64decode(v["key"])
+        keys[v["id"]] = key
+        public = share.identity(key)[3]
+        if share.identity_text(public) != v["identity"] or share.safety_number(public) != v["fingerprint"]:
+            failures.append(f"identity {v['id']}: text or fingerprint differs")
+        if share.bech32_secret(share.identity(key)[0]) != v["age_identity"]:
+            failures.append(f"identity {v['id']}: age form differs")
+    for index, v in enumerate(data["values"]):
+        context = v["context"].encode()
+        for recipient in v["recipients"]:
+            try:
+                plaintext, sender = share.open_shared(v["value"], keys[recipient], 2, context)
+            except Exception as error:
+                failures.append(f"value {index} for {recipient}: {error!r}")
+                continue
+            if plaintext != v["plaintext"].encode() or sender != share.identity(keys[v["sender"]])[3]:
+                failures.append(f"value {index} for {recipient}: plaintext or sender differs")
+        try:
+            share.read_shared(v["value"], 2, context + b"-moved")
+            failures.append(f"value {index}: verified for another context")
+        except share.Outcome:
+            pass
+    for index, v in enumerate(data["groups"]):
+        _, epoch, name, creator, members = share.read_group(v["text"])
+        if (epoch, name.decode(), [m[0].decode() for m in members]) != (v["epoch"], v["name"], v["members"]) \
+                or creator != share.identity(keys[v["creator"]])[3]:
+            failures.append(f"group {index}: epoch, name, members or creator differs")
+    return failures, len(data["identities"]) + len(data["values"]) + len(data["groups"])
+
+
 def main():
     failures, total = [], 0
+    with open(os.path.join(ROOT, "sharing/vectors.json")) as f:
+        sharing_failures, sharing_total = check_sharing(json.load(f))
+    total += sharing_total
+    failures += [f"sharing/vectors.json: {failure}" for failure in sharing_failures]
     for path, check in (("keyfile/vectors.json", check_keyfiles), ("backup/vectors.json", check_backups),
                         ("shares/bundles.json", check_bundles), ("seal/vectors.json", check_seals)):
         with open(os.path.join(ROOT, path)) as f:

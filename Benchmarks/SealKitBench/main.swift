@@ -4,6 +4,8 @@
 //
 //   SealKitBench ops SIZE KEYFILE                  Vault.encrypt(plaintext:) / decrypt(ciphertext:)
 //   SealKitBench profile SCHEMA PROFILE KEYFILE    one profile, JSON text in and out: ProfileProcessor.process(_:with:)
+//   SealKitBench shared SIZE KEYFILE               sk3 values for 1, 10 and 100 recipients: seal, and open as the
+//                                                  last recipient; against plain v2 of the same value
 //   SealKitBench json PERCENT                      JSONValue.parse of 1 MiB of strings, PERCENT% of their bytes escapes
 //                                                  (0, 10, 20, 40, 50 or 100)
 //
@@ -172,18 +174,52 @@ func json(percent: Int) throws {
     }
 }
 
+/// Shared values (sk3): sealing for 1, 10 and 100 recipients, and opening as the last recipient (whose stanza is tried
+/// last), against plain v2 sealing and opening of the same value.
+func shared(size: Int, key: SymmetricKey) throws {
+    let sender = ShareIdentity(deriving: key)
+    let plaintext = String(decoding: (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }, as: UTF8.self)
+    let place = CiphertextPlace.context("note")
+    let ring = KeyRing(current: key, id: "bench")
+    let sealed = try ring.encrypt(plaintext, format: .v2, place: place)
+    measure("shared: plain v2 encrypt", size: size) { iterations in
+        for _ in 0..<iterations { sink &+= (try? ring.encrypt(plaintext, format: .v2, place: place).utf8.count) ?? 0 }
+    }
+    measure("shared: plain v2 decrypt", size: size) { iterations in
+        for _ in 0..<iterations { sink &+= (try? ring.decrypt(sealed, place: place).plaintext.utf8.count) ?? 0 }
+    }
+    for count in [1, 10, 100] {
+        let recipients = (0..<count).map { _ in ShareIdentity(deriving: SymmetricKey.generate()) }
+        let value = try SharedValue.seal(plaintext, from: sender, to: recipients.map(\.publicIdentity), owner: "bench", place: place)
+        measure("shared encrypt, \(count) recipients", size: size) { iterations in
+            for _ in 0..<iterations {
+                sink &+= (try? SharedValue.seal(plaintext, from: sender, to: recipients.map(\.publicIdentity), owner: "bench", place: place))?.utf8.count ?? 0
+            }
+        }
+        let last = [recipients[count - 1]]
+        measure("shared open, \(count) recipients", size: size) { iterations in
+            for _ in 0..<iterations {
+                sink &+= (try? SharedValue(text: value, place: place).open(with: last))?.utf8.count ?? 0
+            }
+        }
+    }
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 4, arguments[1] == "ops", let size = Int(arguments[2]) {
         try ops(size: size, key: readKey(arguments[3]))
     } else if arguments.count == 4, arguments[1] == "formats", let size = Int(arguments[2]) {
         try formats(size: size, key: readKey(arguments[3]))
+    } else if arguments.count == 4, arguments[1] == "shared", let size = Int(arguments[2]) {
+        try shared(size: size, key: readKey(arguments[3]))
     } else if arguments.count == 3, arguments[1] == "json", let percent = Int(arguments[2]), escapePercentages.contains(percent) {
         try json(percent: percent)
     } else if arguments.count == 5, arguments[1] == "profile" {
         try profile(schemaPath: arguments[2], profilePath: arguments[3], key: readKey(arguments[4]))
     } else {
         fail("usage: SealKitBench ops SIZE KEYFILE | SealKitBench formats SIZE KEYFILE | SealKitBench profile SCHEMA PROFILE KEYFILE"
+            + " | SealKitBench shared SIZE KEYFILE"
             + " | SealKitBench json PERCENT")
     }
 } catch {

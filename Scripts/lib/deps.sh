@@ -85,6 +85,8 @@ ensure_test_deps() {
   ls /usr/lib/*/libtss2-tcti-swtpm.so.0 >/dev/null 2>&1 || missing+=(libtss2-tcti-swtpm0)
   # tpm2_flushcontext: the crash test flushes what a killed sealkit left loaded, as /dev/tpmrm0 would.
   command -v tpm2_flushcontext >/dev/null 2>&1 || missing+=(tpm2-tools)
+  # Shared values' peer: Debian's age opens a shared value's envelope (age-encryption.org/v1).
+  command -v age >/dev/null 2>&1 || missing+=(age)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   if ! python3 -m pip --version >/dev/null 2>&1; then apt_install python3-pip; fi
   ensure_screenshot_deps

@@ -36,6 +36,20 @@ def key_file(key_id, entries, protection="protection none"):
 
 
 def main(fixtures, out):
+    # sharing: every shared value and group text of Fixtures/sharing, and the identities.
+    sharing = json.load(open(os.path.join(fixtures, "sharing", "vectors.json")))
+    for vector in sharing["values"]:
+        write(out, "sharing", vector["value"])
+    for vector in sharing["groups"]:
+        write(out, "sharing", vector["text"])
+    for vector in sharing["identities"]:
+        write(out, "sharing", vector["identity"])
+    # And values the fuzz target's identities open: from its first key, for its second, in field ssn.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from peer import share
+    first, second = (base64.b64decode(k) for k in FUZZ_KEYS)
+    write(out, "sharing", share.seal_shared(b"078-05-1120", first, [share.identity(second)[3]], b"alice", 1, b"ssn"))
+    write(out, "sharing", share.seal_shared(b"", second, [], b"alice", 2, b""))
     # v2: every vector of Fixtures/v2, and values the fuzz target's ring opens (id alice, its first key).
     for vector in json.load(open(os.path.join(fixtures, "v2", "vectors.json")))["vectors"]:
         write(out, "v2", vector["ciphertext"])

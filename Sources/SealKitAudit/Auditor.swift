@@ -478,6 +478,8 @@ final class AuditRun {
                 inspectSealed(byteCount: count, field: field)
             case .bound(let tag, let count):
                 inspectBound(text, tag: tag, byteCount: count, field: field, bindsField: true)
+            case .unsupportedVersion where SharedValue.isShared(text):
+                inspectShared(text, field: field)
             case .unsupportedVersion:
                 summary.valueCount += 1
                 report(.malformedCiphertext, field: field, "\(field) has SealKit's prefix but a format version this SealKit does not read")
@@ -487,6 +489,28 @@ final class AuditRun {
             report(.plaintextField, field: field,
                 "\(field) is flagged encrypted but holds \(value.kindName), not a ciphertext string: it is stored in plaintext")
         }
+    }
+
+    /// A shared value (sk3): its signature checked for this field (a value moved from another field fails it), opened
+    /// with the keys' sharing identities when keys are given, and its payload nonce tracked as any value's.
+    private func inspectShared(_ text: String, field: String) {
+        summary.valueCount += 1
+        let value: SharedValue
+        do {
+            value = try SharedValue(text: text, place: .field(field))
+        } catch {
+            report(.malformedCiphertext, field: field, "\(field) holds a shared value (sk3) that is not valid for this field: \(error)")
+            return
+        }
+        if !keys.isEmpty {
+            let identities = keys.flatMap { ShareIdentity.all(of: $0) }
+            do {
+                _ = try value.open(with: identities)
+            } catch {
+                report(.undecryptable, field: field, "\(field) holds a shared value that the keys given do not open: \(error)")
+            }
+        }
+        value.envelopeBytes.withUnsafeBytes { track($0, nonceAt: value.payloadNonceOffset, field: field) }
     }
 
     /// A decoded ciphertext in `scratch`: check it against the keys, then track its nonce.

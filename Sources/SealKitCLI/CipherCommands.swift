@@ -75,9 +75,18 @@ struct EncryptCommand: ParsableCommand {
         valueName: "v1|v2"))
     var format: CiphertextFormat?
     @Argument(help: ArgumentHelp("Only '-' (stdin); plaintext as an argument is refused.", valueName: "-")) var text: String?
+    @Option(
+        name: .customLong("share-with"),
+        help: ArgumentHelp(
+            "Share the value with this contact, or every member of group:GROUP (repeatable): writes an sk3 value that ID's devices and each recipient open.",
+            valueName: "name"), completion: .recipientNames)
+    var shareWith: [String] = []
 
     func validate() throws {
         try options.validate(text: text)
+        if !shareWith.isEmpty && (options.lines || format != nil) {
+            throw ValidationError("--share-with writes one shared (sk3) value: give it without --lines and --format")
+        }
         if format == .v1 && options.context != nil {
             throw ValidationError("a v1 value names no context: --context goes with --format v2 (its default)")
         }
@@ -96,6 +105,7 @@ struct EncryptCommand: ParsableCommand {
         let fd = try options.openInput()
         defer { if fd != 0 { close(fd) } }
         let vault = try options.vault(format: format)
+        if !shareWith.isEmpty { return try encryptShared(fd: fd, vault: vault) }
         let output = StandardOutput()
         if options.lines {
             let reader = LineReader(
@@ -222,6 +232,7 @@ struct DecryptCommand: ParsableCommand {
                     "the ciphertext has whitespace around it (a space, tab, CR or extra newline): a ciphertext is exactly "
                         + "its text, and only stdin's one trailing newline is dropped", status: .dataError)
             }
+            if Vault.isShared(input) { return try openShared(input, vault: vault) }
             // The batch form says what is wrong with the value in its own words, as the command always has.
             try output.write(try vault.decrypt(ciphertexts: [input], context: options.boundContext)[0].get() + "\n")
         }

@@ -17,7 +17,7 @@ struct KeysCommand: ParsableCommand {
         abstract: "Create, import, list, rotate, protect, delete, migrate, back up and restore per-user keys.",
         subcommands: [
             Generate.self, Import.self, List.self, Rotate.self, Passwd.self, Delete.self, Backup.self, Restore.self,
-            Migrate.self,
+            Migrate.self, Identity.self,
         ])
 
     struct Generate: ParsableCommand {

@@ -46,16 +46,27 @@ struct ProfileCommand: ParsableCommand {
             "With a schema that asks for seals: seal a stored profile that holds ciphertexts but no seal, on a device that has seen the id's profiles sealed.",
             discussion: "Without it such a profile is refused (exit 65): its seal may have been removed to roll a field back. The new seal vouches for every field as it stands, so use it only for a profile you know is the id's latest, one written before the schema asked for seals."))
         var reseal = false
+        @Option(
+            name: .customLong("share"),
+            help: ArgumentHelp(
+                "Share FIELD with these contacts or group:GROUP (repeatable): the field becomes an sk3 value that the key's devices and each of them open.",
+                valueName: "field=name[,name...]"))
+        var share: [String] = []
 
         func validate() throws {
             try options.validate(format: format)
+            if !share.isEmpty && (options.ndjson || options.rownd) {
+                throw ValidationError("--share shares one profile's fields: it cannot go with --ndjson or --rownd")
+            }
             if reseal && options.rownd {
                 throw ValidationError("--rownd never writes a seal: --reseal cannot go with it")
             }
         }
 
         func run() throws {
-            try options.process(try options.prepare(.encrypt, format: format, resealing: reseal))
+            let prepared = try options.prepare(.encrypt, format: format, resealing: reseal)
+            guard !share.isEmpty else { return try options.process(prepared) }
+            try options.process(prepared, before: try ProfileSharing.sharing(share, with: prepared.1))
         }
     }
 
@@ -72,16 +83,26 @@ struct ProfileCommand: ParsableCommand {
                 "With a schema that asks for seals: read a profile whose seal conflicts with this device's write of the same version, to merge it.",
                 discussion: "Two devices that wrote at once make two seals of one version. Read the other one with this flag, merge, and encrypt the result: it takes a higher version. An older or mismatched seal is still refused."))
         var acceptConflict = false
+        @Flag(help: ArgumentHelp(
+            "Open only the fields shared with the key's identity or its groups, leaving every other field as it is (another person's profile).",
+            discussion: "Without it, the owner's decrypt opens shared fields with the others."))
+        var shared = false
 
         func validate() throws {
             if acceptConflict && (options.rownd || options.ndjson) {
                 throw ValidationError("--accept-conflict is for one sealed profile: it cannot go with --rownd or --ndjson")
             }
+            if shared && (options.rownd || options.ndjson || acceptConflict) {
+                throw ValidationError("--shared opens one profile's shared fields: it cannot go with --rownd, --ndjson or --accept-conflict")
+            }
         }
 
         func run() throws {
-            try options.process(
-                try options.prepare(.decrypt, acceptingConflict: acceptConflict), retiredWarning: "decrypted only with a retired key")
+            if shared { return try ProfileSharing.openShared(options) }
+            let prepared = try options.prepare(.decrypt, acceptingConflict: acceptConflict)
+            try options.process(prepared, retiredWarning: "decrypted only with a retired key", after: { opened in
+                try ProfileSharing.openingShared(opened, with: prepared.1, pretty: options.pretty)
+            })
         }
     }
 
@@ -185,7 +206,13 @@ struct ProfileOptions: ParsableArguments {
 
     /// Runs the processor over the profile (or, with --ndjson, each line's profile) and writes the
     /// results, one per line, warning with `retiredWarning` about fields only a retired key opened.
-    func process(_ prepared: (ProfileProcessor, Vault), retiredWarning: String? = nil) throws {
+    /// - Parameters:
+    ///   - before: for one profile (not --ndjson), changes its JSON text before the processor sees it (`encrypt --share`).
+    ///   - after: for one profile, changes the processor's output before it is written (decrypt's shared fields).
+    func process(
+        _ prepared: (ProfileProcessor, Vault), retiredWarning: String? = nil, before: (([UInt8]) throws -> [UInt8])? = nil,
+        after: (([UInt8]) throws -> [UInt8])? = nil
+    ) throws {
         let (processor, vault) = prepared
         let output = StandardOutput()
         let fd = try openInput()
@@ -193,13 +220,15 @@ struct ProfileOptions: ParsableArguments {
         if ndjson {
             try processLines(from: fd, to: output, retiredWarning: retiredWarning, processor, with: vault)
         } else {
-            let bytes = try StandardInput.readAll(
+            var bytes = try StandardInput.readAll(
                 fd: fd, limit: InputLimits.profile, what: "the profile \(inputName)",
                 advice: "give one profile, or one per line with --ndjson")
+            if let before { bytes = try before(bytes) }
             var result: [UInt8] = []
             let report = try bytes.withUnsafeBufferPointer { text in
                 try Self.run(processor, with: vault, on: text, lineNumber: nil, appendingTo: &result)
             }
+            if let after { result = try after(result) }
             try result.withUnsafeBytes { try output.write(bytes: $0) }
             try output.flush()
             for note in report?.notes(receiveHint: Self.receiveHint) ?? [] { StandardError.write("sealkit: note: \(note)\n") }
@@ -318,7 +347,7 @@ struct ProfileOptions: ParsableArguments {
     /// - Parameter lineNumber: the profile's line with --ndjson, where a blank line holds none (nil).
     /// - Returns: the fields to warn about, and notes; nil for a blank line.
     /// - Throws: `CLIFailure` naming the line (with --ndjson) and the problem.
-    fileprivate static func run(
+    static func run(
         _ processor: ProfileProcessor, with vault: Vault, on text: UnsafeBufferPointer<UInt8>, lineNumber: Int?,
         appendingTo output: inout [UInt8]
     ) throws(CLIFailure) -> ProfileOutcome? {
@@ -336,7 +365,7 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// Names the input in errors.
-    private var inputName: String { file.map { $0 == "-" ? "on stdin" : "in " + $0 } ?? "on stdin" }
+    var inputName: String { file.map { $0 == "-" ? "on stdin" : "in " + $0 } ?? "on stdin" }
 
     /// The schema file's bytes, at most `InputLimits.schema` of them.
     private func readSchema() throws -> [UInt8] { try Self.readSchemaFile(schema) }
@@ -354,7 +383,7 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// stdin, or the named file, as a file descriptor.
-    private func openInput() throws -> Int32 { try StandardInput.fileDescriptor(file, what: "profile file") }
+    func openInput() throws -> Int32 { try StandardInput.fileDescriptor(file, what: "profile file") }
 }
 
 /// One batch of --ndjson lines, cut into chunks, and each chunk's results. Each worker writes only

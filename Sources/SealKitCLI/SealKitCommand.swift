@@ -29,6 +29,7 @@ struct SealKitCommand: AsyncParsableCommand {
         subcommands: [
             KeysCommand.self, EncryptCommand.self, DecryptCommand.self, StatusCommand.self,
             ProfileCommand.self, TransferCommand.self, QRCommand.self, ScanCommand.self, AuditCommand.self,
+            ContactsCommand.self, GroupsCommand.self,
         ])
 
     /// Parses and runs, turning every error into one line on stderr and an exit code.
@@ -205,6 +206,9 @@ enum ExitStatus: Int32 {
         case .wrongCode: return .noPermission
         case .timedOut: return .temporaryFailure
         case .cancelled: return .interrupted
+        case .untrustedSender, .contactConflict, .groupRefused: return .dataError
+        case .contactNotFound: return .noInput
+        case .notAddressed, .notGroupCreator: return .noPermission
         default: return nil
         }
     }

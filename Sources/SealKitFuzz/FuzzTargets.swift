@@ -69,6 +69,7 @@ enum FuzzTarget: String, CaseIterable {
     /// (`Auditor.writeFacts`), and as the merged facts `audit --from-facts` reads (`Auditor.report(fromFacts:)`),
     /// with and without a schema and keys; whatever `writeFacts` writes is whole NDJSON lines.
     case facts
+    case sharing
 
     nonisolated(unsafe) static var selected: FuzzTarget = .ciphertext
 
@@ -112,6 +113,7 @@ enum FuzzTarget: String, CaseIterable {
         case .passphrase: Self.passphrase(bytes)
         case .seal: Self.seal(bytes)
         case .facts: Self.facts(bytes)
+        case .sharing: Self.sharing(bytes)
         }
     }
 
@@ -225,6 +227,34 @@ enum FuzzTarget: String, CaseIterable {
                 check(again.flatMap { try? boundRing.decrypt($0, place: place).plaintext } == plaintext, "v2 round trip")
             }
         }
+    }
+
+    /// Identities of the fixed keys, for opening shared values.
+    static let identities = keys.map(ShareIdentity.init(deriving:))
+
+    /// Shared values (sk3), group texts and identity texts: parsed, never trusted. A value that verifies for a place
+    /// verifies for no other; one that opens re-seals and opens again; a group text read back is the same text.
+    private static func sharing(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        for place in [CiphertextPlace.field("ssn"), .context("")] {
+            guard let value = try? SharedValue(text: text, place: place) else { continue }
+            let elsewhere: CiphertextPlace = place == .field("ssn") ? .field("notes") : .context("other")
+            check((try? SharedValue(text: text, place: elsewhere)) == nil, "a shared value verified in another place")
+            check(value.recipientCount >= 1, "a shared value with no recipient")
+            if let plaintext = try? value.open(with: identities) {
+                let again = try? SharedValue.seal(plaintext, from: identities[0], to: [value.sender], owner: value.owner, place: place)
+                check(again.flatMap { try? SharedValue(text: $0, place: place).open(with: identities) } == plaintext, "sk3 round trip")
+            }
+        }
+        if let group = try? GroupText(text: text) {
+            check(group.hasMember(group.creator), "a group whose creator is not a member")
+            check((try? GroupText(text: group.text)) == group, "a group text read back differs")
+        }
+        if let identity = try? PublicIdentity(text: text) {
+            check((try? PublicIdentity(text: identity.text)) == identity, "an identity read back differs")
+            check(SafetyNumber(text: identity.fingerprint.description) == identity.fingerprint, "a fingerprint read back differs")
+        }
+        _ = try? AgeEnvelope.parse(bytes)
     }
 
     private static func shares(_ bytes: [UInt8]) {

@@ -52,6 +52,13 @@ struct SecretPrintingTests {
         let sealed = try ProfileProcessor(.encrypt, schema: schema).process(#"{"ssn": "\#(plaintext)"}"#, with: vault).json
         let decrypted = try ProfileProcessor(.decrypt, schema: schema).process(sealed, with: vault)
 
+        // A shared value opened: contacts and groups live in a file keystore.
+        let folder = try TemporaryFolder.make()
+        let files = try Keystore(directory: folder.appendingPathComponent("keys").path)
+        try PastedKey(parsing: Array(key.utf8)).store(as: id, in: files, passphrase: nil)
+        let sharing = Vault(keystore: files, user: id, format: .v1)
+        let opened = try sharing.openShared(try sharing.share(plaintext: plaintext, with: []))
+
         let made = try ShareBackup.make(history, groups: [.init(threshold: 2, count: 3)])
         let shareText = made.shares[0][0]
         let share = try ShareBackup.Share(shareText)
@@ -93,6 +100,7 @@ struct SecretPrintingTests {
             Sample(
                 type: "ShareBackup.Made", value: made, texts: made.shares.flatMap { $0 } + [made.bundle, String(made.bundle.suffix(40))]),
             Sample(type: "ShareBackup.Share", value: share, texts: [shareText], bytes: [share.slip39.value]),
+            Sample(type: "SharedOpening", value: opened, texts: [plaintext]),
             Sample(type: "TransferCode", value: try TransferCode(code), texts: codeWords),
             Sample(type: "TransferEvent", value: TransferEvent.codeAllocated(try TransferCode(code)), texts: codeWords),
             Sample(type: "TransferLink", value: link, texts: codeWords),

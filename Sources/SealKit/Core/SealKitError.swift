@@ -146,6 +146,20 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let notEnoughShares = Reason("notEnoughShares")
         /// The shares are whole but do not open this bundle: they belong to another backup.
         public static let sharesOfAnotherBackup = Reason("sharesOfAnotherBackup")
+        // Sharing with other people.
+        /// A shared value is addressed to none of the user's sharing identities (current or older).
+        public static let notAddressed = Reason("notAddressed")
+        /// A shared value's sender is neither the user, nor a contact, nor a member of the value's group: the
+        /// description names the sender's fingerprint.
+        public static let untrustedSender = Reason("untrustedSender")
+        /// No contact, or no group, of that name.
+        public static let contactNotFound = Reason("contactNotFound")
+        /// A contact's identity does not match: another identity under a known name, or a fingerprint that differs.
+        public static let contactConflict = Reason("contactConflict")
+        /// A group's text was refused: altered, older than the epoch held, or signed by someone who is not a contact.
+        public static let groupRefused = Reason("groupRefused")
+        /// Only a group's creator changes it.
+        public static let notGroupCreator = Reason("notGroupCreator")
 
         /// Every reason, in declaration order: the CLI's tests check that each has its exit status. (A reason
         /// added above must be added here too; a test compares this list with the declarations.)
@@ -158,7 +172,8 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
             .invalidTransfer, .relayUnavailable, .protocolViolation, .declined, .tooLarge, .missingInput,
             .unreadableImage, .libraryUnavailable, .wrongCode, .timedOut, .cancelled, .notABackup, .damagedBackup, .incompleteBackup, .noKeys,
             .tooManyKeys, .passphraseTooShort, .passphraseKDFFailed, .keyNotInBackup, .invalidShareLayout, .invalidShare,
-            .mismatchedShares, .notEnoughShares, .sharesOfAnotherBackup,
+            .mismatchedShares, .notEnoughShares, .sharesOfAnotherBackup, .notAddressed, .untrustedSender, .contactNotFound,
+            .contactConflict, .groupRefused, .notGroupCreator,
         ]
     }
 

@@ -159,7 +159,7 @@ package struct FileKeystore: KeyStorage {
     /// Opens the root and then the namespace folder, checking each.
     /// - Parameter creating: make what is missing (0700), for a change; a read creates nothing.
     /// - Returns: nil when something is missing and `creating` is false.
-    private func openNamespace(creating: Bool) throws(KeystoreError) -> Folder? {
+    func openNamespace(creating: Bool) throws(KeystoreError) -> Folder? {
         if creating { try createParents(of: root) }
         guard let rootFolder = try Folder.open(named: root, in: nil, path: root, creating: creating) else { return nil }
         return try Folder.open(named: namespace.name, in: rootFolder, path: folder, creating: creating)

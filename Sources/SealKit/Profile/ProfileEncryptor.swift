@@ -347,6 +347,10 @@ package struct ProfileEncryptor: Sendable {
         switch value {
         case .null:
             return .null
+        case .string(let ciphertext) where (try? SharedValue(text: ciphertext, place: .field(field.name))) != nil:
+            // A shared value, signed for this field, opens with the sharing identities, not the ring: kept as it is here,
+            // for the caller. Anything else with its prefix (a plaintext that starts `sk3:`) is refused below, never kept.
+            return .null
         case .string(let ciphertext):
             let plaintext: String
             let needsRotation: Bool
