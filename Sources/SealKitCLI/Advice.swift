@@ -77,6 +77,12 @@ enum Advice: Equatable {
     case tagFacts
     /// A QR payload too long at the chosen error correction: a lower one that holds more, if any.
     case shrinkQRPayload(lowerCorrection: String?, holding: Int?)
+    /// No contact of the name given.
+    case addContact
+    /// No group of the name given.
+    case joinGroup
+    /// A shared value from someone who is not a contact.
+    case checkSenderThenAddContact
 
     /// The remedy for `error`, from its reason and facts; nil when the description says all a person can do.
     /// A detail is read before the reason, since it is the finer of the two; an error with neither a remedy of its
@@ -117,6 +123,7 @@ enum Advice: Equatable {
             guard let id = error.keyID else { return nil }
             self = .unsealFromTPM(id)
         case .untaggedLine?: self = .tagFacts
+        case .noSuchGroup?: self = .joinGroup
         case .qrPayloadTooLong?:
             guard let limit = error.limit else { return nil }
             let lower = QRErrorCorrection.allCases.first { QRCode.maximumPayload(correction: $0) > limit }
@@ -130,6 +137,8 @@ enum Advice: Equatable {
                 guard let id = error.keyID else { return nil }
                 self = .makeOrReceiveKey(id)
             case .keyExists: self = .rotateInstead
+            case .contactNotFound: self = .addContact
+            case .untrustedSender: self = .checkSenderThenAddContact
             case .passphraseRequired: self = .givePassphrase
             case .sealMissing: self = .sealWithEncrypt
             case .sealConflict: self = .readConflictOnPurpose
@@ -195,6 +204,10 @@ enum Advice: Equatable {
         case .replaceKeyFromAnotherTPM(let id):
             return "; to use it here, run 'sealkit keys delete \(id.argument)', then 'sealkit keys restore' from a backup of it or "
                 + "'sealkit transfer receive'"
+        case .addContact: return ": add one with 'sealkit contacts add NAME TEXT'"
+        case .joinGroup: return ": join it with 'sealkit groups join --key ID TEXT'"
+        case .checkSenderThenAddContact:
+            return ": add the sender with 'sealkit contacts add NAME TEXT --fingerprint FP' once you have checked the fingerprint"
         case .unsealFromTPM(let id):
             let remove = id.rawValue.hasPrefix("-") ? "--remove -- \(id.shellWord)" : "\(id.shellWord) --remove"
             return "; run 'sealkit keys passwd \(remove)' (or 'keys passwd \(id.argument)' for a passphrase) first"

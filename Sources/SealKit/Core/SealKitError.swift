@@ -286,6 +286,9 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         /// With `.tooLarge`: a payload too long for one QR code at the error correction asked for; ``limit`` is
         /// what it holds.
         public static let qrPayloadTooLong = Detail("qrPayloadTooLong")
+        // Sharing.
+        /// With `.contactNotFound`: the name is a group's (`group:NAME`), and no group of that name is held.
+        public static let noSuchGroup = Detail("noSuchGroup")
     }
 
     /// `text`, which someone else chose (an argument, a file name, a relay's message), as SealKit's own messages

@@ -59,8 +59,8 @@ package enum BookError: Error, Equatable, Sendable, CustomStringConvertible {
 
     package var description: String {
         switch self {
-        case .noContact(let name): return "no contact named '\(name)': add one with 'sealkit contacts add \(name) TEXT'"
-        case .noGroup(let name): return "no group named '\(name)': join it with 'sealkit groups join --key ID TEXT'"
+        case .noContact(let name): return "no contact named '\(name)'"
+        case .noGroup(let name): return "no group named '\(name)'"
         case .contactConflict(let name, let known):
             return "contact '\(name)' is known with another identity (fingerprint \(known)): an identity never changes silently; "
                 + "delete the contact first if they really have a new one"

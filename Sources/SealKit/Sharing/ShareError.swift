@@ -22,8 +22,7 @@ package enum ShareError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "another's name; ask its sender for it again"
         case .notAddressed: return "the shared value is not addressed to this identity (nor to any older one of the key)"
         case .untrustedSender(let fingerprint):
-            return "the shared value's sender (fingerprint \(fingerprint)) is not this key, a contact, or a member of its group: "
-                + "add the sender with 'sealkit contacts add NAME TEXT --fingerprint FP' once you have checked the fingerprint"
+            return "the shared value's sender (fingerprint \(fingerprint)) is not this key, a contact, or a member of its group"
         case .staleGroup(let name, let held, let given):
             return given < held
                 ? "the text of group '\(name)' is epoch \(given), older than the epoch \(held) held: a replayed text is refused"

@@ -69,7 +69,8 @@ extension SealKitError {
     /// A contact or group book's refusal.
     init(book error: BookError) {
         switch error {
-        case .noContact, .noGroup: self.init(.contactNotFound, error.description)
+        case .noContact: self.init(.contactNotFound, error.description)
+        case .noGroup: self.init(.contactNotFound, error.description, detail: .noSuchGroup)
         case .contactConflict, .sameIdentity: self.init(.contactConflict, error.description)
         case .groupConflict: self.init(.groupRefused, error.description)
         case .unsupported, .badName: self.init(.invalidArgument, error.description)

@@ -46,7 +46,7 @@ import SealKit
                 let text = received.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }), !text.contains("\n")
             else {
                 await wormhole.close(mood: .errory)
-                throw SealKitError(.protocolViolation, "the other side sent no identity text: is it 'sealkit contacts exchange'?")
+                throw SealKitError(.protocolViolation, "the other side sent no identity text: it is not exchanging contacts")
             }
             await wormhole.close(mood: .happy)
             return text
