@@ -143,7 +143,7 @@ def make_parquet(folder):
 
 
 def sealkit_audit(*args):
-    run = subprocess.run([SEALKIT, "audit", *args], capture_output=True, text=True)
+    run = subprocess.run([SEALKIT, "audit", *args], capture_output=True, text=True, timeout=120)
     return run.returncode, run.stdout, run.stderr
 
 
@@ -492,7 +492,7 @@ def main():
                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     run = subprocess.run(
         [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false", str(JOB), "--sealkit", SEALKIT,
-         "--schema", "schema.json", "--partitions", "7", *inputs], capture_output=True, text=True, env=env)
+         "--schema", "schema.json", "--partitions", "7", *inputs], capture_output=True, text=True, env=env, timeout=600)
     if run.returncode != 1 or json.loads(run.stdout) != expected["schema"]:
         fail(f"spark-submit: exit {run.returncode}: {run.stderr[-2000:]}")
     # spark-submit merges the driver's stderr into its stdout: the job's lines go to spark-submit's stderr instead.

@@ -49,7 +49,7 @@ struct SealAuditTests {
         let auditor = Auditor(schema: try AuditSchema.load(path: schemaPath), keys: withKey ? [ring] : [])
         // The planted lines are copies of one another, so they also share ciphertexts: only seal findings count here.
         return try auditor.audit(paths: [path]).findings.filter { $0.kind == .sealMissing || $0.kind == .sealMismatch }
-            .map { ($0.kind, $0.places[0].line) }
+            .compactMap { finding in finding.places.first.map { (finding.kind, $0.line) } }
     }
 
     @Test func withoutKeysOnlyAMissingOrUnreadableSealIsFound() throws {

@@ -5,7 +5,7 @@ import Testing
 /// widths of the places and field names in the rows.
 @Suite("audit text table")
 struct TextReportTests {
-    @Test func columnsLineUpUnderTheHeader() {
+    @Test func columnsLineUpUnderTheHeader() throws {
         let findings = [
             Finding(kind: .plaintextField, places: [Place(file: "a.json", location: .pointer("/ssn"), field: "ssn", line: 1)], message: "first"),
             Finding(
@@ -24,7 +24,7 @@ struct TextReportTests {
         let text = TextReport.render(AuditReport(findings: findings, summary: summary))
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let header = lines[0]
-        let starts = ["KIND", "WHERE", "FIELD", "MESSAGE"].map { header.range(of: $0)!.lowerBound.utf16Offset(in: header) }
+        let starts = try ["KIND", "WHERE", "FIELD", "MESSAGE"].map { try #require(header.range(of: $0), "\(header)").lowerBound.utf16Offset(in: header) }
         let rows = lines.dropFirst().prefix { !$0.isEmpty }.filter { !$0.hasPrefix(" ") }
         #expect(rows.count == 3, "\(text)")
         for (row, finding) in zip(rows, findings) {
@@ -44,7 +44,7 @@ struct TextReportTests {
             }
         }
         // A finding's other place sits under the WHERE column.
-        let also = try! #require(lines.first { $0.contains("also at ") })
+        let also = try #require(lines.first { $0.contains("also at ") })
         #expect(also.range(of: "also at ")!.lowerBound.utf16Offset(in: also) == starts[1], "\(also.debugDescription)")
     }
 }

@@ -12,7 +12,8 @@ struct PaperBackupTests {
         let passphrase = try Passphrase("correct horse battery staple")
         let made = Date(timeIntervalSince1970: 1_750_000_000)
         let lines = try PaperBackup.make(keys, passphrase: passphrase, kdf: .interactive, now: made)
-        #expect(lines.count == 1 && lines[0].hasPrefix("sealkit-backup-v1:"))
+        try #require(lines.count == 1)
+        #expect(lines[0].hasPrefix("sealkit-backup-v1:"))
         let contents = try PaperBackup.restore(lines[0], passphrase: passphrase)
         #expect(contents.created == made)
         expectSameKeys(contents.keys, keys)
@@ -24,6 +25,7 @@ struct PaperBackupTests {
 
         // Altered salt or body: the passphrase-derived key no longer opens it.
         let body = try #require(CodeText.decode(lines[0].dropFirst("sealkit-backup-v1:".count)))
+        try #require(body.count > 20, "a body of \(body.count) bytes")
         for position in [20, body.count - 1] {
             var changed = body
             changed[position] ^= 0x80

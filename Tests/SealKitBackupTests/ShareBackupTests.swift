@@ -14,7 +14,7 @@ struct ShareBackupTests {
         let made = Date(timeIntervalSince1970: 1_750_000_000)
         let backup = try ShareBackup.make(keys, groups: [.init(threshold: 2, count: 3)], now: made)
         #expect(backup.bundle.hasPrefix("sealkit-shares-v1:"))
-        #expect(backup.shares.count == 1 && backup.shares[0].count == 3)
+        try #require(backup.shares.map(\.count) == [3])
         #expect(backup.shares[0].allSatisfy { $0.split(separator: " ").count == 33 })
         for pair in [(0, 1), (0, 2), (2, 1)] {
             let shares = try [backup.shares[0][pair.0], backup.shares[0][pair.1]].map { try ShareBackup.Share($0) }
@@ -35,7 +35,7 @@ struct ShareBackupTests {
         let keys = [try history("alice")]
         let backup = try ShareBackup.make(
             keys, groups: [.init(threshold: 1, count: 1), .init(threshold: 2, count: 3)], groupThreshold: 2)
-        #expect(backup.shares.map(\.count) == [1, 3])
+        try #require(backup.shares.map(\.count) == [1, 3])
         let shares = try [backup.shares[1][2], backup.shares[0][0], backup.shares[1][0]].map { try ShareBackup.Share($0) }
         expectSameKeys(try ShareBackup.restore(bundle: backup.bundle, shares: shares).keys, keys)
         #expect(throws: BackupError.self) { try ShareBackup.check(Array(shares.prefix(2))) }
@@ -45,6 +45,7 @@ struct ShareBackupTests {
         let keys = [try history("alice")]
         let passphrase = try Passphrase("shares passphrase")
         let backup = try ShareBackup.make(keys, groups: [.init(threshold: 2, count: 2)], passphrase: passphrase)
+        try #require(backup.shares.map(\.count) == [2])
         let shares = try backup.shares[0].map { try ShareBackup.Share($0) }
         expectSameKeys(try ShareBackup.restore(bundle: backup.bundle, shares: shares, passphrase: passphrase).keys, keys)
 
@@ -53,6 +54,7 @@ struct ShareBackupTests {
         #expect(throws: wrong) { try ShareBackup.restore(bundle: backup.bundle, shares: shares) }
 
         let other = try ShareBackup.make(keys, groups: [.init(threshold: 2, count: 2)], passphrase: passphrase)
+        try #require(other.shares.map(\.count) == [2])
         let otherShares = try other.shares[0].map { try ShareBackup.Share($0) }
         #expect(throws: BackupError(
             .sharesOfAnotherBackup, "the shares do not open this bundle: they belong to another backup (or a wrong passphrase was given)")
@@ -81,8 +83,10 @@ struct ShareBackupTests {
 
     @Test func sharesAreReadAndCorrectedWordByWord() throws {
         let backup = try ShareBackup.make([try history("alice")], groups: [.init(threshold: 2, count: 3)])
+        try #require(backup.shares.map(\.count) == [3])
         let share = backup.shares[0][0]
         var words = share.split(separator: " ").map(String.init)
+        try #require(words.count == 33, "\(words.count) words")
         // Four letters of each word are that word.
         #expect(ShareBackup.Words.completing(words.map { String($0.prefix(4)).uppercased() }.joined(separator: "  ")) == share)
         #expect(ShareBackup.Words.all.count == 1024)

@@ -159,6 +159,7 @@ struct AuditCLITests {
         let records = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [[Any]])
         #expect(records.count == run.findings.count)
         for (record, finding) in zip(records, run.findings) {
+            try #require(record.count == 4, "\(record)")
             #expect(record[0] as? String == finding.kind && record[1] as? String == finding.severity)
             #expect((record[2] as? String)?.hasSuffix(finding.places[0].file) == true, "\(record)")
             #expect(record[3] as? Int == finding.places[0].line, "\(record)")

@@ -141,6 +141,7 @@ struct CodeEntryCLITests {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try ShareBackupCLITests.backup(sender, ["alice", "--shares", "3", "--threshold", "2"])
+        try #require(made.shares.count == 3, "\(made.shares.count) shares")
         let receiving = try CLI()
         let (status, output) = try Self.onTerminal(
             receiving, ["keys", "restore", "--shares", "--all"],
@@ -162,6 +163,7 @@ struct CodeEntryCLITests {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try ShareBackupCLITests.backup(sender, ["alice", "--shares", "2", "--threshold", "2"])
+        try #require(made.shares.count == 2, "\(made.shares.count) shares")
         // The second share typed with each word's first four letters and Tab (SLIP-39 words are
         // told apart by their first four letters).
         let abbreviated = made.shares[1].split(separator: " ").map { String($0.prefix(4)) + "\t" }.joined()

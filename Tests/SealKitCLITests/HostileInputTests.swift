@@ -79,6 +79,8 @@ struct HostileInputTests {
         let before = TreeSnapshot(home)
         let receiver = try ChildProcess(
             CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment, killAfter: nil)
+        // A #require that fails below must not leave it waiting for input forever: killed on every path (after `finish`, a no-op).
+        defer { receiver.kill() }
         let offerText = try #require(receiver.readLine(timeout: 10), "no offer and code")
         let codeText = try #require(receiver.readLine(timeout: 10), "no offer and code")
         let key = try SymmetricKey(base64Encoded: HostileCorpus.otherKey)
@@ -914,10 +916,17 @@ enum HostileCorpus {
         }
         let original = try String(contentsOfFile: target, encoding: .utf8)
         var lines = original.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        func replaceField(line: Int, field: Int, with value: String) {
-            var fields = lines[line].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-            fields[field] = value
-            lines[line] = fields.joined(separator: " ")
+        // The file is what `sealkit` wrote: a writer that left out a line or a field fails this test, not the run.
+        guard lines.count > 4 else { throw SetupError("\(target) has \(lines.count) lines") }
+        func fields(of line: Int, atLeast count: Int) throws -> [String] {
+            let fields = lines[line].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= count else { throw SetupError("line \(line + 1) of \(target) has \(fields.count) fields") }
+            return fields
+        }
+        func replaceField(line: Int, field: Int, with value: String) throws {
+            var parts = try fields(of: line, atLeast: field + 1)
+            parts[field] = value
+            lines[line] = parts.joined(separator: " ")
         }
         var bytes: [UInt8]?
         switch damage {
@@ -929,10 +938,10 @@ enum HostileCorpus {
         case .crlfLineEnds: bytes = Array(original.replacingOccurrences(of: "\n", with: "\r\n").utf8)
         case .idOfAnotherFile: bytes = Array(try String(contentsOfFile: try keyFile(for: "r", in: folder), encoding: .utf8).utf8)
         case .fingerprintMismatch:
-            let fingerprint = lines[3].split(separator: " ")[1]
-            replaceField(line: 3, field: 1, with: String(fingerprint.reversed()))
-        case .materialNotBase64: replaceField(line: 3, field: 4, with: "!!!!not-base64!!!!")
-        case .materialWrongLength: replaceField(line: 3, field: 4, with: Base64.encode([UInt8](repeating: 9, count: 16)))
+            let fingerprint = try fields(of: 3, atLeast: 2)[1]
+            try replaceField(line: 3, field: 1, with: String(fingerprint.reversed()))
+        case .materialNotBase64: try replaceField(line: 3, field: 4, with: "!!!!not-base64!!!!")
+        case .materialWrongLength: try replaceField(line: 3, field: 4, with: Base64.encode([UInt8](repeating: 9, count: 16)))
         case .groupReadable:
             chmod(target, 0o644)
             return
@@ -953,21 +962,21 @@ enum HostileCorpus {
             return
         case .protectedMetadataChanged:
             // Version 2: line 4 is the first key line; its creation time is authenticated.
-            replaceField(line: 4, field: 2, with: "1")
+            try replaceField(line: 4, field: 2, with: "1")
         case .tooManyKeys:
-            var retired = lines[3].split(separator: " ").map(String.init)
+            var retired = try fields(of: 3, atLeast: 4)
             retired[3] = "1"
             lines.insert(contentsOf: Array(repeating: retired.joined(separator: " "), count: 5000), at: 4)
         case .oversized: bytes = Array(original.utf8) + [UInt8](repeating: UInt8(ascii: "#"), count: 2 << 20)
         case .twoCurrentKeys: lines.insert(lines[3], at: 4)
         case .retiredListedFirst: lines.swapAt(3, 4)
-        case .absurdArgon2Limits: replaceField(line: 2, field: 3, with: "4611686018427387904")
+        case .absurdArgon2Limits: try replaceField(line: 2, field: 3, with: "4611686018427387904")
         case .tamperedSalt:
-            var salt = Base64.decode(String(lines[2].split(separator: " ")[4]))!
+            var salt = try #require(Base64.decode(try fields(of: 2, atLeast: 5)[4]))
             salt[0] ^= 1
-            replaceField(line: 2, field: 4, with: Base64.encode(salt))
+            try replaceField(line: 2, field: 4, with: Base64.encode(salt))
         case .idNotUTF8: lines[1] = "id " + Base64.encode([0xFF, 0x6B])
-        case .timestampOutOfRange: replaceField(line: 3, field: 2, with: "99999999999999999999")
+        case .timestampOutOfRange: try replaceField(line: 3, field: 2, with: "99999999999999999999")
         case .nulBytes: lines[1] += "\u{0}\u{0}"
         }
         let data = Data(bytes ?? Array(lines.joined(separator: "\n").utf8))

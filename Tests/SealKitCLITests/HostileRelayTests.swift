@@ -128,6 +128,7 @@ struct HostileRelayTests {
             let receiver = try ChildProcess(
                 CLI.executable.path, ["transfer", "receive", "--format", "text", "--relay", url, "--timeout", "30"],
                 environment: receiving.environment, killAfter: nil)
+            defer { receiver.kill() }
             let code = try #require(receiver.readLine(timeout: 30), "the receiver showed no code")
             let sent = try ChildProcess.run(
                 CLI.executable.path, ["transfer", "send", "u", "--code", code, "--relay", url, "--timeout", "30"],

@@ -126,7 +126,7 @@ struct KeyForkCLITests {
         #expect(try other.run(["keys", "generate", "alice"]).status == 0)
         let unknown = try other.run(["decrypt", "--key", "alice", "--context", "billing"], stdin: sealed.stdout)
         expectCleanFailure(unknown, containing: "which this keystore does not have")
-        let fingerprint = try cli.run(["keys", "list"]).output.split(separator: "\t")[1]
+        let fingerprint = try field(1, of: try cli.run(["keys", "list"]).output)
         #expect(unknown.stderr.contains(String(fingerprint)))
         #expect(try cli.run(["encrypt", "--key", "alice", "--format", "v3"], stdin: "x").status == 64)
     }
@@ -313,7 +313,7 @@ struct KeyForkCLITests {
         let path = try Self.file(device2, "p.json", sealed.stdout)
         let status = try device2.run(["status", "--key", "alice", "--profile", path])
         #expect(status.status == 1)
-        let fingerprint = try device1.run(["keys", "list"]).output.split(separator: "\t")[1]
+        let fingerprint = try field(1, of: try device1.run(["keys", "list"]).output)
         expectCleanFailure(status, containing: String(fingerprint))
         #expect(try device2.run(["status", "--key", "alice", "--schema", schema]).status == 64)
         let generate = try device2.run(["keys", "generate", "bob", "--profile", path])
@@ -333,9 +333,10 @@ struct KeyTimeCLITests {
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".key") })
         let path = folder.appendingPathComponent(file).path
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        let edited = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+        let edited = try text.split(separator: "\n", omittingEmptySubsequences: false).map { line throws -> String in
             guard line.hasPrefix("key ") else { return String(line) }
             var parts = line.split(separator: " ").map(String.init)
+            try #require(parts.count > 2, "a key line of \(parts.count) fields")
             parts[2] = time
             return parts.joined(separator: " ")
         }.joined(separator: "\n")

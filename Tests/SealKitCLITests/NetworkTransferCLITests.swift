@@ -26,7 +26,7 @@ struct NetworkTransferCLITests {
         return try ChildProcess(MailboxServer.python, [peer] + arguments, environment: environment)
     }
 
-    static func nameplate(_ code: String) -> String { String(code.split(separator: "-")[0]) }
+    static func nameplate(_ code: String) -> String { String(code.prefix { $0 != "-" }) }
 
     static func nameplates(_ relay: String) throws -> [String] {
         try MailboxServer.nameplatesInUse(relay: relay, appID: TransferOffer.appID)
@@ -34,7 +34,7 @@ struct NetworkTransferCLITests {
 
     /// The same nameplate with other words: a wrong code that still meets the receiver.
     static func wrongCode(for code: String) -> String {
-        let nameplate = code.split(separator: "-")[0]
+        let nameplate = code.prefix { $0 != "-" }
         let wrong = code.hasSuffix("-aardvark") ? "absurd" : "aardvark"
         return "\(nameplate)-adroitness-\(wrong)"
     }
@@ -57,8 +57,9 @@ struct NetworkTransferCLITests {
             // The contract: the code, then ID<TAB>FINGERPRINT<TAB>imported per id; fingerprints as `keys list` shows them.
             let lines = received.stdoutText.split(separator: "\n").map(String.init)
             let listed = try keysList(sending)
-            let expected = listed.map { line -> String in
+            let expected = try listed.map { line throws -> String in
                 let fields = line.split(separator: "\t")
+                try #require(fields.count > 1, "\(line)")
                 return "\(fields[0])\t\(fields[1])\timported"
             }
             #expect(lines == expected.sorted { $0.hasPrefix("alice") && !$1.hasPrefix("alice") })
@@ -99,7 +100,9 @@ struct NetworkTransferCLITests {
             let result = python.finish()
             #expect(result.status == 0, "\(result.stderrText)")
             // Python read the keys message itself and checked every key against its fingerprint.
-            let fingerprint = try keysList(sending)[0].split(separator: "\t")[1]
+            let listed = try #require(try keysList(sending).first).split(separator: "\t")
+            try #require(listed.count > 1, "\(listed)")
+            let fingerprint = listed[1]
             #expect(result.stdoutText.contains(#"[["alice", "\#(fingerprint)", 2]]"#), "\(result.stdoutText)")
         }
     }
@@ -119,6 +122,7 @@ struct NetworkTransferCLITests {
             #expect(lines.count == 3)
             for line in lines {
                 let fields = line.split(separator: "\t")
+                try #require(fields.count == 3, "\(line)")
                 // Python's own fingerprints, made with hashlib, match SealKit's.
                 #expect(sent.stdoutText.contains(#"["\#(fields[0])", "\#(fields[1])"]"#), "\(line)")
                 #expect(fields[2] == "imported")

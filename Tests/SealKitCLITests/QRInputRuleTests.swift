@@ -190,7 +190,7 @@ struct QRInputRuleTests {
         #expect(one.status == 0, "\(one.stderr)")
         #expect(one.stderr.contains("sealkit: \(folder)/one.png: took the paper backup; ignored a https: code\n"), "\(one.stderr)")
         #expect(!one.stderr.contains("example.com"))
-        #expect(try other.run(["keys", "list"]).stdout.contains(try owner.run(["keys", "list"]).stdout.split(separator: "\t")[1]))
+        #expect(try other.run(["keys", "list"]).stdout.contains(try field(1, of: try owner.run(["keys", "list"]).stdout)))
     }
 
     /// Finding 5: `import -window root` of the receiver's desktop, the offer's window beside the reply's

@@ -12,12 +12,13 @@ struct RecoveryCLITests {
         let made = try cli.run(["keys", "backup", "alice", "--format", "text"])
         #expect(made.status == 0, "\(made.stderr)")
         let printed = try #require(made.stderr.split(separator: "\n").first { $0.hasPrefix("    ") })
-        return (made.output, printed.split(separator: " ").map(String.init), String(generated.output.split(separator: "\t")[1]))
+        return (made.output, printed.split(separator: " ").map(String.init), try field(1, of: generated.output))
     }
 
     @Test func aMadePassphraseWrittenInCapitalsOpensAfterAMisspeltWordIsNamed() throws {
         let sender = try CLI()
         let (line, words, fingerprint) = try Self.paperBackup(sender)
+        try #require(words.count == 6, "\(words.count) words")
         var misspelt = words.map { $0.capitalized }
         misspelt[2] = words[2] + "x"
         let written = words.map { $0.uppercased() }.joined(separator: "-") + " "
@@ -99,8 +100,9 @@ struct RecoveryCLITests {
     @Test func aThreeOfFiveRestoreWithATypoInEachShareNeverStartsOver() throws {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
-        let fingerprint = try sender.run(["keys", "list"]).output.split(separator: "\t")[1]
+        let fingerprint = try field(1, of: try sender.run(["keys", "list"]).output)
         let made = try ShareBackupCLITests.backup(sender, ["alice", "--shares", "5", "--threshold", "3"])
+        try #require(made.shares.count == 5 && made.shares.allSatisfy { $0.split(separator: " ").count == 33 }, "\(made.shares.count) shares")
         var first = made.shares[0].split(separator: " ").map(String.init)
         let original = first[11]
         first[11] = first[11] == "academic" ? "acid" : "academic"

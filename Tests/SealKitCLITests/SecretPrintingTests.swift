@@ -45,6 +45,7 @@ struct SecretPrintingTests {
         try PastedKey(parsing: Array(key.utf8)).store(as: id, in: keystore, passphrase: nil)
         let passphrase = try Passphrase(Self.passphrase)
         let history = try keystore.exportKeys([id], passphrase: nil)
+        try #require(history.count == 1, "\(history.count) histories")
         let keyTexts = SecretHygieneTests.keyForms
         let vault = Vault(keystore: keystore, user: id, format: .v1, passphrase: passphrase)
         // The vault reads the keys into memory when it first uses them.
@@ -60,6 +61,7 @@ struct SecretPrintingTests {
         let opened = try sharing.openShared(try sharing.share(plaintext: plaintext, with: []))
 
         let made = try ShareBackup.make(history, groups: [.init(threshold: 2, count: 3)])
+        try #require(made.shares.count == 1 && made.shares[0].count == 3, "\(made.shares.map(\.count)) shares")
         let shareText = made.shares[0][0]
         let share = try ShareBackup.Share(shareText)
         let contents = try ShareBackup.restore(bundle: made.bundle, shares: try made.shares[0].prefix(2).map(ShareBackup.Share.init))

@@ -19,7 +19,9 @@ struct SecretServiceCLITests {
         let generated = try cli.run(["keys", "generate", "--keystore", "secret-service", "alice"])
         #expect(generated.status == 0, "\(generated.stderr)")
         let listed = try cli.run(["keys", "list"], environment: keyring)
-        #expect(listed.status == 0 && listed.output.hasPrefix("alice\t" + generated.output.split(separator: "\t")[1]))
+        let fields = generated.output.split(separator: "\t")
+        try #require(fields.count > 1, "\(generated.output)")
+        #expect(listed.status == 0 && listed.output.hasPrefix("alice\t" + fields[1]))
         #expect(try cli.run(["keys", "list"]).stdout.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("keys").path))
 
@@ -156,7 +158,7 @@ struct SecretServiceCLITests {
 
         let there = try cli.run(["keys", "migrate", "--to", "secret-service", "--all"] + withPassphrase)
         #expect(there.status == 0, "\(there.stderr)")
-        #expect(there.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == ["guarded", "plain", "rownd"])
+        #expect(there.stdout.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) } == ["guarded", "plain", "rownd"])
         #expect(there.stdout.split(separator: "\n").allSatisfy { $0.hasSuffix("\tmoved to secret-service") })
         #expect(try cli.run(["keys", "list"]).stdout.isEmpty)
         #expect(try cli.run(["keys", "list", "--keystore", "secret-service"]).stdout == fileList)
@@ -198,7 +200,7 @@ struct SecretServiceCLITests {
         let old = try cli.run(["encrypt", "--key", "shared"], stdin: "under the retired key").output
         #expect(try cli.run(["keys", "rotate", "shared"]).status == 0)
         let material = try TransferCLITests.keyMaterial(cli)
-        #expect(material.count == 2)
+        try #require(material.count == 2)
         let current = material[0]
         #expect(try cli.run(["keys", "import", "shared", "--keystore", "secret-service"], stdin: current).status == 0)
         #expect(try cli.run(["keys", "passwd", "shared", "--new-passphrase-file", withPassphrase[1]]).status == 0)

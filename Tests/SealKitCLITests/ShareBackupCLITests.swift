@@ -22,7 +22,8 @@ struct ShareBackupCLITests {
         let made = try sender.run(["keys", "backup", "--all", "--shares", "5", "--threshold", "3", "--format", "text"])
         #expect(made.status == 0, "\(made.stderr)")
         let lines = Self.lines(made.stdout)
-        #expect(lines.count == 6 && lines[0].hasPrefix("sealkit-shares-v1:"))
+        try #require(lines.count == 6, "\(lines.count) lines")
+        #expect(lines[0].hasPrefix("sealkit-shares-v1:"))
         #expect(lines.dropFirst().allSatisfy { $0.split(separator: " ", omittingEmptySubsequences: false).count == 33 })
         #expect(made.stderr.contains("share 2 of 5 (any 3 restore)"))
         for key in try TransferCLITests.keyMaterial(sender) { #expect(!made.stdout.contains(key) && !made.stderr.contains(key)) }
@@ -36,7 +37,7 @@ struct ShareBackupCLITests {
                     let input = [bundle, "", shares[c], shares[a], "", shares[b]].joined(separator: "\n") + "\n"
                     let restored = try receiving.run(["keys", "restore", "--shares", "--all", "--format", "text"], stdin: input)
                     #expect(restored.status == 0, "\(restored.stderr)")
-                    #expect(Self.lines(restored.stdout).map { $0.split(separator: "\t")[0] } == ["alice", "bob"])
+                    #expect(Self.lines(restored.stdout).map { String($0.prefix { $0 != "\t" }) } == ["alice", "bob"])
                     #expect(Self.lines(restored.stdout).allSatisfy { $0.hasSuffix("\timported") })
                     #expect(try receiving.run(["decrypt", "--key", "bob", "--", ciphertext]).stdout == "from shares\n")
                 }
@@ -65,8 +66,10 @@ struct ShareBackupCLITests {
         func restore(_ lines: [String], _ environment: [String: String] = passphrase) throws -> CLI.Result {
             try receiving.run(["keys", "restore", "--shares", "--all"], stdin: lines.joined(separator: "\n") + "\n", environment: environment)
         }
+        try #require(first.shares.count == 5 && second.shares.count == 5, "\(first.shares.count), \(second.shares.count) shares")
         // A one-word typo names the share's line and the word's position, and quotes none of its words.
         var words = first.shares[1].split(separator: " ").map(String.init)
+        try #require(words.count == 33, "\(words.count) words")
         words[20] = words[20] == "academic" ? "acid" : "academic"
         let typo = try restore([first.bundle, first.shares[0], words.joined(separator: " "), first.shares[2]])
         #expect(typo.status == 65)
@@ -95,7 +98,7 @@ struct ShareBackupCLITests {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try Self.backup(sender, ["alice", "--group", "2/3", "--group", "3/5", "--group", "1/1", "--group-threshold", "2"])
-        #expect(made.shares.count == 9)
+        try #require(made.shares.count == 9, "\(made.shares.count) shares")
         // Group 1 (two of its three) and group 3 (its one share) restore.
         let receiving = try CLI()
         let restored = try receiving.run(
@@ -144,6 +147,7 @@ struct ShareBackupCLITests {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try Self.backup(sender, ["alice", "--shares", "3", "--threshold", "2"])
+        try #require(made.shares.count == 3, "\(made.shares.count) shares")
         let inputs: [(String, String)] = [
             (made.bundle + "\n" + String(made.shares[0].split(separator: " ").prefix(21).joined(separator: " ")) + "\n", "a length no share has"),
             (made.bundle + "\n" + String(repeating: "academic ", count: 100_000) + "\n", "line 2"),
@@ -162,6 +166,7 @@ struct ShareBackupCLITests {
         let sender = try CLI()
         #expect(try sender.run(["keys", "generate", "alice"]).status == 0)
         let made = try Self.backup(sender, ["alice", "--shares", "3", "--threshold", "2"])
+        try #require(made.shares.count == 3, "\(made.shares.count) shares")
         // Two shares of one backup with exponent 15, checksums right: about three minutes of PBKDF2.
         let crafted = (0..<2).map { member in
             SLIP39.words(

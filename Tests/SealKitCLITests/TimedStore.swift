@@ -75,6 +75,7 @@ struct TimedStore {
         var entries: [String: String] = [:]
         for line in result.stdoutText.split(separator: "\n") {
             let fields = line.split(separator: "\t")
+            try #require(fields.count > 1, "a `keys list` line of \(fields.count) fields")
             entries[String(fields[0])] = String(fields[1])
         }
         return entries

@@ -93,6 +93,7 @@ struct TransferCLITests {
 
         // Both sides show the fingerprint; the code travels in neither the offer nor the reply, and
         // no output holds key material in any encoding.
+        try #require(stored.count == 3, "\(received.output)")
         #expect(received.stderr.contains(String(stored[1])) && sendResult.stderr.contains(String(stored[1])))
         let words = code.split(separator: "-").dropFirst()
         for text in [offer, sendResult.stdout, sendResult.stderr, received.stderr] {
@@ -151,12 +152,13 @@ struct TransferCLITests {
             ("wrong code", { offer, code in
                 // The right nameplate and first word, another second word: one online guess, wrong.
                 let parts = code.split(separator: "-")
+                try #require(parts.count == 3, "the code has \(parts.count) parts")
                 let guess = "\(parts[0])-\(parts[1])-\(parts[2] == "aardvark" ? "absurd" : "aardvark")"
                 return try Self.send(sender, ["u"], to: offer, code: guess)
             }),
             ("wrong code", { _, _ in foreignReply }),
             ("check does not match", { offer, code in
-                let reply = try Self.send(sender, ["u"], to: offer, code: code)[0]
+                let reply = try #require(try Self.send(sender, ["u"], to: offer, code: code).first)
                 let index = reply.index(reply.startIndex, offsetBy: 60)
                 return [reply.replacingCharacters(in: index...index, with: reply[index] == "A" ? "B" : "A")]
             }),
@@ -232,13 +234,18 @@ struct TransferCLITests {
         let terminal = try ChildProcess(
             CLI.executable.path, ["transfer", "receive", "--offline", "--format", "text"], environment: environment, terminal: 0,
             killAfter: nil)
+        // A #require that fails below must not leave it waiting for input forever: killed on every path (after `finish`, a no-op).
+        defer { terminal.kill() }
         terminal.wait(for: "Paste the reply", timeout: 20)
         let screen = String(decoding: terminal.outputSoFar, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let offer = try #require(lines.first { $0.hasPrefix("sealkit-offer-v2:") }, "no offer on the terminal: \(screen)")
-        let code = lines[lines.firstIndex(of: offer)! + 1].trimmingCharacters(in: .whitespaces)
+        let offerLine = try #require(lines.firstIndex(of: offer))
+        try #require(offerLine + 1 < lines.count, "no code after the offer: \(screen)")
+        let code = lines[offerLine + 1].trimmingCharacters(in: .whitespaces)
         let reply = Array(try sender.run(["transfer", "send", "u", "--to", offer, "--code", code, "--format", "text"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        try #require(reply.count > 40, "reply of \(reply.count) characters")
         var damaged = reply
         damaged[40] = damaged[40] != "A" ? "A" : "B"
         terminal.write(String(damaged) + "\n\n")
@@ -359,7 +366,7 @@ struct TransferCLITests {
             #expect(backup.stdout.hasPrefix("sealkit-backup-v1:") && backup.stdout.split(separator: "\n").count == 1)
             let lines = backup.stderr.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             let words = try #require(lines.last).split(separator: " ").map(String.init)
-            #expect(words.count == 6, "\(backup.stderr)")
+            try #require(words.count == 6, "\(backup.stderr)")
             #expect(words.allSatisfy { $0.allSatisfy { $0.isLowercase || $0 == "-" } })
             #expect(!backup.stdout.contains(words[0] + " " + words[1]), "the passphrase is on stdout with the backup")
             let phrase = words.joined(separator: " ")
@@ -408,6 +415,7 @@ extension TransferCLITests {
         #expect(try sender.run(["keys", "rotate", names[0]]).status == 0)
         let listed = try sender.run(["keys", "list"]).output.split(separator: "\n").map { line in
             let fields = line.split(separator: "\t")
+            try #require(fields.count > 1, "\(line)")
             return "\(fields[0])\t\(fields[1])\timported"
         }
 

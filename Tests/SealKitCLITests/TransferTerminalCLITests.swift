@@ -22,6 +22,8 @@ struct TransferTerminalCLITests {
         let terminal = try ChildProcess(
             CLI.executable.path, ["transfer", "receive", "--format", "text", "--relay", relay] + receiverArguments,
             environment: environment, terminal: 0, killAfter: nil)
+        // A #require that fails below must not leave it waiting for input forever: killed on every path (after `finish`, a no-op).
+        defer { terminal.kill() }
         terminal.wait(for: "\n", timeout: 30)
         let firstLine = terminal.outputSoFar.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[0]
         let code = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -102,7 +104,7 @@ struct TransferTerminalCLITests {
         try MailboxServer.with { server in
             let sending = try CLI()
             #expect(try sending.run(["keys", "generate", "alice"]).status == 0)
-            let fingerprint = try sending.run(["keys", "list"]).output.split(separator: "\t")[1]
+            let fingerprint = try field(1, of: try sending.run(["keys", "list"]).output)
 
             let yes = try CLI()
             let skipped = try Self.receiveOnATerminal(

@@ -62,7 +62,9 @@ struct SecretServiceKeystoreTests {
         #expect(lines.contains("protection none"))
         let keyLine = try #require(lines.first { $0.hasPrefix("key ") })
         #expect(keyLine.split(separator: " ").last.map(String.init) == material)
-        #expect(keyLine.split(separator: " ")[1] == key.fingerprint.description.replacingOccurrences(of: ":", with: ""))
+        let keyFields = keyLine.split(separator: " ")
+        try #require(keyFields.count > 1, "a key line of \(keyFields.count) fields")
+        #expect(keyFields[1] == key.fingerprint.description.replacingOccurrences(of: ":", with: ""))
 
         let search = try SharedKeyring.secretTool(["search", "--all"] + query)
         #expect(search.status == 0, "\(search.stderrText)")

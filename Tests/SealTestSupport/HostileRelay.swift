@@ -36,6 +36,7 @@ public final class HostileRelay: @unchecked Sendable {
         let script = Repository.root.appendingPathComponent("Scripts/lib/hostile_relay.py").path
         let program = try ChildProcess(MailboxServer.python, [script, String(port), String(limit)], killAfter: Double(limit + 10))
         let relay = HostileRelay(port: port, program: program)
+        try program.endsWithTheTestProcess()
         guard program.readLine() == "ready" else {
             relay.stop()
             throw MailboxServer.Failure("the hostile relay did not start")

@@ -103,6 +103,7 @@ public final class MailboxServer: @unchecked Sendable {
             twist.path, ["wormhole-mailbox", "--port=tcp:\(port):interface=127.0.0.1", "--channel-db=:memory:"],
             workingDirectory: FileManager.default.temporaryDirectory.path, outputLimit: 1 << 16, killAfter: nil)
         let server = MailboxServer(port: port, process: process)
+        try process.endsWithTheTestProcess()
         Waits.until(timeout: 30, every: 0.05) { Loopback.accepts(port) || !process.isRunning }
         guard process.isRunning, Loopback.accepts(port) else {
             server.stop()
@@ -113,6 +114,9 @@ public final class MailboxServer: @unchecked Sendable {
 
     /// Stops the server (SIGTERM to its PID, then SIGKILL if it lingers) and waits for it.
     public func stop() { process.stopServer() }
+
+    /// The server's process id: how a test checks that it was stopped.
+    public var pid: pid_t { process.pid }
 
     deinit { stop() }
 

@@ -81,6 +81,9 @@ public final class SoftwareTPM: @unchecked Sendable {
     }
 
 
+    /// swtpm's process id (setpriv runs it in its own place): how a test checks that it was stopped.
+    public var pid: pid_t { process.pid }
+
     deinit { stop() }
 
     /// util-linux's setpriv, which sets the parent-death signal and then runs swtpm in its place (the same PID).

@@ -11,8 +11,7 @@ struct FormatTests {
         let code = Self.code
         let grid = try readBack(code, as: format)
         let side = code.size + 8
-        #expect(grid.width == side)
-        #expect(grid.height == side)
+        try #require(grid.width == side && grid.height == side, "a \(grid.width) x \(grid.height) grid, not \(side) x \(side)")
         for index in 0..<side {
             for band in Array(0..<4) + Array(side - 4..<side) {
                 #expect(!grid.rows[band][index] && !grid.rows[index][band], "quiet zone dark at \(band), \(index)")

@@ -55,6 +55,7 @@ private func base64Lines(_ output: [UInt8]) throws -> [[[UInt8]]] {
         let rows = try base64Lines(try Python.output(of: script))
         #expect(rows.count == 300)
         for row in rows {
+            try #require(row.count == 3, "\(row.count) forms")
             let compact = row[0], pretty = row[1], ascii = row[2]
             let value = try JSONValue.parse(compact)
             #expect(value.serialized() == String(decoding: compact, as: UTF8.self))

@@ -154,10 +154,11 @@ struct StrictKeystoreTests {
         try store.rotate(id, to: new, passphrase: passphrase)
         var lines = try String(contentsOfFile: path(id), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let keyLines = lines.indices.filter { lines[$0].hasPrefix("key ") }
-        #expect(keyLines.count == 2)
+        try #require(keyLines.count == 2)
         // Make the retired key current: swap the lines and move the retired time.
         var current = lines[keyLines[0]].split(separator: " ").map(String.init)
         var retired = lines[keyLines[1]].split(separator: " ").map(String.init)
+        try #require(current.count > 2 && retired.count > 2, "key lines of \(current.count) and \(retired.count) fields")
         swap(&current[1], &retired[1])
         swap(&current[2], &retired[2])
         lines[keyLines[0]] = current.joined(separator: " ")
@@ -171,6 +172,7 @@ struct StrictKeystoreTests {
         let original = try String(contentsOfFile: path(id), encoding: .utf8)
         let keyLine = try #require(original.split(separator: "\n").first { $0.hasPrefix("key ") })
         var fields = keyLine.split(separator: " ").map(String.init)
+        try #require(fields.count > 2, "a key line of \(fields.count) fields")
         fields[2] = String((Int64(fields[2]) ?? 0) - 86_400)
         try write(original.replacingOccurrences(of: String(keyLine), with: fields.joined(separator: " ")), to: path(id))
         expectTamperRefused(id, passphrase)

@@ -275,7 +275,7 @@ struct ProfileSealTests {
         #expect(try Self.decrypting.process(c, with: first).sealVersion == 3)
         #expect(Self.refusal { _ = try Self.decrypting.process(b, with: second) }?.reason == .sealRolledBack)
         let records = try FileManager.default.contentsOfDirectory(atPath: folder + "/default").filter { $0.hasSuffix(".seal") }
-        #expect(records.count == 1)
+        try #require(records.count == 1, "\(records)")
         let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/default/" + records[0])
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         // The record names the key that made the seal it holds (16 hex digits), then version 3.

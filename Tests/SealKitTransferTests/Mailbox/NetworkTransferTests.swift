@@ -41,8 +41,9 @@ struct NetworkTransferTests {
     }
 
     @Test func damagedKeysMessagesAreRefused() throws {
-        let message = try NetworkTransfer.keysMessages([try history("u", retired: 1)])[0]
+        let message = try #require(try NetworkTransfer.keysMessages([try history("u", retired: 1)]).first)
         let bytes = message.withUnsafeBytes { Array($0) }
+        try #require(bytes.count > 12, "a keys message of \(bytes.count) bytes")
         #expect(throws: TransferError.self) { try NetworkTransfer.readKeysMessage(nil) }
         for cut in [1, 4, 7, bytes.count - 1] {
             #expect(throws: TransferError.self, "cut at \(cut)") {
@@ -288,7 +289,7 @@ struct AsyncTransferTests {
             let receiver = try await KeyReceiver(relay: relayText, timeout: .seconds(600))
             let receiving = Task { try await receiver.receiveKeys() }
             let code = receiver.code.text
-            let nameplate = String(code.split(separator: "-")[0])
+            let nameplate = String(code.prefix { $0 != "-" })
             #expect(try MailboxServer.nameplatesInUse(relay: relayText, appID: TransferOffer.appID).contains(nameplate))
             let started = ContinuousClock.now
             receiving.cancel()

@@ -12,7 +12,7 @@ struct PAKETests {
         let code = WormholeCode.generate()
         let sender = SPAKE2Symmetric(code: code, appID: Self.appID)
         let receiver = SPAKE2Symmetric(code: try WormholeCode(parsing: code.revealedText), appID: Self.appID)
-        #expect(sender.message.count == SPAKE2Symmetric.messageByteCount)
+        try #require(sender.message.count == SPAKE2Symmetric.messageByteCount)
         #expect(sender.message[0] == UInt8(ascii: "S"))
         #expect(sender.message != receiver.message)
         let senderKey = try sender.finish(peerMessage: receiver.message)
@@ -80,7 +80,7 @@ struct PAKETests {
         for _ in 0..<200 {
             let code = WormholeCode.generate()
             let parts = code.revealedText.split(separator: "-").map(String.init)
-            #expect(parts.count == 3)
+            try #require(parts.count == 3, "a code of \(parts.count) parts")
             #expect((1...99).contains(Int(parts[0]) ?? 0))
             #expect(WormholeCode.wordLists.odd.contains(parts[1]))
             #expect(WormholeCode.wordLists.even.contains(parts[2]))

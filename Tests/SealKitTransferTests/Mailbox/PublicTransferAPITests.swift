@@ -20,7 +20,7 @@ struct PublicTransferAPITests {
         let receiving = try Self.keystore(with: bob)
         let receiver = OfflineKeyReceiver()
         let keys = try sending.exportKeys([alice], passphrase: nil)
-        #expect(keys.map(\.id) == [alice])
+        try #require(keys.map(\.id) == [alice])
         #expect(keys[0].keyCount == 3)
         let lines = try OfflineOffer(receiver.offer).reply(sending: keys, code: receiver.code)
         var assembler = ReplyAssembler()

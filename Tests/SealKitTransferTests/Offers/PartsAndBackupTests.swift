@@ -14,7 +14,7 @@ struct PartsTests {
     @Test func shortCodesStayWholeLongOnesSplitEvenly() throws {
         #expect(try TransferParts.split("sealkit-reply-v2:AAAA") == ["sealkit-reply-v2:AAAA"])
         let parts = try TransferParts.split(Self.payload)
-        #expect(parts.count == 4)
+        try #require(parts.count == 4)
         #expect(parts.allSatisfy { $0.count <= TransferParts.maximumLineLength })
         #expect(parts.enumerated().allSatisfy { $1.contains(":\($0 + 1)/4:") })
         #expect(try TransferParts.join(parts) == Self.payload)
@@ -24,6 +24,7 @@ struct PartsTests {
     @Test func missingDuplicatedAndForeignPartsAreRefused() throws {
         let parts = try TransferParts.split(Self.payload)
         let other = try TransferParts.split("sealkit-reply-v2:" + CodeText.encode(SecureRandom.bytes(count: 3000)))
+        try #require(parts.count == 4 && other.count == 4, "\(parts.count) and \(other.count) parts")
         #expect(throws: TransferError.code(.missingParts([2, 4], count: 4))) { try TransferParts.join([parts[0], parts[2]]) }
         #expect(throws: TransferError.code(.duplicatePart(index: 1, count: 4))) { try TransferParts.join([parts[0], parts[0]]) }
         #expect(throws: TransferError.code(.partsFromTwoTransfers)) { try TransferParts.join([parts[0], other[1]]) }

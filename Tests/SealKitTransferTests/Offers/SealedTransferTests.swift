@@ -11,12 +11,13 @@ import Testing
 struct SealedTransferTests {
     /// A reply for `receiver` made as a sender that typed `code`.
     static func reply(to receiver: TransferReceiver, code: WormholeCode? = nil, _ keys: [KeyHistory]) throws -> String {
-        try TransferOffer(receiver.offer.text).reply(sending: keys, code: code ?? receiver.code)[0]
+        try #require(try TransferOffer(receiver.offer.text).reply(sending: keys, code: code ?? receiver.code).first)
     }
 
     /// A code with the same nameplate and first word as `code` but another second word.
     static func neighbour(of code: WormholeCode) throws -> WormholeCode {
         let parts = code.revealedText.split(separator: "-")
+        try #require(parts.count == 3, "a code of \(parts.count) parts")
         return try WormholeCode(parsing: "\(parts[0])-\(parts[1])-\(parts[2] == "aardvark" ? "absurd" : "aardvark")")
     }
 
@@ -31,7 +32,8 @@ struct SealedTransferTests {
         let keys = [try history("alice@example.com", retired: 1), try history("bob")]
         let now = Date()
         let lines = try offer.reply(sending: keys, code: try WormholeCode(parsing: receiver.code.revealedText), now: now)
-        #expect(lines.count == 1 && lines[0].hasPrefix("sealkit-reply-v2:"))
+        try #require(lines.count == 1)
+        #expect(lines[0].hasPrefix("sealkit-reply-v2:"))
         let reply = try receiver.accept(lines[0], now: now)
         expectSameKeys(reply.keys, keys)
         #expect(reply.expires.timeIntervalSince(reply.created) == 600)
@@ -63,7 +65,7 @@ struct SealedTransferTests {
     @Test func replyForAnotherOfferIsRefused() throws {
         let intended = TransferReceiver(), other = TransferReceiver()
         // Even with this receiver's code: the SPAKE2 transcript holds the offer it answered.
-        let line = try TransferOffer(other.offer.text).reply(sending: [try history("u")], code: intended.code)[0]
+        let line = try #require(try TransferOffer(other.offer.text).reply(sending: [try history("u")], code: intended.code).first)
         #expect(throws: TransferError.wrongCode) { try intended.accept(line) }
         #expect(throws: TransferError.wrongCode) { try other.accept(line) }
     }
@@ -75,13 +77,13 @@ struct SealedTransferTests {
         let key = try history("victim")
         // The attacker hands its own offer to the sender, who types the real receiver's code.
         let attacker = TransferReceiver()
-        let reply = try TransferOffer(attacker.offer.text).reply(sending: [key], code: real.code)[0]
+        let reply = try #require(try TransferOffer(attacker.offer.text).reply(sending: [key], code: real.code).first)
         #expect(throws: TransferError.wrongCode) { try attacker.accept(reply) }
         #expect(throws: TransferError.wrongCode) { try real.accept(reply) }
 
         // An attacker that read the real offer (not the code) and replies itself: one guess, refused.
         let fresh = TransferReceiver()
-        let forged = try TransferOffer(fresh.offer.text).reply(sending: [try history("intruder")], code: WormholeCode.generate())[0]
+        let forged = try #require(try TransferOffer(fresh.offer.text).reply(sending: [try history("intruder")], code: WormholeCode.generate()).first)
         #expect(throws: TransferError.wrongCode) { try fresh.accept(forged) }
     }
 
@@ -119,6 +121,7 @@ struct SealedTransferTests {
         let receiver = TransferReceiver()
         let line = try Self.reply(to: receiver, [try history("u")])
         var body = try CodeText.checkedBody(of: Substring(line), as: .reply)
+        try #require(body.count > 50, "a body of \(body.count) bytes")
         body[50] ^= 0x01
         #expect(throws: TransferError.wrongCode) { try receiver.accept(CodeText.checkedText(body, as: .reply)) }
     }
@@ -132,8 +135,8 @@ struct SealedTransferTests {
     @Test func secondReplyIsRefused() throws {
         let receiver = TransferReceiver()
         let offer = try TransferOffer(receiver.offer.text)
-        let first = try offer.reply(sending: [try history("u")], code: receiver.code)[0]
-        let second = try offer.reply(sending: [try history("v")], code: receiver.code)[0]
+        let first = try #require(try offer.reply(sending: [try history("u")], code: receiver.code).first)
+        let second = try #require(try offer.reply(sending: [try history("v")], code: receiver.code).first)
         _ = try receiver.accept(first)
         #expect(throws: TransferError.offerUsed) { try receiver.accept(first) }
         #expect(throws: TransferError.offerUsed) { try receiver.accept(second) }
@@ -148,21 +151,25 @@ struct SealedTransferTests {
             let receiver = TransferReceiver()
             let line = try TransferOffer(receiver.offer.text).reply(
                 sending: [try history("u")], code: receiver.code, expiresIn: 60, now: made)
+            try #require(line.count == 1)
             #expect(throws: expected) { try receiver.accept(line[0], now: now) }
         }
         // Within the allowed skew on either side, it is accepted.
         let receiver = TransferReceiver()
         let offer = try TransferOffer(receiver.offer.text)
         let line = try offer.reply(sending: [try history("u")], code: receiver.code, expiresIn: 60, now: made)
+        try #require(line.count == 1)
         #expect(try receiver.accept(line[0], now: expiry + 119).keys.count == 1)
 
         let fresh = TransferReceiver()
         let week = try TransferOffer(fresh.offer.text).sealReply(
             sending: [try history("u")], code: fresh.code, created: 1_800_000_000, expires: 1_800_000_000 + 7 * 86_400)
+        try #require(week.count == 1)
         #expect(throws: TransferError.expiresTooLate(made + 7 * 86_400)) { try fresh.accept(week[0], now: made) }
         let other = TransferReceiver()
         let backwards = try TransferOffer(other.offer.text).sealReply(
             sending: [try history("u")], code: other.code, created: 1_800_000_000, expires: 1_800_000_000)
+        try #require(backwards.count == 1)
         #expect(throws: TransferError.code(.malformed(.reply, reason: "it expires before it was made"))) {
             try other.accept(backwards[0], now: made)
         }
@@ -223,7 +230,7 @@ struct KeyImportTests {
         #expect(try keystore.store(full, passphrase: nil) == .stored)
         #expect(try keystore.store(full, passphrase: nil) == .unchanged)
         let stored = try keystore.history(for: full.id, passphrase: nil)
-        #expect(stored.versions.map(\.key) == full.versions.map(\.key))
+        try #require(stored.versions.map(\.key) == full.versions.map(\.key))
         #expect(stored.versions[1].retired == full.versions[1].retired)
     }
 }
