@@ -61,13 +61,16 @@ public actor KeyReceiver {
     @_disfavoredOverload
     @available(*, deprecated, message: "pass a Relay: KeyReceiver(relay: try Relay(address), timeout:)")
     public init(relay: String = KeyTransfer.publicRelay, timeout: Duration = .seconds(600)) async throws(SealKitError) {
-        let url: RelayURL
+        // Not delegating to init(relay: Relay, ...): an actor's delegating initializer is a convenience one, another
+        // declaration than 1.0's.
         do {
-            url = try RelayURL(relay)
+            receiver = try await NetworkKeyReceiver(relay: try RelayURL(relay), timeout: timeout.wholeSeconds)
         } catch {
             throw SealKitError(transferFailure: error)
         }
-        try await self.init(relay: Relay(url: url), timeout: timeout)
+        code = TransferCode(receiver.code)
+        self.relay = receiver.relay.description
+        log.yield(.codeAllocated(code))
     }
 
     /// The relay in use, as ``KeySender`` takes it.
@@ -255,13 +258,12 @@ public actor KeySender {
     @_disfavoredOverload
     @available(*, deprecated, message: "pass a Relay: KeySender(code:relay: try Relay(address), timeout:)")
     public init(code: TransferCode, relay: String = KeyTransfer.publicRelay, timeout: Duration = .seconds(600)) async throws(SealKitError) {
-        let url: RelayURL
+        // Not delegating: an actor's delegating initializer is a convenience one, another declaration than 1.0's.
         do {
-            url = try RelayURL(relay)
+            sender = try await NetworkKeySender(relay: try RelayURL(relay), code: code.code, timeout: timeout.wholeSeconds)
         } catch {
             throw SealKitError(transferFailure: error)
         }
-        try await self.init(code: code, relay: Relay(url: url), timeout: timeout)
     }
 
     // A sender let go of mid-transfer ends its subscribers' streams: no loop over `events()` waits for ever.
