@@ -27,7 +27,7 @@ struct KeyFileVectorTests {
 
     static let vectors: [Vector] = {
         var folder = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { folder.deleteLastPathComponent() }
+        for _ in 0..<4 { folder.deleteLastPathComponent() }
         let url = folder.appendingPathComponent("Fixtures/keyfile/vectors.json")
         guard let data = try? Data(contentsOf: url) else { return [] }
         return (try? JSONDecoder().decode(File.self, from: data))?.vectors ?? []

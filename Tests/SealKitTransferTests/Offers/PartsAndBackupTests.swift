@@ -81,7 +81,7 @@ struct TransferVectorTests {
 
     static let vectors: [Vector] = {
         var folder = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { folder.deleteLastPathComponent() }
+        for _ in 0..<4 { folder.deleteLastPathComponent() }
         let url = folder.appendingPathComponent("Fixtures/transfer/vectors.json")
         guard let data = try? Data(contentsOf: url) else { return [] }
         return (try? JSONDecoder().decode([Vector].self, from: data)) ?? []
