@@ -26,8 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
-        // Its snippet-extract gives Scripts/docs the Snippets/ DocC articles show; `swift package generate-documentation`
-        // works too, documenting each product's own module only. No code of ours depends on it.
+        // `swift package generate-documentation --target PRODUCT`, with the Snippets/ DocC articles show: Scripts/docs
+        // checks its archives. No code of ours depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Python: it reads the JSON symbol graphs `swift package dump-symbol-graph` writes, with check-api's reader.
 """Counts the public symbols each library product makes visible to `import PRODUCT`: its own module
-and every module it re-exports (`@_exported import` in Sources/PRODUCT/Exports.swift, followed transitively),
+and every module it re-exports (`@_exported import` in any file of Sources/PRODUCT, followed transitively),
 from `swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members`. Enum cases
 and synthesized members are not counted, as the issue asks; each symbol counts once per product however many
 modules re-export it. The graph reading is Scripts/lib/symbolgraph.py's, shared with Scripts/check-api.

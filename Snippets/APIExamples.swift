@@ -8,7 +8,7 @@ import SealKitTransfer
 
 // What an app shows the person and asks them; here they print and agree.
 func show(_ text: String) { print(text) }
-func askThePerson(toCompare offered: [KeyOffer]) async -> Bool { !offered.isEmpty }
+func askThePerson(toCompare offered: [KeyHistory]) async -> Bool { !offered.isEmpty }
 
 // Keystore
 func openUsersVault() throws -> Vault {
@@ -53,6 +53,13 @@ func uploadAndRead(profileJSON: String, lines: [[UInt8]], schema: ProfileSchema,
     return output
 }
 
+// Relay
+func receiveThroughOwnRelay() async throws -> KeyReceiver {
+    let relay = try Relay("ws://relay.example:4000")   // the mailbox endpoint /v1 on it
+    let receiver = try await KeyReceiver(relay: relay)
+    return receiver
+}
+
 // PaperBackup
 func backUpOnPaper(_ keys: [KeyHistory]) throws -> PaperBackup.Contents {
     let passphrase = PaperBackup.makePassphrase()          // six words to write down
@@ -88,7 +95,7 @@ func linkAsPNG() throws -> [UInt8] {
 }
 
 // KeyTransfer
-func receiveKeys(into keystore: Keystore) async throws -> [KeyOffer] {
+func receiveKeys(into keystore: Keystore) async throws -> [KeyHistory] {
     let receiver = try await KeyReceiver()
     show(receiver.code.text)                     // the sender types it
     let stored = try await receiver.receive(into: keystore) { offered in

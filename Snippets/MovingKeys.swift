@@ -3,7 +3,7 @@
 import SealKitTransfer
 
 func receiveUsersKeys(
-    into keystore: Keystore, confirmOnScreen: @escaping @Sendable ([KeyOffer]) async -> Bool
+    into keystore: Keystore, confirmOnScreen: @escaping @Sendable ([KeyHistory]) async -> Bool
 ) async throws {
     let receiver = try await KeyReceiver(timeout: .seconds(600))
     print("Type this code on the old device: \(receiver.code.text)")

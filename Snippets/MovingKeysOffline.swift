@@ -33,7 +33,7 @@ func replyOffline(offerText: String, typedCode: String, user: KeyID, from keysto
     let offer = try OfflineOffer(offerText)
     let keys = try keystore.exportKeys([user], passphrase: nil)
     // What the person is about to send, to compare with the new device's screen once it stored the keys.
-    for shown in keys.map(KeyOffer.init) { print("\(shown.id) \(shown.fingerprint), \(shown.keyCount) keys") }
+    for shown in keys { print("\(shown.id) \(shown.fingerprint), \(shown.keyCount) keys") }
     // The reply expires: a photo of it found later opens nothing.
     return try offer.reply(sending: keys, code: try TransferCode(typedCode), expiresIn: KeyTransfer.defaultReplyLifetime)
 }
@@ -42,7 +42,7 @@ func replyOffline(offerText: String, typedCode: String, user: KeyID, from keysto
 func sendThroughScannedLink(_ scanned: String, keys: [KeyHistory]) async throws {
     guard scanned.hasPrefix(TransferLink.scheme) else { return }
     let link = try TransferLink(parsing: scanned)
-    let sender = try await KeySender(code: link.code, relay: link.relay ?? KeyTransfer.publicRelay)
+    let sender = try await KeySender(code: link.code, relay: link.mailboxRelay ?? .public)
     do {
         try await sender.send(keys)
     } catch {

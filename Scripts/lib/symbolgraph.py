@@ -1,7 +1,7 @@
 # Python: the symbol-graph reader check-api and count-symbols share; a Swift one would be one more package to build.
 """The public API each library product makes visible to `import PRODUCT`, from the symbol graphs of
 `swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members`: the product's module
-and every module it re-exports (`@_exported import` in Sources/MODULE/Exports.swift, followed transitively).
+and every module it re-exports (`@_exported import` in any file of Sources/MODULE, followed transitively).
 Synthesized members are left out; enum cases are kept (an app's `switch` depends on them), marked by their kind
 (count-symbols leaves them out of its counts). A symbol counts once per product however many modules re-export it.
 Used by Scripts/count-symbols.py (the counts) and Scripts/check-api (the API-breakage check), which keys each
@@ -26,11 +26,12 @@ def library_products():
 
 
 def exported(module):
-    path = os.path.join(ROOT, "Sources", module, "Exports.swift")
-    if not os.path.exists(path):
-        return []
-    with open(path) as source:
-        return re.findall(r"^@_exported import (\w+)", source.read(), re.M)
+    """The modules MODULE re-exports: `@_exported import` in any of its files (attributes such as @_spi between)."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "Sources", module, "**", "*.swift"), recursive=True)):
+        with open(path) as source:
+            found += re.findall(r"^@_exported (?:@\w+(?:\([^)]*\))? )*import (\w+)", source.read(), re.M)
+    return list(dict.fromkeys(found))
 
 
 def visible_modules(product):

@@ -35,8 +35,13 @@ class CheckAPITests(unittest.TestCase):
                 with open(paths[-1], "w") as file:
                     json.dump(api, file)
             secrets = os.path.join(folder, "secrets.txt")
+            # The repository's list, kept to the types of `current`: the list follows the API as it is now, and
+            # `current` here is the 1.0 baseline with the test's changes, without the types added since.
+            types = {symbol["name"] for symbols in current.values() for symbol in symbols
+                     if symbol["kind"] in ("struct", "class", "enum", "actor", "protocol", "typealias")}
             with open(os.path.join(ROOT, "api", "secrets.txt")) as original, open(secrets, "w") as file:
-                file.write(original.read() + "".join(line + "\n" for line in classified))
+                kept = [line for line in original if line.startswith("#") or not line.strip() or line.split()[1] in types]
+                file.write("".join(kept) + "".join(line + "\n" for line in classified))
             result = subprocess.run([sys.executable, CHECK, "--baseline", paths[0], "--current", paths[1],
                                      "--secrets", secrets] + (["--users", users] if users else []),
                                     capture_output=True, text=True, timeout=60)

@@ -183,7 +183,7 @@ struct TransferCommand: AsyncParsableCommand {
                 var relay = try TransferNetwork.relay(relay)
                 var code = code
                 if let text = code, let uri = try Self.uri(text) {
-                    if let named = uri.relay, named != relay {
+                    if let named = uri.mailboxRelay, named != relay {
                         // The keys would travel through the relay the URI names: only with consent.
                         guard yes || Self.confirm("The code names the relay \(named), not \(relay). Send through it? [y/N] ") else {
                             throw CLIFailure(

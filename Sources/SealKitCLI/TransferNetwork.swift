@@ -20,11 +20,11 @@ enum TransferNetwork {
     /// `--relay`, else `SEALKIT_RELAY`, else the public magic-wormhole relay; an address without a
     /// path gets the mailbox endpoint `/v1`, as in a `sealkit-transfer:` URI.
     /// The library reads no environment variable; the command does.
-    static func relay(_ option: String?) throws -> String {
-        if let option { return try KeyTransfer.relay(option) }
-        guard let value = getenv("SEALKIT_RELAY"), value.pointee != 0 else { return KeyTransfer.publicRelay }
+    static func relay(_ option: String?) throws -> Relay {
+        if let option { return try Relay(option) }
+        guard let value = getenv("SEALKIT_RELAY"), value.pointee != 0 else { return .public }
         do {
-            return try KeyTransfer.relay(String(cString: value))
+            return try Relay(String(cString: value))
         } catch {
             // Name where the address came from: the person may not know the variable is set.
             throw CLIFailure("SEALKIT_RELAY: \(error) (or give --relay URL)", status: ExitStatus(error.reason))
@@ -34,7 +34,7 @@ enum TransferNetwork {
     /// Receives keys: shows the code (stdout's first line with `text`), waits for the sender,
     /// asks on a terminal, stores, confirms to the sender, and prints one line per id.
     static func receive(
-        relay: String, timeout: Int, format: TransferFormat, assumeYes: Bool, protect: Bool,
+        relay: Relay, timeout: Int, format: TransferFormat, assumeYes: Bool, protect: Bool,
         keystoreOptions: KeystoreOptions
     ) async throws {
         let keystore = try keystoreOptions.openKeystore()
@@ -43,7 +43,7 @@ enum TransferNetwork {
         interrupts.arm { await receiver.abandon() ? nil : TransferNetwork.unreleased }
         let code = receiver.code.text
         // The whole command the sender types: with our relay, unless it is the one a sender uses by default.
-        let command = "sealkit transfer send ID (or --all)" + (relay == KeyTransfer.publicRelay ? "" : " --relay \(relay)")
+        let command = "sealkit transfer send ID (or --all)" + (relay == .public ? "" : " --relay \(relay)")
         switch format {
         case .text:
             let output = StandardOutput()
@@ -92,7 +92,7 @@ enum TransferNetwork {
     /// Sends keys to the receiver whose code is given (or asked for on a terminal), and returns
     /// once the receiver confirmed that it stored them.
     static func send(
-        _ keys: [KeyHistory], code codeOption: String?, relay: String, timeout: Int
+        _ keys: [KeyHistory], code codeOption: String?, relay: Relay, timeout: Int
     ) async throws {
         // Taken before the code prompt: Ctrl-C there says, as docs/transfer.md does, that the transfer was cancelled.
         let interrupts = InterruptHandler()

@@ -181,6 +181,6 @@ struct AdviceTests {
             #expect(!error.description.contains("--rownd"), "\(error.description)")
             #expect(said(error).hasSuffix(": --rownd never writes or checks a seal, so drop --rownd or the schema's \"sealkit\" member"))
         }
-        #expect(throws: SealKitError.self) { try KeyTransfer.relay("http://relay.example") }
+        #expect(throws: SealKitError.self) { try Relay("http://relay.example") }
     }
 }

@@ -73,8 +73,8 @@ struct SecretPrintingTests {
 
         // The network sessions, on the tests' shared mailbox server.
         let relay = try MailboxServer.shared { $0.relay }
-        let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
-        let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30))
+        let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
+        let sender = try await KeySender(code: receiver.code, relay: try Relay(relay), timeout: .seconds(30))
         let networkWords = receiver.code.text.split(separator: "-").dropFirst().map(String.init)
 
         return [

@@ -30,11 +30,11 @@ let cancelAfter = arguments.count > 4 ? Int(arguments[4]) : nil
 let transfer = Task { () async -> String in
     do {
         if role == "receive" {
-            let receiver = try await KeyReceiver(relay: relay, timeout: timeout)
+            let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: timeout)
             _ = try await receiver.receive(into: try Keystore.inMemory()) { _ in true }
         } else {
             let keys = [try KeyHistory(id: KeyID("probe"), versions: [.init(key: .generate(), created: Date(), retired: nil)])]
-            let sender = try await KeySender(code: try TransferCode("5-adroitness-aardvark"), relay: relay, timeout: timeout)
+            let sender = try await KeySender(code: try TransferCode("5-adroitness-aardvark"), relay: try Relay(relay), timeout: timeout)
             try await sender.send(keys)
         }
         return "ok"

@@ -54,6 +54,11 @@ package enum ConstantTime {
         }
     }
 
+    /// Overwrites a buffer's bytes with zeros in a way the compiler cannot elide.
+    package static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+    }
+
     /// Overwrites an array's bytes with zeros in a way the compiler cannot elide.
     package static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in

@@ -4,6 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One user's field encryption, shaped like Rownd's SDK: `encrypt(plaintext:)`, `decrypt(ciphertext:)`,
 /// `isEncryptionPossible()`, and `ensureKey(existing:)` after sign-in.
@@ -165,6 +168,82 @@ public final class Vault: Sendable {
             }
             if let failed { throw SealKitError(.invalidArgument, keyID: user, "line \(failed) of the values given is not UTF-8 text") }
         }
+    }
+
+    /// Decrypts many values given as lines of text (an export, a pipe), appending each plaintext and a newline to
+    /// `output`: the reverse of `encrypt(lines:context:appendingTo:)`, in its shape and with its limits, without a
+    /// `String` per ciphertext in.
+    ///
+    /// A line ends at `\n`, which is no part of its value, nor is a `\r` before it (no ciphertext holds one); the last
+    /// line's may be missing. The lines are one operation: the first that does not open fails the call, and a plaintext
+    /// holding a newline does too, since it could not be told from two lines. Call it once per block of lines you hold;
+    /// `decrypt(ciphertexts:context:)` opens each value alone instead.
+    /// - Parameters:
+    ///   - lines: the ciphertexts' text, one per line: `[UInt8]`, `ArraySlice<UInt8>`, `Data`, a buffer.
+    ///   - context: the context they were sealed with, as in `decrypt(ciphertext:context:)`.
+    ///   - output: receives one line per value, in order; on failure it is as it was (what was written is wiped).
+    /// - Throws: `SealKitError` whose message starts with the failing line's number (never its text): the
+    ///   reasons of `decrypt(ciphertext:context:)`, or `SealKitError.Reason.invalidArgument` for a plaintext holding a
+    ///   newline; otherwise as `decrypt(ciphertexts:context:)`.
+    public func decrypt(
+        lines: some Sequence<UInt8>, context: String = "", appendingTo output: inout [UInt8]
+    ) throws(SealKitError) {
+        let keys = try reporting(.decryptionFailed(user)) { () throws(SealKitError) -> KeyRing in
+            try requirePlace(context)
+            return try ring()
+        }
+        let place = CiphertextPlace.context(context)
+        let acceptsV1 = format == .v1
+        let start = output.count
+        // Bytes in place when the sequence has them (an array, a slice, a buffer); a copy otherwise.
+        var failure = lines.withContiguousStorageIfAvailable { buffer in
+            Self.open(lines: UnsafeRawBufferPointer(buffer), keys: keys, place: place, acceptsV1: acceptsV1, user: user, into: &output)
+        }
+        if failure == nil {
+            failure = Array(lines).withUnsafeBytes { bytes in
+                Self.open(lines: bytes, keys: keys, place: place, acceptsV1: acceptsV1, user: user, into: &output)
+            }
+        }
+        if let error = failure ?? nil {
+            // The plaintexts of the lines before the failing one do not outlive the call.
+            output.withUnsafeMutableBytes { bytes in
+                ConstantTime.wipe(UnsafeMutableRawBufferPointer(rebasing: bytes[start...]))
+            }
+            output.removeSubrange(start...)
+            emit(.decryptionFailed(user))
+            throw error
+        }
+    }
+
+    /// Opens each line of `lines` into `output`; nil, or why the first that failed did.
+    private static func open(
+        lines: UnsafeRawBufferPointer, keys: KeyRing, place: CiphertextPlace, acceptsV1: Bool, user: KeyID,
+        into output: inout [UInt8]
+    ) -> SealKitError? {
+        guard let base = lines.baseAddress else { return nil }
+        var start = 0
+        var number = 0
+        while start < lines.count {
+            number += 1
+            let newline = memchr(base + start, 0x0A, lines.count - start).map { UnsafeRawPointer($0) - base } ?? lines.count
+            let end = newline > start && lines[newline - 1] == UInt8(ascii: "\r") ? newline - 1 : newline
+            do throws(CiphertextError) {
+                let plaintext = try keys.open(
+                    utf8: UnsafeRawBufferPointer(rebasing: lines[start..<end]), place: place, acceptsV1: acceptsV1
+                ).plaintext
+                guard !plaintext.utf8.contains(UInt8(ascii: "\n")) else {
+                    return SealKitError(
+                        .invalidArgument, keyID: user,
+                        "line \(number): its plaintext holds a newline, which one line per value cannot hold: decrypt it alone")
+                }
+                output.append(contentsOf: plaintext.utf8)
+                output.append(UInt8(ascii: "\n"))
+            } catch {
+                return SealKitError(error, keyID: user, prefix: "line \(number): cannot decrypt with key '\(user)': ")
+            }
+            start = newline + 1
+        }
+        return nil
     }
 
     /// Decrypts many values at once, for imports and bulk jobs. A value that does not open fails alone:
@@ -343,8 +422,14 @@ public final class Vault: Sendable {
 
     // MARK: Events
 
-    /// A stream of key lifecycle events, like Rownd's: every subscriber gets every event from the
-    /// moment it subscribes. Events carry the key id, never a key.
+    /// A stream of key lifecycle events, like Rownd's: each subscriber gets the events that happen after it
+    /// subscribed, none from before. Events carry the key id, never a key.
+    ///
+    /// The vault never waits for a subscriber: each stream keeps the newest 256 events not yet read, and a subscriber
+    /// further behind loses the oldest. The stream finishes when the vault is released, and ends for a subscriber whose
+    /// task is cancelled (which unsubscribes it); until then `for await` waits for the next event. So read it in a task
+    /// you cancel, or bound the wait: <doc:WatchingKeyEvents> shows both.
+    /// - Returns: a stream of its own for each call.
     public func events() -> AsyncStream<VaultEvent> {
         let (stream, continuation) = AsyncStream<VaultEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let token = UUID()

@@ -1,6 +1,8 @@
 import SealKit
 
-/// One id's keys as a transfer shows them: never key material.
+/// One id's keys as a transfer's events show them (``TransferEvent/keysOffered(_:)``): never key material.
+///
+/// The receivers return `KeyHistory` values, which show the same id, fingerprint and count, and can be stored.
 public struct KeyOffer: Sendable, Equatable {
     /// The id the keys belong to.
     public let id: KeyID

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKitBackup
 import SealKit
 
 /// Key transfer through a magic-wormhole mailbox server (see docs/transfer.md, "Network transfer").

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
-import SealKitBackup
 
 /// Why an offer, reply, part or backup was refused. Each description is one line that
 /// says what went wrong and what to do; none repeats key material or passphrases.

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import SealKitBackup
 import SealKit
 
 /// What a receiver shows to ask for keys offline: its SPAKE2 message, as

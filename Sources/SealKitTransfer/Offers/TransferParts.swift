@@ -1,4 +1,3 @@
-import SealKitBackup
 
 /// Splits a code too long for one QR code into numbered parts, and joins them back:
 /// `sealkit-part-v1:<transfer id>:<i>/<n>:<piece>`.

@@ -19,10 +19,10 @@ import SealKit
     /// Connects to `relay`, and allocates a code (`code` nil) or joins the one given.
     /// - Throws: `SealKitError`: `.invalidArgument` for a code or relay that is not one, `.relayUnavailable`,
     ///   `.timedOut`, `.protocolViolation`, `.cancelled`.
-    public init(relay: String, code: String?, timeout: Duration) async throws(SealKitError) {
-        let seconds = Int(timeout.components.seconds) + (timeout.components.attoseconds > 0 ? 1 : 0)
+    public init(relay: Relay = .public, code: String?, timeout: Duration) async throws(SealKitError) {
         do {
-            let wormhole = try await Wormhole(relay: try RelayURL(relay), appID: Self.appID, appVersions: .object([]), timeout: seconds)
+            let wormhole = try await Wormhole(
+                relay: relay.url, appID: Self.appID, appVersions: .object([]), timeout: timeout.wholeSeconds)
             self.wormhole = wormhole
             if let code {
                 try await wormhole.join(code: try WormholeCode(parsing: code), requiringReceiver: false)

@@ -2,13 +2,13 @@
 // Backups are the SealKitBackup product's.
 @_exported import SealKit
 
-/// What the two ends of a network transfer share: the relay (``publicRelay``, ``relay(_:)``), and the offline
-/// reply's lifetime (``defaultReplyLifetime``).
+/// What the two ends of a network transfer share: the relay (``Relay``), and the offline reply's lifetime
+/// (``defaultReplyLifetime``).
 ///
 /// A transfer is two actors, one engine: ``KeyReceiver`` allocates a code and stores the keys, ``KeySender`` joins
-/// the code and sends them. The receiver has two flavours: step by step (``KeyReceiver/receiveKeys()``, then
+/// the code and sends them. The receiver has two flavours: step by step (``KeyReceiver/receiveKeys()->[KeyHistory]``, then
 /// ``KeyReceiver/store(into:passphrase:)`` or ``KeyReceiver/decline(_:)``), or in one call
-/// (``KeyReceiver/receive(into:passphrase:confirm:)``); both actors report progress through `events()`. Both sides prove
+/// (``KeyReceiver/receive(into:passphrase:confirm:)->[KeyHistory]``); both actors report progress through `events()`. Both sides prove
 /// the code (SPAKE2) before anything travels, both show the keys' fingerprints for people to compare, and the receiver
 /// stores all of them or none and tells the sender which, once. Every step ends within the timeout whatever the relay
 /// does, and on task cancellation as on Ctrl-C: the nameplate is released and the mailbox closed.
@@ -22,13 +22,14 @@
 /// ```
 public enum KeyTransfer {
     /// The public relay magic-wormhole's own clients use.
+    @available(*, deprecated, renamed: "Relay.public")
     public static let publicRelay = RelayURL.publicRelay.description
 }
 
 extension Refusal {
     /// What the sender is told when the receiver stores nothing because of `error`: the one rule, for every way a
     /// receive ends without storing (``KeyReceiver/store(into:passphrase:)`` failing,
-    /// ``KeyReceiver/receive(into:passphrase:confirm:)`` declined or cancelled).
+    /// ``KeyReceiver/receive(into:passphrase:confirm:)->[KeyHistory]`` declined or cancelled).
     init(refusing error: SealKitError) {
         switch error.reason {
         case .declined: self = .declined

@@ -6,6 +6,7 @@ extension KeyTransfer {
     /// - Parameter address: the relay's address, as a person gave it.
     /// - Returns: the relay's WebSocket URL, as ``KeyReceiver`` and ``KeySender`` take it.
     /// - Throws: `SealKitError.Reason.invalidArgument` for an address that is no relay.
+    @available(*, deprecated, message: "use Relay(_:), which KeyReceiver and KeySender take")
     public static func relay(_ address: String) throws(SealKitError) -> String {
         do {
             return try RelayURL(endpoint: address).description
@@ -19,8 +20,8 @@ extension KeyTransfer {
 /// refuses them, telling the sender which, once.
 ///
 /// Make one (it connects and allocates ``code``), show the code, then either call
-/// ``receive(into:passphrase:confirm:)``, which does the rest in one call, or go step by step, for apps that ask a
-/// person at a prompt and choose the passphrase themselves: wait in ``receiveKeys()``, show the fingerprints, then
+/// ``receive(into:passphrase:confirm:)->[KeyHistory]``, which does the rest in one call, or go step by step, for apps that ask a
+/// person at a prompt and choose the passphrase themselves: wait in ``receiveKeys()->[KeyHistory]``, show the fingerprints, then
 /// ``store(into:passphrase:)`` or ``decline(_:)``. ``events()`` reports each step. ``abandon()`` may run from another
 /// task at any time (Ctrl-C): the wait ends, the code is released.
 public actor KeyReceiver {
@@ -36,11 +37,32 @@ public actor KeyReceiver {
 
     /// Connects to `relay`, allocates a code and opens its mailbox.
     /// - Parameters:
-    ///   - relay: the mailbox relay's WebSocket URL (see ``KeyTransfer/relay(_:)``).
+    ///   - relay: the mailbox relay.
+    ///   - timeout: how long to wait for the sender, and for each later step (whole seconds, rounded up).
+    /// - Throws: `SealKitError`: `.relayUnavailable`, `.timedOut`, `.protocolViolation`, `.cancelled` when the task is
+    ///   cancelled.
+    public init(relay: Relay = .public, timeout: Duration = .seconds(600)) async throws(SealKitError) {
+        do {
+            receiver = try await NetworkKeyReceiver(relay: relay.url, timeout: timeout.wholeSeconds)
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+        code = TransferCode(receiver.code)
+        self.relay = receiver.relay.description
+        log.yield(.codeAllocated(code))
+    }
+
+    /// Connects to the relay at the WebSocket URL `relay`, allocates a code and opens its mailbox.
+    /// - Parameters:
+    ///   - relay: the mailbox relay's WebSocket URL, such as `ws://relay.example:4000/v1`.
     ///   - timeout: how long to wait for the sender, and for each later step (whole seconds, rounded up).
     /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`,
     ///   `.cancelled` when the task is cancelled.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "pass a Relay: KeyReceiver(relay: try Relay(address), timeout:)")
     public init(relay: String = KeyTransfer.publicRelay, timeout: Duration = .seconds(600)) async throws(SealKitError) {
+        // Not delegating to init(relay: Relay, ...): an actor's delegating initializer is a convenience one, another
+        // declaration than 1.0's.
         do {
             receiver = try await NetworkKeyReceiver(relay: try RelayURL(relay), timeout: timeout.wholeSeconds)
         } catch {
@@ -50,6 +72,9 @@ public actor KeyReceiver {
         self.relay = receiver.relay.description
         log.yield(.codeAllocated(code))
     }
+
+    /// The relay in use, as ``KeySender`` takes it.
+    public nonisolated var mailboxRelay: Relay { Relay(url: receiver.relay) }
 
     // A receiver let go of mid-transfer ends its subscribers' streams: no loop over `events()` waits for ever.
     deinit { log.finish() }
@@ -63,20 +88,20 @@ public actor KeyReceiver {
     /// - Returns: a stream of its own for each call.
     public nonisolated func events() -> AsyncStream<TransferEvent> { log.subscribe() }
 
-    /// Receives the keys and stores them in `keystore` once `confirm` says yes: ``receiveKeys()``, then
+    /// Receives the keys and stores them in `keystore` once `confirm` says yes: ``receiveKeys()->[KeyHistory]``, then
     /// ``store(into:passphrase:)`` or, when `confirm` says no or the task was cancelled meanwhile, a refusal.
     /// - Parameters:
     ///   - keystore: where the keys go; an id already holding a different key is refused, nothing stored.
     ///   - passphrase: protects new keys at rest, and unlocks protected ones already stored.
     ///   - confirm: decides, after people compared the fingerprints; false stores nothing.
-    /// - Returns: the keys stored, as the sender offered them.
+    /// - Returns: the keys stored, as the sender offered them: the type the offline receiver and backups give.
     /// - Throws: `SealKitError`: `.declined` when `confirm` said no, `.conflictingKey`, `.wrongCode`,
     ///   `.timedOut`, `.relayUnavailable`, `.protocolViolation`, `.cancelled`. The sender is told when nothing was stored.
     @discardableResult
     public func receive(
-        into keystore: Keystore, passphrase: Passphrase? = nil, confirm: @Sendable ([KeyOffer]) async -> Bool
-    ) async throws(SealKitError) -> [KeyOffer] {
-        let offered = try await receiveKeys()
+        into keystore: Keystore, passphrase: Passphrase? = nil, confirm: @Sendable ([KeyHistory]) async -> Bool
+    ) async throws(SealKitError) -> [KeyHistory] {
+        let offered: [KeyHistory] = try await receiveKeys()
         let accepted = await confirm(offered)
         // A task cancelled while the person decided is a Ctrl-C: nothing is stored, whatever the answer.
         let refusal: SealKitError? = Task.isCancelled
@@ -90,22 +115,52 @@ public actor KeyReceiver {
         return offered
     }
 
+    /// Receives the keys and stores them in `keystore` once `confirm` says yes, showing `confirm` each id's
+    /// ``KeyOffer``.
+    /// - Parameters:
+    ///   - keystore: where the keys go; an id already holding a different key is refused, nothing stored.
+    ///   - passphrase: protects new keys at rest, and unlocks protected ones already stored.
+    ///   - confirm: decides, after people compared the fingerprints; false stores nothing.
+    /// - Returns: the keys stored, as the sender offered them.
+    /// - Throws: as ``receive(into:passphrase:confirm:)->[KeyHistory]``.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "confirm and the result take [KeyHistory], as OfflineKeyReceiver.accept(_:) returns")
+    @discardableResult
+    public func receive(
+        into keystore: Keystore, passphrase: Passphrase? = nil, confirm: @Sendable ([KeyOffer]) async -> Bool
+    ) async throws(SealKitError) -> [KeyOffer] {
+        let stored: [KeyHistory] = try await receive(into: keystore, passphrase: passphrase) { keys in
+            await confirm(keys.map(KeyOffer.init))
+        }
+        return stored.map(KeyOffer.init)
+    }
+
     /// Waits for the sender and reads its keys: every id, current and retired.
-    /// - Returns: the keys, in the sender's order, for people to compare the fingerprints.
+    /// - Returns: the keys, in the sender's order, for people to compare the fingerprints (they show the id, the
+    ///   current key's fingerprint and the count, never a key): the type the offline receiver and backups give.
     /// - Throws: `SealKitError`: `.wrongCode`, `.timedOut`, `.relayUnavailable`, `.protocolViolation`,
     ///   `.cancelled` when the task is cancelled or ``abandon()`` ran; the transfer is over then.
-    public func receiveKeys() async throws(SealKitError) -> [KeyOffer] {
+    public func receiveKeys() async throws(SealKitError) -> [KeyHistory] {
         do {
             let keys = try await receiver.receiveKeys(onPeer: { [log] in log.yield(.peerJoined) })
             self.keys = keys
-            let offered = keys.map(KeyOffer.init)
-            log.yield(.keysOffered(offered))
-            return offered
+            log.yield(.keysOffered(keys.map(KeyOffer.init)))
+            return keys
         } catch {
             ended = true
             log.finish()
             throw SealKitError(transferFailure: error)
         }
+    }
+
+    /// Waits for the sender and reads its keys, as each id's ``KeyOffer``.
+    /// - Returns: the keys, in the sender's order.
+    /// - Throws: as ``receiveKeys()->[KeyHistory]``.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "receiveKeys() returns [KeyHistory], as OfflineKeyReceiver.accept(_:) does")
+    public func receiveKeys() async throws(SealKitError) -> [KeyOffer] {
+        let keys: [KeyHistory] = try await receiveKeys()
+        return keys.map(KeyOffer.init)
     }
 
     /// Stores every received key in `keystore`, or none, and tells the sender which.
@@ -116,7 +171,7 @@ public actor KeyReceiver {
     ///   whether the sender heard that they are stored: false when the connection to the relay was lost
     ///   first, so the sender's screen says the transfer failed.
     /// - Throws: `SealKitError` from the keystore (`.conflictingKey`, ...); the sender is told that
-    ///   nothing was stored. `.invalidArgument` before ``receiveKeys()`` returned keys, or once the
+    ///   nothing was stored. `.invalidArgument` before ``receiveKeys()->[KeyHistory]`` returned keys, or once the
     ///   transfer ended (declined, or abandoned): nothing is stored then.
     public func store(into keystore: Keystore, passphrase: Passphrase?) async throws(SealKitError)
         -> (imported: Set<KeyID>, senderTold: Bool)
@@ -156,7 +211,7 @@ public actor KeyReceiver {
 
     /// Ends the transfer at once, for a process about to exit: a sender whose keys arrived is told
     /// that nothing was stored, the code is released and the connection closed, within a few seconds
-    /// whatever the relay does. A ``receiveKeys()`` waiting in another task ends.
+    /// whatever the relay does. A ``receiveKeys()->[KeyHistory]`` waiting in another task ends.
     /// - Returns: whether the relay confirmed the release of the code.
     @discardableResult
     public func abandon() async -> Bool {
@@ -183,9 +238,27 @@ public actor KeySender {
     ///   - code: the code the receiver shows.
     ///   - relay: the receiver's mailbox relay.
     ///   - timeout: how long to wait for the receiver, and for each later step (whole seconds, rounded up).
+    /// - Throws: `SealKitError`: `.invalidArgument` for a code of another transfer form, `.relayUnavailable`,
+    ///   `.timedOut`, `.protocolViolation`, `.cancelled` when the task is cancelled.
+    public init(code: TransferCode, relay: Relay = .public, timeout: Duration = .seconds(600)) async throws(SealKitError) {
+        do {
+            sender = try await NetworkKeySender(relay: relay.url, code: code.code, timeout: timeout.wholeSeconds)
+        } catch {
+            throw SealKitError(transferFailure: error)
+        }
+    }
+
+    /// Connects to the relay at the WebSocket URL `relay` and joins the receiver's code.
+    /// - Parameters:
+    ///   - code: the code the receiver shows.
+    ///   - relay: the receiver's mailbox relay's WebSocket URL, such as `ws://relay.example:4000/v1`.
+    ///   - timeout: how long to wait for the receiver, and for each later step (whole seconds, rounded up).
     /// - Throws: `SealKitError`: `.invalidArgument`, `.relayUnavailable`, `.timedOut`, `.protocolViolation`,
     ///   `.cancelled` when the task is cancelled.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "pass a Relay: KeySender(code:relay: try Relay(address), timeout:)")
     public init(code: TransferCode, relay: String = KeyTransfer.publicRelay, timeout: Duration = .seconds(600)) async throws(SealKitError) {
+        // Not delegating: an actor's delegating initializer is a convenience one, another declaration than 1.0's.
         do {
             sender = try await NetworkKeySender(relay: try RelayURL(relay), code: code.code, timeout: timeout.wholeSeconds)
         } catch {
@@ -261,8 +334,11 @@ public struct TransferLink: Sendable {
     public static let scheme = TransferURI.scheme
     /// The code the link holds: the transfer's secret.
     public let code: TransferCode
-    /// The relay the receiver waits on, when the link names one.
+    /// The relay the receiver waits on, when the link names one, as its WebSocket URL.
     public let relay: String?
+    /// The relay the receiver waits on, when the link names one, as ``KeySender`` takes it.
+    public var mailboxRelay: Relay? { relayURL.map(Relay.init(url:)) }
+    private let relayURL: RelayURL?
 
     /// Parses a link.
     /// - Parameter text: a `sealkit-transfer:` URI (a `wormhole-transfer:` one is refused with its own reason).
@@ -277,6 +353,7 @@ public struct TransferLink: Sendable {
         }
         code = try TransferCode(uri.code)
         relay = uri.relay?.description
+        relayURL = uri.relay
     }
 
     static func make(code: TransferCode, relay: RelayURL) -> String {

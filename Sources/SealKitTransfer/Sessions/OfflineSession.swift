@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import SealKit
-import SealKitBackup
 
 extension KeyTransfer {
     /// How long an offline reply stays valid unless the sender chooses otherwise: ten minutes.

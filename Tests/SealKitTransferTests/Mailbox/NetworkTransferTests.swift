@@ -126,7 +126,7 @@ struct AsyncTransferTests {
     /// A receiver let go of before its transfer ended finishes its events' streams: a loop over them ends.
     @Test func aReceiverLetGoOfFinishesItsEvents() async throws {
         try await MailboxServer.withAsync { relay in
-            var receiver: KeyReceiver? = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+            var receiver: KeyReceiver? = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
             let events = try #require(receiver).events()
             let code = try #require(receiver).code
             receiver = nil
@@ -141,7 +141,7 @@ struct AsyncTransferTests {
             let offers = keys.map(KeyOffer.init)
             for decline in [false, true] {
                 let keystore = try Keystore.inMemory()
-                let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+                let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
                 let receiverEvents = receiver.events()
                 let received = Task {
                     try await receiver.receive(into: keystore) { offered in
@@ -149,7 +149,7 @@ struct AsyncTransferTests {
                         return !decline
                     }
                 }
-                let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30))
+                let sender = try await KeySender(code: receiver.code, relay: try Relay(relay), timeout: .seconds(30))
                 let senderEvents = sender.events()
                 let sent = Task { try await sender.send(keys) }
                 if decline {
@@ -178,8 +178,8 @@ struct AsyncTransferTests {
     @Test func aReceiverThatDeclinedStoresNothingAfterwards() async throws {
         try await MailboxServer.sharedAsync { relay in
             let keystore = try Keystore.inMemory()
-            let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
-            let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30))
+            let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
+            let sender = try await KeySender(code: receiver.code, relay: try Relay(relay), timeout: .seconds(30))
             let sent = Task { try await sender.send([try history("erin")]) }
             #expect(try await receiver.receiveKeys().map(\.id.rawValue) == ["erin"])
             await receiver.decline()
@@ -206,9 +206,9 @@ struct AsyncTransferTests {
                 for keys in [first, second] {
                     group.addTask {
                         let keystore = try Keystore.inMemory()
-                        let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+                        let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
                         async let received = receiver.receive(into: keystore) { _ in true }
-                        try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30)).send(keys)
+                        try await KeySender(code: receiver.code, relay: try Relay(relay), timeout: .seconds(30)).send(keys)
                         #expect(try await received.map(\.id) == keys.map(\.id))
                         let got = try keystore.exportKeys(keys.map(\.id), passphrase: nil)
                         for (arrived, sent) in zip(got, keys) {
@@ -238,7 +238,7 @@ struct AsyncTransferTests {
                 [Repository.root.appendingPathComponent("Scripts/lib/hold_nameplate.py").path, relayText, TransferOffer.appID, "9877"])
             #expect(await Waits.offThePool { holder.readLine() } == "held")
             let sending = Task {
-                try await KeySender(code: code, relay: relayText, timeout: .seconds(600)).send([try history("dave")])
+                try await KeySender(code: code, relay: try Relay(relayText), timeout: .seconds(600)).send([try history("dave")])
             }
             func listed() throws -> Bool { try MailboxServer.nameplatesInUse(relay: relayText, appID: TransferOffer.appID).contains("9877") }
             // The holder says "released" only once the send above has run, which needs a thread of Swift's cooperative
@@ -259,7 +259,7 @@ struct AsyncTransferTests {
     @Test func cancellingWhileTheAppDecidesTellsTheSenderItWasCancelled() async throws {
         try await MailboxServer.sharedAsync { relay in
             let keystore = try Keystore.inMemory()
-            let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(60))
+            let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(60))
             let (deciding, decidingContinuation) = AsyncStream<Void>.makeStream()
             let receiving = Task {
                 try await receiver.receive(into: keystore) { _ in
@@ -269,7 +269,7 @@ struct AsyncTransferTests {
                 }
             }
             let started = ContinuousClock.now
-            let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(60))
+            let sender = try await KeySender(code: receiver.code, relay: try Relay(relay), timeout: .seconds(60))
             let sent = Task { try await sender.send([try history("carol")]) }
             var decidingIterator = deciding.makeAsyncIterator()
             _ = await decidingIterator.next()
@@ -286,7 +286,7 @@ struct AsyncTransferTests {
     /// would turn the second away as crowded).
     @Test func cancellingTheTaskEndsTheReceiveAndReleasesTheNameplate() async throws {
         try await MailboxServer.withAsync { relayText in
-            let receiver = try await KeyReceiver(relay: relayText, timeout: .seconds(600))
+            let receiver = try await KeyReceiver(relay: try Relay(relayText), timeout: .seconds(600))
             let receiving = Task { try await receiver.receiveKeys() }
             let code = receiver.code.text
             let nameplate = String(code.prefix { $0 != "-" })
@@ -319,7 +319,7 @@ struct PublicKeyTransferTests {
             let alice = try KeyID("alice")
             let made = try Vault(keystore: laptop, user: alice, format: .v2).ensureKey(existing: "{}")
             for accept in [false, true] {
-                let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+                let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
                 let received = Task {
                     try await receiver.receive(into: phone) { offered in
                         #expect(offered.map(\.fingerprint) == [made.fingerprint])
@@ -332,7 +332,7 @@ struct PublicKeyTransferTests {
                     return
                 }
                 // As a person types it on the other device.
-                let sender = try await KeySender(code: try TransferCode(code.text.uppercased()), relay: relay, timeout: .seconds(30))
+                let sender = try await KeySender(code: try TransferCode(code.text.uppercased()), relay: try Relay(relay), timeout: .seconds(30))
                 let sent = Task { try await sender.send(try laptop.exportKeys([alice], passphrase: nil)) }
                 if accept {
                     #expect(try await received.value.map(\.id) == [alice])
@@ -357,9 +357,9 @@ struct PublicKeyTransferTests {
             // A receiver holding a different key under the id refuses them all, and the sender hears it is a conflict.
             let other = try Keystore.inMemory()
             try Vault(keystore: other, user: alice, format: .v2).ensureKey(existing: "{}")
-            let receiver = try await KeyReceiver(relay: relay, timeout: .seconds(30))
+            let receiver = try await KeyReceiver(relay: try Relay(relay), timeout: .seconds(30))
             let received = Task { try await receiver.receive(into: other) { _ in true } }
-            let sender = try await KeySender(code: receiver.code, relay: relay, timeout: .seconds(30))
+            let sender = try await KeySender(code: receiver.code, relay: try Relay(relay), timeout: .seconds(30))
             let sent = Task { try await sender.send(try laptop.exportKeys([alice], passphrase: nil)) }
             #expect(await AsyncTransferTests.failure(of: received)?.reason == .conflictingKey)
             #expect(await AsyncTransferTests.failure(of: sent)?.reason == .conflictingKey)

@@ -161,8 +161,8 @@ struct PublicTransferAPITests {
             #expect(error.reason == .invalidArgument)
             #expect(!error.description.contains("aardvark"))
         }
-        #expect(try KeyTransfer.relay("ws://relay.example:4000") == "ws://relay.example:4000/v1")
-        #expect(try KeyTransfer.relay("ws://10.0.0.1:9/v1") == "ws://10.0.0.1:9/v1")
-        #expect(throws: SealKitError.self) { try KeyTransfer.relay("http://relay.example:4000/v1") }
+        #expect(try Relay("ws://relay.example:4000").description == "ws://relay.example:4000/v1")
+        #expect(try Relay("ws://10.0.0.1:9/v1").description == "ws://10.0.0.1:9/v1")
+        #expect(throws: SealKitError.self) { try Relay("http://relay.example:4000/v1") }
     }
 }

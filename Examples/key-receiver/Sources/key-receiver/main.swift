@@ -32,7 +32,7 @@ guard arguments.count == 4, arguments[0] == "--keystore", arguments[2] == "--rel
 }
 do {
     let keystore = try Keystore(directory: arguments[1])
-    let receiver = try await KeyReceiver(relay: arguments[3], timeout: .seconds(120))
+    let receiver = try await KeyReceiver(relay: try Relay(arguments[3]), timeout: .seconds(120))
     let events = receiver.events()
     let shown = Task {
         for await event in events {
