@@ -39,6 +39,9 @@ package struct GroupText: Sendable, Equatable {
         var body: [UInt8] = [version] + id + bigEndian(epoch)
         func appendText(_ text: String) throws(ShareError) {
             let bytes = Array(text.utf8)
+            guard !TextSafety.hasUnprintable(text) else {
+                throw .malformed(what: "a group", reason: "a name or label may not hold control or format characters")
+            }
             guard bytes.count <= 1024 else { throw .malformed(what: "a group", reason: "a name or label is longer than 1024 bytes") }
             body += bigEndian(UInt16(bytes.count)) + bytes
         }
@@ -68,6 +71,10 @@ package struct GroupText: Sendable, Equatable {
         func takeText() throws(ShareError) -> String {
             let count = Int(readBigEndian(try take(2)))
             guard let text = String(validating: try take(count), as: UTF8.self) else { throw bad("a name in it is not UTF-8") }
+            // Its creator chose these names and they are printed (join, list, a value's sender line, the refusal of
+            // an unknown signer): a terminal escape, a newline or a bidi override in one would act on the reader's
+            // terminal or forge a line.
+            guard !TextSafety.hasUnprintable(text) else { throw bad("a name in it holds control or format characters") }
             return text
         }
         guard try take(1).first == Self.version else { throw bad("its version byte is not 1") }

@@ -1,0 +1,92 @@
+import Foundation
+import SealTestSupport
+import Testing
+
+/// Sharing attacked as a hostile contact, group creator or server would, through the command line: what each
+/// attempt must leave behind (a clean refusal, nothing stored, nothing a terminal would act on).
+@Suite("sharing under attack")
+struct SharingAttackCLITests {
+    typealias People = SharingCLITests.People
+
+    /// A group creator is any contact, and the text they sign names the group and its members as they please: a
+    /// name or label holding a terminal escape or a newline would reach `groups join`'s line, `groups list`, the
+    /// "shared by" line and, from anyone at all, the refusal of an unknown signer.
+    @Test func groupTextsWithControlCharactersInNamesAreRefusedAndNeverPrinted() throws {
+        let people = try People(["ben", "cat"])
+        let (eveKey, eveIdentity, eveFingerprint) = try SharingCLITests.peerKey()
+        #expect(try people.run("eve", ["keys", "import", "eve"], stdin: eveKey).status == 0)
+        #expect(try people.run("ben", ["contacts", "add", "eve", eveIdentity, "--fingerprint", eveFingerprint]).status == 0)
+        let ben = try people.identity("ben").text
+        let hostile = try SharingCLITests.peer("""
+            lines = sys.stdin.read().split("\\n")
+            k, ben = base64.b64decode(lines[0]), share.read_identity(lines[1])
+            gid = os.urandom(16)
+            print(share.make_group(k, b"eve", gid, 1, b"fam\\x1b]0;owned\\x07\\x1b[2J", [(b"ben", ben)]))
+            print(share.make_group(k, b"eve", os.urandom(16), 1, b"fam\\nsealkit: all is well", [(b"ben", ben)]))
+            print(share.make_group(k, b"eve", os.urandom(16), 1, b"plain", [(b"ben\\x1b[8m", ben)]))
+            print(share.make_group(k, b"eve\\r", os.urandom(16), 1, b"plain2", [(b"ben", ben)]))
+            """, stdin: eveKey + "\n" + ben + "\n").split(separator: "\n").map(String.init)
+        try #require(hostile.count == 4)
+        for text in hostile {
+            // From a contact: refused before it is held.
+            let joined = try people.run("ben", ["groups", "join", "--key", "ben", text])
+            expectCleanFailure(joined)
+            #expect(joined.status == 65, "\(joined.stderr)")
+            #expect(!joined.stderr.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" })
+            // From a stranger: the refusal does not print the name either.
+            let stranger = try people.run("cat", ["groups", "join", "--key", "cat", text])
+            expectCleanFailure(stranger)
+            #expect(stranger.status == 65, "\(stranger.stderr)")
+            #expect(!stranger.stderr.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" })
+        }
+        let listed = try people.run("ben", ["groups", "list"])
+        #expect(listed.status == 0 && listed.stdout.isEmpty, "\(listed.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: people.cli.home.appendingPathComponent("keys/ben/groups").path))
+    }
+}
+
+extension SharingAttackCLITests {
+    /// A value names its owner (the profile's user) under the sender's signature, but nothing compared it with the
+    /// profile it was found in: a server moving Ann's shared ssn into Bob's record had it opened as Bob's, for the
+    /// doctor both share with and for Bob himself.
+    @Test func aSharedFieldMovedIntoAnotherUsersProfileIsRefused() throws {
+        let people = try People(["ann", "bob", "doc"])
+        for (a, b) in [("ann", "doc"), ("bob", "doc"), ("doc", "ann"), ("doc", "bob"), ("ann", "bob"), ("bob", "ann")] {
+            try people.befriend(a, b)
+        }
+        let schema = CLI.profileFixtures.appendingPathComponent("schema.json").path
+        let original = try String(contentsOf: CLI.profileFixtures.appendingPathComponent("profile.json"), encoding: .utf8)
+        try #require(original.contains("078-05-1120") && original.contains("green"))
+        func fields(_ json: String) throws -> [String: Any] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            return try #require(object["data"] as? [String: Any])
+        }
+        func encrypt(_ person: String, _ profile: String, sharingWith names: String) throws -> String {
+            let result = try people.run(
+                person, ["profile", "encrypt", "--schema", schema, "--key", person, "--share", "ssn=\(names)", "--share", "favorite_color=\(names)"],
+                stdin: profile)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.output
+        }
+        let anns = try encrypt("ann", original, sharingWith: "doc,bob")
+        let bobs = try encrypt("bob", original.replacing("078-05-1120", with: "219-09-9999").replacing("green", with: "blue"), sharingWith: "doc")
+        let annSSN = try #require(try fields(anns)["ssn"] as? String)
+        let bobSSN = try #require(try fields(bobs)["ssn"] as? String)
+        let moved = bobs.replacing(bobSSN, with: annSSN)
+        try #require(moved != bobs)
+
+        // Honest records open as before.
+        let honest = try people.run("doc", ["profile", "decrypt", "--schema", schema, "--key", "doc", "--shared"], stdin: bobs)
+        #expect(honest.status == 0, "\(honest.stderr)")
+        #expect(try fields(honest.output)["ssn"] as? String == "219-09-9999")
+        // The doctor reading Bob's record with Ann's ssn in it, and Bob reading his own: refused, nothing printed.
+        let doctor = try people.run("doc", ["profile", "decrypt", "--schema", schema, "--key", "doc", "--shared"], stdin: moved)
+        expectCleanFailure(doctor)
+        #expect(doctor.status == 65, "\(doctor.stdout)")
+        #expect(!doctor.stdout.contains("078-05-1120"))
+        let owner = try people.run("bob", ["profile", "decrypt", "--schema", schema, "--key", "bob"], stdin: moved)
+        expectCleanFailure(owner)
+        #expect(owner.status == 65, "\(owner.stdout)")
+        #expect(!owner.stdout.contains("078-05-1120"))
+    }
+}
