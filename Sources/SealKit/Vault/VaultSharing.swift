@@ -250,8 +250,13 @@ extension Vault {
 
     /// Opens a shared value after checking its sender: the user, a contact, or a member of the value's group.
     /// - Returns: the plaintext, and who shared it, for people.
-    func openShared(_ text: String, place: CiphertextPlace, identities: [ShareIdentity], book: SharingBook) throws -> (plaintext: String, sender: String) {
+    /// - Parameter belongs: checks the owner the value names (signed, so known once the signature holds) against the
+    ///   record it was found in; it throws to refuse.
+    func openShared(
+        _ text: String, place: CiphertextPlace, identities: [ShareIdentity], book: SharingBook, belongs: (String) throws -> Void = { _ in }
+    ) throws -> (plaintext: String, sender: String) {
         let value = try SharedValue(text: text, place: place)
+        try belongs(value.owner)
         let sender: String
         if identities.contains(where: { $0.publicIdentity == value.sender }) {
             sender = "this key"
@@ -388,10 +393,24 @@ extension Vault {
         return try sharing {
             let book = try keystore.sharingBook()
             let identities = try sharingIdentities()
+            // The signature binds a value to its owner, not to the record holding it: a value moved from another
+            // user's record still verifies. The owner's record holds only the owner's values; another person's
+            // record holds one owner's, whoever it is.
+            var owner: String? = onlyAddressed ? nil : user.rawValue
             let opened = try Self.mapFields(of: try Self.parse(profile)) { name, value in
                 guard case .string(let text) = value, SharedValue.isShared(text) else { return value }
+                let belongs = { (named: String) throws in
+                    if let owner, owner != named {
+                        throw SealKitError(
+                            .authenticationFailed, fields: [name],
+                            "field '\(name)' holds a value shared in the record of '\(TextSafety.printable(named))', not of "
+                                + "'\(TextSafety.printable(owner))' as the profile's other shared fields or its key say: it was moved "
+                                + "from another user's record; refused")
+                    }
+                    owner = named
+                }
                 do {
-                    return .string(try openShared(text, place: .field(name), identities: identities, book: book).plaintext)
+                    return .string(try openShared(text, place: .field(name), identities: identities, book: book, belongs: belongs).plaintext)
                 } catch ShareError.notAddressed where onlyAddressed {
                     return value
                 } catch ShareError.untrustedSender(let fingerprint) where onlyAddressed {
