@@ -10,7 +10,7 @@ struct SharingAttackCLITests {
 
     /// A group creator is any contact, and the text they sign names the group and its members as they please: a
     /// name or label holding a terminal escape or a newline would reach `groups join`'s line, `groups list`, the
-    /// "shared by" line and, from anyone at all, the refusal of an unknown signer.
+    /// "shared by" line and, from anyone at all, the refusal of an unknown signer; so would a name of kilobytes.
     @Test func groupTextsWithControlCharactersInNamesAreRefusedAndNeverPrinted() throws {
         let people = try People(["ben", "cat"])
         let (eveKey, eveIdentity, eveFingerprint) = try SharingCLITests.peerKey()
@@ -25,8 +25,10 @@ struct SharingAttackCLITests {
             print(share.make_group(k, b"eve", os.urandom(16), 1, b"fam\\nsealkit: all is well", [(b"ben", ben)]))
             print(share.make_group(k, b"eve", os.urandom(16), 1, b"plain", [(b"ben\\x1b[8m", ben)]))
             print(share.make_group(k, b"eve\\r", os.urandom(16), 1, b"plain2", [(b"ben", ben)]))
+            # Longer than any name `groups create` writes: held, it would be printed with every value shared.
+            print(share.make_group(k, b"eve", os.urandom(16), 1, b"n" * 4000, [(b"ben", ben)]))
             """, stdin: eveKey + "\n" + ben + "\n").split(separator: "\n").map(String.init)
-        try #require(hostile.count == 4)
+        try #require(hostile.count == 5)
         for text in hostile {
             // From a contact: refused before it is held.
             let joined = try people.run("ben", ["groups", "join", "--key", "ben", text])
