@@ -397,6 +397,7 @@ extension Vault {
             // user's record still verifies. The owner's record holds only the owner's values; another person's
             // record holds one owner's, whoever it is.
             var owner: String? = onlyAddressed ? nil : user.rawValue
+            var untrustedStanzas = 0
             let opened = try Self.mapFields(of: try Self.parse(profile)) { name, value in
                 guard case .string(let text) = value, SharedValue.isShared(text) else { return value }
                 let belongs = { (named: String) throws in
@@ -416,13 +417,27 @@ extension Vault {
                 } catch ShareError.untrustedSender(let fingerprint) where onlyAddressed {
                     // Another person's field, shared with others by someone this key does not know: not this key's
                     // business, so left as it is. Refused only when it is addressed to this key.
-                    guard (try? SharedValue(text: text, place: .field(name)).open(with: identities)) != nil else { return value }
+                    let shared = try SharedValue(text: text, place: .field(name))
+                    // Knowing that takes a trial of every stanza with every identity of the key, on values anyone can
+                    // make: bounded per profile, or a stranger's profile of 2,048-recipient values costs minutes.
+                    untrustedStanzas += shared.recipientCount
+                    guard untrustedStanzas <= Self.maximumUntrustedStanzas else {
+                        throw SealKitError(
+                            .untrustedSender, fields: [name],
+                            "the profile's shared values from senders this key does not know (fingerprint \(fingerprint) among them) "
+                                + "have more than \(Self.maximumUntrustedStanzas) recipients in all, more than are tried; refused")
+                    }
+                    guard (try? shared.open(with: identities)) != nil else { return value }
                     throw ShareError.untrustedSender(fingerprint: fingerprint)
                 }
             }
             return Array((opened.serialized(pretty: pretty) + "\n").utf8)
         }
     }
+
+    /// Recipients tried, in all, on one profile's values from unknown senders: two values of the most recipients a
+    /// value holds.
+    static let maximumUntrustedStanzas = 4096
 
     private static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         do {
