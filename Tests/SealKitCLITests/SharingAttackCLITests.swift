@@ -130,3 +130,27 @@ extension SharingAttackCLITests {
         #expect(elapsed < .seconds(60))
     }
 }
+
+extension SharingAttackCLITests {
+    /// `groups join` takes a text the key itself signed, whatever its epoch: at the last epoch, the next change
+    /// overflowed and the process crashed (exit 70) instead of refusing.
+    @Test func aGroupAtItsLastEpochIsRefusedNotACrash() throws {
+        let people = try People(["ben"])
+        let (annKey, _, _) = try SharingCLITests.peerKey()
+        #expect(try people.run("ann", ["keys", "import", "ann"], stdin: annKey).status == 0)
+        try people.befriend("ann", "ben")
+        let last = try SharingCLITests.peer("""
+            k = base64.b64decode(sys.stdin.readline())
+            print(share.make_group(k, b"ann", os.urandom(16), 0xFFFFFFFF, b"g", []))
+            """, stdin: annKey + "\n")
+        #expect(try people.run("ann", ["groups", "join", "--key", "ann", last]).status == 0)
+        let groups = people.cli.home.appendingPathComponent("keys/ann/groups")
+        let before = try Data(contentsOf: groups)
+        for change in [["groups", "add", "g", "ben", "--key", "ann"], ["groups", "remove", "g", "ann", "--key", "ann"]] {
+            let result = try people.run("ann", change)
+            expectCleanFailure(result)
+            #expect(result.status == 65, "\(change): \(result.status) \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: groups) == before)
+    }
+}

@@ -321,6 +321,10 @@ extension Vault {
             let book = try keystore.sharingBook()
             guard let held = book.group(named: name) else { throw BookError.noGroup(name) }
             let creator = try creatorIdentity(of: held)
+            // A text the creator's key signed may carry any epoch, the last one too: the next would overflow.
+            guard held.epoch < UInt32.max else {
+                throw SealKitError(.groupRefused, "group '\(held.name)' is at its last epoch (\(held.epoch)): create a new group")
+            }
             var members = Array(held.members.dropFirst())
             if let adding {
                 guard let contact = book.contact(named: adding) else { throw BookError.noContact(adding) }
