@@ -154,3 +154,24 @@ extension SharingAttackCLITests {
         #expect(try Data(contentsOf: groups) == before)
     }
 }
+
+extension SharingAttackCLITests {
+    /// A contact or group name given as an argument (a script's, taken from anywhere) was quoted raw in the refusal:
+    /// a terminal escape in it reached the terminal. Every refusal quotes it under the one escaping rule.
+    @Test func namesGivenAsArgumentsAreQuotedSafelyInRefusals() throws {
+        let people = try People(["ann"])
+        let hostile = "evil\u{1B}]0;owned\u{07}\u{1B}[2J\u{202E}"
+        let attempts: [(arguments: [String], status: Int32)] = [
+            (["encrypt", "--key", "ann", "--share-with", hostile], 66),
+            (["encrypt", "--key", "ann", "--share-with", "group:" + hostile], 66),
+            (["contacts", "delete", hostile], 66),
+            (["groups", "add", hostile, "someone", "--key", "ann"], 66),
+        ]
+        for attempt in attempts {
+            let result = try people.run("ann", attempt.arguments, stdin: "x")
+            expectCleanFailure(result, containing: "evil")
+            #expect(result.status == attempt.status, "\(attempt.arguments): \(result.stderr)")
+            #expect(!result.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" }, "\(result.stderr)")
+        }
+    }
+}

@@ -333,7 +333,7 @@ extension Vault {
             if let removing {
                 let identity = book.contact(named: removing)?.identity
                 let kept = members.filter { $0.identity != identity && $0.label != removing }
-                guard kept.count < members.count else { throw SealKitError(.contactNotFound, "'\(removing)' is not a member of group '\(name)'") }
+                guard kept.count < members.count else { throw SealKitError(.contactNotFound, "'\(TextSafety.printable(removing))' is not a member of group '\(name)'") }
                 members = kept
             }
             let next = try GroupText.make(
