@@ -58,14 +58,17 @@ package enum BookError: Error, Equatable, Sendable, CustomStringConvertible {
     case share(ShareError)
 
     package var description: String {
+        // A name here may be an argument as given (a script's, from anywhere): quoted under the one escaping rule.
+        func quoted(_ name: String) -> String { TextSafety.printable(name) }
         switch self {
-        case .noContact(let name): return "no contact named '\(name)'"
-        case .noGroup(let name): return "no group named '\(name)'"
+        case .noContact(let name): return "no contact named '\(quoted(name))'"
+        case .noGroup(let name): return "no group named '\(quoted(name))'"
         case .contactConflict(let name, let known):
-            return "contact '\(name)' is known with another identity (fingerprint \(known)): an identity never changes silently; "
+            return "contact '\(quoted(name))' is known with another identity (fingerprint \(known)): an identity never changes silently; "
                 + "delete the contact first if they really have a new one"
-        case .sameIdentity(let name, let other): return "this identity is contact '\(other)' already, so it is not added as '\(name)'"
-        case .groupConflict(let name): return "another group named '\(name)' is held already: refused"
+        case .sameIdentity(let name, let other):
+            return "this identity is contact '\(quoted(other))' already, so it is not added as '\(quoted(name))'"
+        case .groupConflict(let name): return "another group named '\(quoted(name))' is held already: refused"
         case .badName(let reason): return reason
         case .unsupported(let backend): return "\(backend) keeps no contacts or groups: use the file keystore"
         case .keystore(let error): return error.description

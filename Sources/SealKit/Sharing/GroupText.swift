@@ -12,6 +12,7 @@ package struct GroupText: Sendable, Equatable {
     static let version: UInt8 = 1
     static let signingLabel = Array("SealKit group v1".utf8) + [0]
     static let maximumMembers = 1000
+    static let maximumTextBytes = 1024
 
     /// A random id made when the group is created: two groups of one name stay apart.
     package let id: [UInt8]
@@ -39,7 +40,12 @@ package struct GroupText: Sendable, Equatable {
         var body: [UInt8] = [version] + id + bigEndian(epoch)
         func appendText(_ text: String) throws(ShareError) {
             let bytes = Array(text.utf8)
-            guard bytes.count <= 1024 else { throw .malformed(what: "a group", reason: "a name or label is longer than 1024 bytes") }
+            guard !TextSafety.hasUnprintable(text) else {
+                throw .malformed(what: "a group", reason: "a name or label may not hold control or format characters")
+            }
+            guard bytes.count <= maximumTextBytes else {
+                throw .malformed(what: "a group", reason: "a name or label is longer than \(maximumTextBytes) bytes")
+            }
             body += bigEndian(UInt16(bytes.count)) + bytes
         }
         try appendText(name)
@@ -67,7 +73,13 @@ package struct GroupText: Sendable, Equatable {
         }
         func takeText() throws(ShareError) -> String {
             let count = Int(readBigEndian(try take(2)))
+            // As `make` writes them: a longer name would be held and printed with every value the group shares.
+            guard count <= Self.maximumTextBytes else { throw bad("a name or label in it is longer than \(Self.maximumTextBytes) bytes") }
             guard let text = String(validating: try take(count), as: UTF8.self) else { throw bad("a name in it is not UTF-8") }
+            // Its creator chose these names and they are printed (join, list, a value's sender line, the refusal of
+            // an unknown signer): a terminal escape, a newline or a bidi override in one would act on the reader's
+            // terminal or forge a line.
+            guard !TextSafety.hasUnprintable(text) else { throw bad("a name in it holds control or format characters") }
             return text
         }
         guard try take(1).first == Self.version else { throw bad("its version byte is not 1") }

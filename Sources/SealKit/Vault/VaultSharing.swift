@@ -250,8 +250,13 @@ extension Vault {
 
     /// Opens a shared value after checking its sender: the user, a contact, or a member of the value's group.
     /// - Returns: the plaintext, and who shared it, for people.
-    func openShared(_ text: String, place: CiphertextPlace, identities: [ShareIdentity], book: SharingBook) throws -> (plaintext: String, sender: String) {
+    /// - Parameter belongs: checks the owner the value names (signed, so known once the signature holds) against the
+    ///   record it was found in; it throws to refuse.
+    func openShared(
+        _ text: String, place: CiphertextPlace, identities: [ShareIdentity], book: SharingBook, belongs: (String) throws -> Void = { _ in }
+    ) throws -> (plaintext: String, sender: String) {
         let value = try SharedValue(text: text, place: place)
+        try belongs(value.owner)
         let sender: String
         if identities.contains(where: { $0.publicIdentity == value.sender }) {
             sender = "this key"
@@ -316,6 +321,10 @@ extension Vault {
             let book = try keystore.sharingBook()
             guard let held = book.group(named: name) else { throw BookError.noGroup(name) }
             let creator = try creatorIdentity(of: held)
+            // A text the creator's key signed may carry any epoch, the last one too: the next would overflow.
+            guard held.epoch < UInt32.max else {
+                throw SealKitError(.groupRefused, "group '\(held.name)' is at its last epoch (\(held.epoch)): create a new group")
+            }
             var members = Array(held.members.dropFirst())
             if let adding {
                 guard let contact = book.contact(named: adding) else { throw BookError.noContact(adding) }
@@ -324,7 +333,7 @@ extension Vault {
             if let removing {
                 let identity = book.contact(named: removing)?.identity
                 let kept = members.filter { $0.identity != identity && $0.label != removing }
-                guard kept.count < members.count else { throw SealKitError(.contactNotFound, "'\(removing)' is not a member of group '\(name)'") }
+                guard kept.count < members.count else { throw SealKitError(.contactNotFound, "'\(TextSafety.printable(removing))' is not a member of group '\(name)'") }
                 members = kept
             }
             let next = try GroupText.make(
@@ -388,22 +397,51 @@ extension Vault {
         return try sharing {
             let book = try keystore.sharingBook()
             let identities = try sharingIdentities()
+            // The signature binds a value to its owner, not to the record holding it: a value moved from another
+            // user's record still verifies. The owner's record holds only the owner's values; another person's
+            // record holds one owner's, whoever it is.
+            var owner: String? = onlyAddressed ? nil : user.rawValue
+            var untrustedStanzas = 0
             let opened = try Self.mapFields(of: try Self.parse(profile)) { name, value in
                 guard case .string(let text) = value, SharedValue.isShared(text) else { return value }
+                let belongs = { (named: String) throws in
+                    if let owner, owner != named {
+                        throw SealKitError(
+                            .authenticationFailed, fields: [name],
+                            "field '\(name)' holds a value shared in the record of '\(TextSafety.printable(named))', not of "
+                                + "'\(TextSafety.printable(owner))' as the profile's other shared fields or its key say: it was moved "
+                                + "from another user's record; refused")
+                    }
+                    owner = named
+                }
                 do {
-                    return .string(try openShared(text, place: .field(name), identities: identities, book: book).plaintext)
+                    return .string(try openShared(text, place: .field(name), identities: identities, book: book, belongs: belongs).plaintext)
                 } catch ShareError.notAddressed where onlyAddressed {
                     return value
                 } catch ShareError.untrustedSender(let fingerprint) where onlyAddressed {
                     // Another person's field, shared with others by someone this key does not know: not this key's
                     // business, so left as it is. Refused only when it is addressed to this key.
-                    guard (try? SharedValue(text: text, place: .field(name)).open(with: identities)) != nil else { return value }
+                    let shared = try SharedValue(text: text, place: .field(name))
+                    // Knowing that takes a trial of every stanza with every identity of the key, on values anyone can
+                    // make: bounded per profile, or a stranger's profile of 2,048-recipient values costs minutes.
+                    untrustedStanzas += shared.recipientCount
+                    guard untrustedStanzas <= Self.maximumUntrustedStanzas else {
+                        throw SealKitError(
+                            .untrustedSender, fields: [name],
+                            "the profile's shared values from senders this key does not know (fingerprint \(fingerprint) among them) "
+                                + "have more than \(Self.maximumUntrustedStanzas) recipients in all, more than are tried; refused")
+                    }
+                    guard (try? shared.open(with: identities)) != nil else { return value }
                     throw ShareError.untrustedSender(fingerprint: fingerprint)
                 }
             }
             return Array((opened.serialized(pretty: pretty) + "\n").utf8)
         }
     }
+
+    /// Recipients tried, in all, on one profile's values from unknown senders: two values of the most recipients a
+    /// value holds.
+    static let maximumUntrustedStanzas = 4096
 
     private static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         do {
