@@ -34,6 +34,19 @@ func shareWithTheFamily(vault: Vault, textFromTheCreator: String) throws {
     _ = try vault.share(plaintext: "12 St James's Square", with: ["group:family"])
 }
 
+func shareTheSSNWithTheDoctor(vault: Vault, profile: [UInt8]) throws -> [UInt8] {
+    // Before the profile is encrypted: the field becomes a value the user's devices and the doctor open.
+    let shared = try vault.shareFields(of: profile, with: ["ssn": ["dr-lee"]])
+    // The owner, after decrypting the profile as usual, opens its shared fields too.
+    print(try vault.openSharedFields(of: shared).count)
+    return shared
+}
+
+func readWhatThePatientShared(doctorsVault: Vault, patientsProfile: [UInt8]) throws -> [UInt8] {
+    // Only the fields shared with the doctor open; every other field is left exactly as it is.
+    try doctorsVault.openSharedFields(of: patientsProfile, onlyAddressedToMe: true)
+}
+
 /// What each refusal of sharing means to a person.
 func advice(for error: SealKitError) -> String {
     switch error.reason {

@@ -18,12 +18,12 @@ enum ProfileSharing {
             guard !names.isEmpty else { throw CLIFailure("--share \(spec): name a contact or group:GROUP after '='", status: .usage) }
             recipients[String(spec[..<equals]), default: []] += names
         }
-        return { bytes in try vault.shareProfileFields(bytes, recipients: recipients) }
+        return { bytes in try vault.shareFields(of: bytes, with: recipients) }
     }
 
     /// The owner's decrypt: the processor's output with its shared fields opened too.
     static func openingShared(_ output: [UInt8], with vault: Vault, pretty: Bool) throws -> [UInt8] {
-        try vault.openSharedProfileFields(output, onlyAddressed: false, pretty: pretty)
+        try vault.openSharedFields(of: output, pretty: pretty)
     }
 
     /// `profile decrypt --shared`: another person's profile, with only the fields shared with the key's identity (or
@@ -34,7 +34,7 @@ enum ProfileSharing {
         defer { if fd != 0 { _ = close(fd) } }
         let bytes = try StandardInput.readAll(
             fd: fd, limit: InputLimits.profile, what: "the profile \(options.inputName)", advice: "give one profile")
-        let opened = try vault.openSharedProfileFields(bytes, onlyAddressed: true, pretty: options.pretty)
+        let opened = try vault.openSharedFields(of: bytes, onlyAddressedToMe: true, pretty: options.pretty)
         let output = StandardOutput()
         try opened.withUnsafeBytes { try output.write(bytes: $0) }
         try output.flush()

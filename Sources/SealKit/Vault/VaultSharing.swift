@@ -1,7 +1,6 @@
 
-// Sharing with other people, for the command line: identities, contacts, sk3 values, groups and shared profile
-// fields, over SealCore's formats (Sharing/) and the namespace's book (SharingBook). The CLI reaches it through these
-// `@_spi(CLI)` entry points only.
+// Sharing with other people: identities, contacts, sk3 values, groups and shared profile fields, over the formats in
+// Sharing/ and the namespace's book (SharingBook).
 
 /// A person one shares with, as the keystore holds them.
 public struct SharingContact: Sendable, Equatable {
@@ -365,9 +364,17 @@ extension Vault {
 
     // MARK: Profiles
 
-    /// `profile encrypt --share`: each field `recipients` names (at the top level or in `data`) that holds text becomes
-    /// a shared value bound to its name; one already shared stays as it is.
-    @_spi(CLI) public func shareProfileFields(_ profile: [UInt8], recipients: [String: [String]]) throws(SealKitError) -> [UInt8] {
+    /// Shares fields of a profile with other people, before the profile is encrypted: each field `recipients` names
+    /// (at the top level or in `data`) that holds text becomes a shared value bound to the user and to the field's
+    /// name, which the user's devices and each recipient open; a field already shared stays as it is, and a null stays
+    /// null. Encrypt the result as usual (``ProfileProcessor`` keeps shared values as they are).
+    /// - Parameters:
+    ///   - profile: the profile's JSON text, with the fields in plaintext.
+    ///   - recipients: for each field to share, the contacts' names, and `group:NAME` for a group.
+    /// - Returns: the profile's JSON text with those fields shared.
+    /// - Throws: `SealKitError`: `.contactNotFound` for a name that is no contact or group, `.profileFields` for a
+    ///   field that holds something other than text, `.invalidProfile` for text that is no JSON object.
+    public func shareFields(of profile: [UInt8], with recipients: [String: [String]]) throws(SealKitError) -> [UInt8] {
         try sharing {
             let book = try keystore.sharingBook()
             let sender = ShareIdentity(deriving: try keyRing().current)
@@ -389,18 +396,27 @@ extension Vault {
         }
     }
 
-    /// Opens a profile's shared fields. The owner's decrypt (`onlyAddressed` false) opens every one, as its other
-    /// fields; `profile decrypt --shared` (true) opens those addressed to the user and leaves the rest as they are.
-    /// - Returns: `profile` itself when it holds no shared value, else the profile with them opened, and a newline.
-    @_spi(CLI) public func openSharedProfileFields(_ profile: [UInt8], onlyAddressed: Bool, pretty: Bool) throws(SealKitError) -> [UInt8] {
-        guard onlyAddressed || String(decoding: profile, as: UTF8.self).contains(SharedValue.prefix) else { return profile }
+    /// Opens a profile's shared fields. The owner opens every one (`onlyAddressedToMe` false), after decrypting the
+    /// profile as usual; a recipient opens another user's profile with `onlyAddressedToMe`, which opens the fields
+    /// shared with this user's identities or groups and leaves every other field exactly as it is.
+    /// - Parameters:
+    ///   - profile: the profile's JSON text.
+    ///   - onlyAddressedToMe: open only what was shared with this user, leaving the rest (another person's profile).
+    ///   - pretty: write the result indented.
+    /// - Returns: `profile` itself when the owner opens a profile with no shared value, else the profile with its
+    ///   shared fields opened, and a newline.
+    /// - Throws: `SealKitError`: `.untrustedSender` for a value from someone who is not this user, a contact or a
+    ///   member of its group; `.authenticationFailed` for a value altered, re-addressed or moved from another user's
+    ///   profile; `.notAddressed` when the owner opens a value not addressed to them.
+    public func openSharedFields(of profile: [UInt8], onlyAddressedToMe: Bool = false, pretty: Bool = false) throws(SealKitError) -> [UInt8] {
+        guard onlyAddressedToMe || String(decoding: profile, as: UTF8.self).contains(SharedValue.prefix) else { return profile }
         return try sharing {
             let book = try keystore.sharingBook()
             let identities = try sharingIdentities()
             // The signature binds a value to its owner, not to the record holding it: a value moved from another
             // user's record still verifies. The owner's record holds only the owner's values; another person's
             // record holds one owner's, whoever it is.
-            var owner: String? = onlyAddressed ? nil : user.rawValue
+            var owner: String? = onlyAddressedToMe ? nil : user.rawValue
             var untrustedStanzas = 0
             let opened = try Self.mapFields(of: try Self.parse(profile)) { name, value in
                 guard case .string(let text) = value, SharedValue.isShared(text) else { return value }
@@ -416,9 +432,9 @@ extension Vault {
                 }
                 do {
                     return .string(try openShared(text, place: .field(name), identities: identities, book: book, belongs: belongs).plaintext)
-                } catch ShareError.notAddressed where onlyAddressed {
+                } catch ShareError.notAddressed where onlyAddressedToMe {
                     return value
-                } catch ShareError.untrustedSender(let fingerprint) where onlyAddressed {
+                } catch ShareError.untrustedSender(let fingerprint) where onlyAddressedToMe {
                     // Another person's field, shared with others by someone this key does not know: not this key's
                     // business, so left as it is. Refused only when it is addressed to this key.
                     let shared = try SharedValue(text: text, place: .field(name))

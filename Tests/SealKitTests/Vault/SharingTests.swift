@@ -91,4 +91,34 @@ struct SharingTests {
         #expect(reason { _ = try ben.vault.joinGroup(first) } == .groupRefused)
         #expect(reason { _ = try ben.vault.changeGroup("family", adding: "ann") } == .notGroupCreator)
     }
+
+    /// Profile fields shared through the public API: the recipient opens the field shared with them and nothing else;
+    /// the owner opens it too; the same value moved into another user's profile is refused.
+    @Test func profileFieldsAreSharedAndOpenedThroughTheLibrary() throws {
+        let ann = try Person("ann"), doc = try Person("doc"), eve = try Person("eve")
+        try ann.add(doc, as: "doc")
+        try doc.add(ann, as: "ann")
+        let profile = Array(#"{"name":"Ann","ssn":"078-05-1120","note":"private"}"#.utf8)
+        let shared = try ann.vault.shareFields(of: profile, with: ["ssn": ["doc"]])
+        let sharedJSON = try #require(try JSONSerialization.jsonObject(with: Data(shared)) as? [String: String])
+        let value = try #require(sharedJSON["ssn"])
+        #expect(Vault.isShared(value))
+        #expect(sharedJSON["name"] == "Ann" && sharedJSON["note"] == "private")
+
+        let forDoc = try doc.vault.openSharedFields(of: shared, onlyAddressedToMe: true)
+        let docJSON = try #require(try JSONSerialization.jsonObject(with: Data(forDoc)) as? [String: String])
+        #expect(docJSON == ["name": "Ann", "ssn": "078-05-1120", "note": "private"])
+        let forAnn = try ann.vault.openSharedFields(of: shared)
+        #expect((try JSONSerialization.jsonObject(with: Data(forAnn)) as? [String: String])?["ssn"] == "078-05-1120")
+        // Someone the value is not addressed to, with the sender as a contact, gets the profile back as it was.
+        try eve.add(ann, as: "ann")
+        let forEve = try eve.vault.openSharedFields(of: shared, onlyAddressedToMe: true)
+        #expect((try JSONSerialization.jsonObject(with: Data(forEve)) as? [String: String])?["ssn"] == value)
+
+        // Ann's shared field moved into Eve's own profile does not open as Eve's.
+        var moved = sharedJSON
+        moved["name"] = "Eve"
+        let movedProfile = try JSONSerialization.data(withJSONObject: moved)
+        #expect(reason { _ = try eve.vault.openSharedFields(of: Array(movedProfile)) } != nil)
+    }
 }
