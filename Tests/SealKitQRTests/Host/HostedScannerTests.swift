@@ -75,7 +75,7 @@ struct HostedScannerTests {
     /// While zxing-cpp works on an image made to cost it its whole budget (a screen tiled with finder
     /// patterns), this process has a child running its own executable: the helper, whose command line is
     /// its own, not the test runner's, as it would be after a fork without exec. (Children running other
-    /// programs, the `sealkit` of tests running beside this one, are not looked at.)
+    /// programs, the `sealkit` of tests running beside this one, and exit tests' children are not looked at.)
     @Test func zxingRunsInAnExecutedHelperNotAForkOfTheHost() async throws {
         let width = 1920, height = 1080, period = 9, module = 3
         let rows = (0..<period).map { row in
@@ -114,6 +114,12 @@ struct HostedScannerTests {
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/exe")) == executable,
                 let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
             else { return nil }
+            // Swift Testing's exit tests (tests running beside this one) start this executable too, executed with an
+            // exit-test id in its environment, which a fork of this process would not have.
+            if let environment = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
+                environment.split(separator: 0).contains(where: { $0.starts(with: Array("SWT_EXIT_TEST_ID=".utf8)) }) {
+                return nil
+            }
             return line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         }
     }
