@@ -91,7 +91,7 @@ struct QRCommandTests {
 
 /// The bytes of the QR code in `file`, read by zbarimg; `-Sbinary` stops zbar converting character sets.
 private func zbarimg(_ file: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
-    let result = try runTool("zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", file.path])
+    let result = try runTool("zbarimg", ["--nodbus", "--raw", "-q", "-Sdisable", "-Sqrcode.enable", "-Sbinary", file.path])
     try #require(result.status == 0, "zbarimg found no QR code in \(file.lastPathComponent)", sourceLocation: sourceLocation)
     return result.stdout
 }
@@ -141,7 +141,7 @@ extension QRCommandTests {
         }
         let image = folder.appendingPathComponent("screen.pbm")
         try Data(pbm.utf8).write(to: image)
-        let scanned = try ChildProcess.run("zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", image.path])
+        let scanned = try ChildProcess.run("zbarimg", ["--nodbus", "--raw", "-q", "-Sdisable", "-Sqrcode.enable", "-Sbinary", image.path])
         guard scanned.status == 0 else { return nil }
         return scanned.stdoutText.hasSuffix("\n") ? String(scanned.stdoutText.dropLast()) : scanned.stdoutText
     }

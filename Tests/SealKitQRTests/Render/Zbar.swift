@@ -8,7 +8,7 @@ enum Zbar {
     /// guessing a character set and converting, and `--raw` drops the "QR-Code:" prefix. (Tests that
     /// call it say `.requires(.zbarimg)`.)
     static func decode(imageAt url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
-        let result = try ChildProcess.run("zbarimg", ["--nodbus", "--raw", "-q", "-Sbinary", url.path])
+        let result = try ChildProcess.run("zbarimg", ["--nodbus", "--raw", "-q", "-Sdisable", "-Sqrcode.enable", "-Sbinary", url.path])
         try #require(
             result.status == 0,
             "zbarimg found no QR code in \(url.lastPathComponent) (exit \(result.status))",
