@@ -52,7 +52,7 @@ struct DeprecatedFormsTests {
         #expect(throws: SealKitError.self) { try forms.relay("http://relay.example:4000/v1") }
     }
 
-    @Test(.timeLimit(.minutes(2))) func theOfferFormsOfTheNetworkReceiverShowWhatTheHistoriesDo() async throws {
+    @Test(.requires(.mailboxServer), .timeLimit(.minutes(2))) func theOfferFormsOfTheNetworkReceiverShowWhatTheHistoriesDo() async throws {
         try await MailboxServer.sharedAsync { relay in
             let keys = [try history("dana", retired: 1)]
             let (offered, stored) = try await forms.receiveOffers(relay: relay, keys: keys)

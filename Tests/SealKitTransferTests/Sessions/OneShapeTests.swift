@@ -25,7 +25,7 @@ struct OneShapeTests {
 
     /// The network receiver gives what the offline one gives: whole histories (retired keys included) that a
     /// keystore imports as they are, and that show no key.
-    @Test(.timeLimit(.minutes(2))) func theNetworkReceiverGivesKeyHistoriesAsTheOfflineOneDoes() async throws {
+    @Test(.requires(.mailboxServer), .timeLimit(.minutes(2))) func theNetworkReceiverGivesKeyHistoriesAsTheOfflineOneDoes() async throws {
         try await MailboxServer.sharedAsync { address in
             let relay = try Relay(address)
             let keys = [try history("alice", retired: 2), try history("bob")]
@@ -46,7 +46,7 @@ struct OneShapeTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func theOneCallReceiveShowsAndReturnsKeyHistories() async throws {
+    @Test(.requires(.mailboxServer), .timeLimit(.minutes(2))) func theOneCallReceiveShowsAndReturnsKeyHistories() async throws {
         try await MailboxServer.sharedAsync { address in
             let keys = [try history("carol", retired: 1)]
             let keystore = try Keystore.inMemory()
