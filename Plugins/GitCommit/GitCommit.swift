@@ -1,49 +1,69 @@
+import Foundation
 import PackagePlugin
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
-/// Names the commit of the checkout being built, so `sealkit --version` and SARIF's
-/// `tool.driver.version` say which source a plain `swift build` made: the short HEAD, `-dirty` when
-/// tracked files differ from it, as Scripts/lib/release.sh names it for an installed binary. Without
-/// git, or outside a git checkout (a source archive), the commit is `unknown`.
+/// Names the commit a build of `sealkit` comes from: the one source of `sealkit --version`'s commit,
+/// for a plain `swift build`, Scripts/install and Scripts/package alike. `name-commit.sh` beside this
+/// file says how the commit is named (`SEALKIT_COMMIT`, else git's HEAD, else `unknown`).
 ///
-/// A prebuild command: `/bin/sh` asks git (about 30 ms) and rewrites the generated file only when the
-/// commit changed, so an unchanged commit rebuilds nothing. SwiftPM runs it when it (re)plans the
-/// build (a changed manifest, files added or removed, a `swift package` command), not on every
-/// incremental build: until then a binary names the commit of the last plan, `-dirty` if the tree was.
+/// A build command, not a prebuild one: SwiftPM reruns a prebuild command only when it plans the build
+/// again, so a binary would name the commit of the last plan. This one's inputs are the files git
+/// rewrites whenever HEAD moves (a commit, checkout, reset or pull appends to `logs/HEAD`) or the index
+/// changes, and the package's sources (an edit makes the build `-dirty`): llbuild runs it (about 30 ms)
+/// when one of them changed, and the script leaves its output alone when the commit did not.
 @main
 struct GitCommit: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let output = context.pluginWorkDirectoryURL.appendingPathComponent("GitCommit")
-        let script = #"""
-            root=$1 out=$2
-            commit=unknown
-            if command -v git >/dev/null 2>&1 && [ -e "$root/.git" ]; then
-              if found=$(git -C "$root" rev-parse --short=7 HEAD 2>/dev/null); then
-                commit=$found
-                if [ -n "$(git -C "$root" --no-optional-locks status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-                  commit="$commit-dirty"
-                fi
-              fi
-            fi
-            case $commit in *[!A-Za-z0-9._+-]*) commit=unknown ;; esac
-            text="// Written by the GitCommit plugin (Plugins/GitCommit) before each build.
-            let generatedCommit = \"$commit\""
-            mkdir -p "$out"
-            if [ "$(cat "$out/GeneratedCommit.swift" 2>/dev/null)" != "$text" ]; then
-              printf '%s\n' "$text" >"$out/GeneratedCommit.swift"
-            fi
-            """#
+        let root = context.package.directoryURL
+        let script = root.appendingPathComponent("Plugins/GitCommit/name-commit.sh")
+        let output = context.pluginWorkDirectoryURL.appendingPathComponent("GeneratedCommit.swift")
+        let sources = context.package.targets.compactMap { $0.sourceModule }.flatMap { module in
+            module.sourceFiles.map(\.url)
+        }
+        var environment: [String: String] = [:]
+        if let told = ProcessInfo.processInfo.environment["SEALKIT_COMMIT"] { environment["SEALKIT_COMMIT"] = told }
         return [
-            .prebuildCommand(
-                displayName: "Naming the git commit of \(context.package.displayName)",
+            .buildCommand(
+                displayName: "Naming the commit of \(context.package.displayName)",
                 executable: URL(fileURLWithPath: "/bin/sh"),
-                arguments: ["-c", script, "sh", context.package.directoryURL.path, output.path],
-                outputFilesDirectory: output)
+                arguments: [script.path, root.path, output.path],
+                environment: environment,
+                inputFiles: [script, root.appendingPathComponent("Package.swift")] + gitFiles(of: root) + sources,
+                outputFiles: [output])
         ]
+    }
+
+    /// The files git rewrites when HEAD or the index moves, where this checkout keeps them (a worktree's
+    /// are apart from its repository's): none without git or outside a checkout.
+    func gitFiles(of root: URL) -> [URL] {
+        guard FileManager.default.fileExists(atPath: root.appendingPathComponent(".git").path),
+            let git = Self.executable("git")
+        else { return [] }
+        var paths = ["HEAD", "logs/HEAD", "index", "packed-refs"]
+        if let branch = Self.run(git, ["-C", root.path, "symbolic-ref", "--quiet", "HEAD"]).first { paths.append(branch) }
+        let found = Self.run(git, ["-C", root.path, "rev-parse", "--path-format=absolute"] + paths.flatMap { ["--git-path", $0] })
+        guard found.count == paths.count else { return [] }
+        return found.map { URL(fileURLWithPath: $0) }.filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// `name` on PATH.
+    static func executable(_ name: String) -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// The lines `executable arguments` prints, or none if it fails.
+    static func run(_ executable: URL, _ arguments: [String]) -> [String] {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        guard (try? process.run()) != nil else { return [] }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 }
