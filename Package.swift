@@ -66,10 +66,8 @@ let package = Package(
 
         // prctl for the CLI's start-up hardening (Swift cannot call a C variadic function).
         .target(name: "CProcessHardening"),
-        // The commit `sealkit --version` names, in a field of its own that Scripts/install fills in.
-        .target(name: "CBuildInfo"),
-        // The commit of the checkout a plain `swift build` builds, read from git when SwiftPM plans the build; the
-        // CLI names it when Scripts/install stamped nothing (Sources/SealKitCLI/Version.swift says why both).
+        // The commit `sealkit --version` names: the checkout's HEAD, or SEALKIT_COMMIT, written for each build that
+        // changed it (Plugins/GitCommit).
         .plugin(name: "GitCommit", capability: .buildTool()),
 
         // SealKit: the Vault, the ciphers (Core/), the keystores (Keystore/), profiles and schemas (Profile/), JSON
@@ -111,8 +109,7 @@ let package = Package(
         .executableTarget(
             name: "SealKitCLI",
             dependencies: [
-                "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealKitTPM", "CProcessHardening",
-                "CBuildInfo", "CEdit",
+                "SealKit", "SealKitBackup", "SealKitTransfer", "SealKitKeyring", "SealKitQR", "SealKitAudit", "SealKitTPM", "CProcessHardening", "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

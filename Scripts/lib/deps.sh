@@ -29,8 +29,6 @@ ensure_build_deps() {
   ensure_swift
   local missing=()
   command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-  # objcopy: Scripts/install writes the commit into the sealkit it installs.
-  command -v objcopy >/dev/null 2>&1 || missing+=(binutils)
   if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists libsodium || missing+=(libsodium-dev)
     pkg-config --exists libqrencode || missing+=(libqrencode-dev)
