@@ -15,6 +15,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,7 +134,7 @@ bool readAll(int fd, void *data, size_t size) {
 // before the host's own main runs. It reads the request on stdin, decodes the image, then its negative
 // (zxing-cpp 1.4 reads dark-on-light only), writes every code to stdout, ends the list, and leaves.
 [[noreturn]] void serveHelper() {
-    // Gone with the parent, and gone anyway a second after its budget: nothing outlives the scan.
+    // Gone with the parent, and gone anyway soon after its budget: nothing outlives the scan.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (sealkit_library_load(&zxing) != 0) _exit(1);
     Request request{};
@@ -142,7 +143,13 @@ bool readAll(int fd, void *data, size_t size) {
         || request.budgetMilliseconds < 0 || request.budgetMilliseconds > 600000
         || static_cast<long long>(request.width) * request.height > SEALKIT_ZXING_MAXIMUM_PIXELS)
         _exit(1);
-    alarm(static_cast<unsigned>(request.budgetMilliseconds / 1000 + 2));
+    // The budget is CPU time (the parent stops the helper once it has spent it): the kernel's limit is a
+    // second past it, the alarm two seconds past the wall-clock bound.
+    rlimit cpu{};
+    cpu.rlim_cur = static_cast<rlim_t>(request.budgetMilliseconds / 1000 + 2);
+    cpu.rlim_max = cpu.rlim_cur + 1;
+    setrlimit(RLIMIT_CPU, &cpu);
+    alarm(static_cast<unsigned>(request.budgetMilliseconds / 1000 * SEALKIT_ZXING_WALL_FACTOR + 2));
     size_t capacity = request.capacity, found = 0;
     try {
         std::vector<uint8_t> pixels(static_cast<size_t>(request.width) * static_cast<size_t>(request.height));
@@ -175,6 +182,26 @@ long long nowMilliseconds() {
     return static_cast<long long>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
+// The CPU time the helper has used, in milliseconds, or -1 when it cannot be read (it has ended).
+long long helperCPUMilliseconds(pid_t pid) {
+    clockid_t clock;
+    timespec used{};
+    if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &used) != 0) return -1;
+    return static_cast<long long>(used.tv_sec) * 1000 + used.tv_nsec / 1000000;
+}
+
+// Whether the helper's budget has run out at its deadline: it has had its CPU time, or the wall-clock
+// bound has come. Otherwise the deadline moves on by the CPU time it has left (a loaded machine gave it
+// less than the time that passed), and it reads on.
+bool outOfTime(sealkit_zxing_job *job) {
+    long long now = nowMilliseconds();
+    if (now >= job->cutoff) return true;
+    long long used = helperCPUMilliseconds(job->pid);
+    if (used < 0 || used >= job->budget) return true;
+    job->deadline = std::min(job->cutoff, now + std::max<long long>(job->budget - used, 20));
+    return false;
+}
+
 // Whether `answer` is a whole list: codes, then the end mark.
 bool isWhole(const std::vector<uint8_t> &answer) {
     size_t offset = 0;
@@ -191,19 +218,24 @@ bool isWhole(const std::vector<uint8_t> &answer) {
 
 // Reads what the helper has written so far, waiting up to `wait` milliseconds (0: not at all) and never
 // past the deadline: 1 once the answer is whole (or cannot grow: end of file, or longer than any list),
-// 0 while more may come, SEALKIT_ZXING_OUT_OF_TIME once the budget has run out. (Another thread's
-// spawn may hold the pipe open for a moment, so the end mark, not the end of file, says done.)
+// 0 while more may come, SEALKIT_ZXING_OUT_OF_TIME once the budget has run out. What the helper has
+// already written is always read first: a caller that comes back late (its own zbar reading took long)
+// still gets a finished helper's answer. (Another thread's spawn may hold the pipe open for a moment, so
+// the end mark, not the end of file, says done.)
 int readSome(sealkit_zxing_job *job, int wait) {
     auto &answer = *static_cast<std::vector<uint8_t> *>(job->answer);
     uint8_t chunk[16384];
     for (;;) {
         long long left = job->deadline - nowMilliseconds();
-        if (left <= 0) return static_cast<int>(SEALKIT_ZXING_OUT_OF_TIME);
         pollfd poller{job->fd, POLLIN, 0};
-        int ready = poll(&poller, 1, static_cast<int>(std::min<long long>(left, wait)));
+        int ready = poll(&poller, 1, static_cast<int>(std::clamp<long long>(left, 0, wait)));
         if (ready < 0 && errno == EINTR) continue;
         if (ready < 0) return 1;
-        if (ready == 0) return wait > 0 && nowMilliseconds() >= job->deadline ? static_cast<int>(SEALKIT_ZXING_OUT_OF_TIME) : 0;
+        if (ready == 0) {
+            // Nothing more yet: at the deadline the budget decides; before it, more may come.
+            if (nowMilliseconds() >= job->deadline && outOfTime(job)) return static_cast<int>(SEALKIT_ZXING_OUT_OF_TIME);
+            return 0;
+        }
         ssize_t got = read(job->fd, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return 1;  // end of file: the helper has finished (or died; the parser tells)
@@ -223,8 +255,10 @@ extern "C" int sealkit_zxing_load(char *error, size_t error_size) {
 
 extern "C" int sealkit_zxing_start(const uint8_t *pixels, int width, int height, size_t capacity, int budget_milliseconds,
                                    int inverted_too, sealkit_zxing_job *job) {
-    *job = sealkit_zxing_job{-1, -1, 0, nullptr, 0, 0};
+    *job = sealkit_zxing_job{-1, -1, 0, nullptr, 0, 0, 0, 0};
     if (pixels == nullptr || width <= 0 || height <= 0 || capacity == 0) return 0;
+    // From here on, a job that does not start finishes as failed, not as an image without codes.
+    job->state = static_cast<int>(SEALKIT_ZXING_FAILED);
     if (static_cast<long long>(width) * height > SEALKIT_ZXING_MAXIMUM_PIXELS) return -1;
     // The request: a memory file the helper reads as its stdin, so nothing here waits on the helper
     // to take the pixels, and no write can raise SIGPIPE in the host.
@@ -257,7 +291,9 @@ extern "C" int sealkit_zxing_start(const uint8_t *pixels, int width, int height,
     char name[] = "sealkit-zxing-reader", argument[] = "--sealkit-zxing-reader-v1";
     char *arguments[] = {name, argument, nullptr};
     pid_t child = -1;
+    job->budget = budget_milliseconds;
     job->deadline = nowMilliseconds() + budget_milliseconds;
+    job->cutoff = nowMilliseconds() + static_cast<long long>(budget_milliseconds) * SEALKIT_ZXING_WALL_FACTOR;
     int spawned = posix_spawn(&child, "/proc/self/exe", &actions, &attributes, arguments, environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
@@ -274,8 +310,10 @@ extern "C" int sealkit_zxing_start(const uint8_t *pixels, int width, int height,
         job->answer = new std::vector<uint8_t>();
     } catch (...) {
         sealkit_zxing_cancel(job);
+        job->state = static_cast<int>(SEALKIT_ZXING_FAILED);
         return -1;
     }
+    job->state = 0;
     return 0;
 }
 
@@ -295,13 +333,14 @@ extern "C" void sealkit_zxing_cancel(sealkit_zxing_job *job) {
         while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR) {}
     }
     delete static_cast<std::vector<uint8_t> *>(job->answer);
-    *job = sealkit_zxing_job{-1, -1, 0, nullptr, 0, 0};
+    *job = sealkit_zxing_job{-1, -1, 0, nullptr, 0, 0, 0, 0};
 }
 
 extern "C" long sealkit_zxing_finish(sealkit_zxing_job *job, sealkit_zxing_code *codes, size_t capacity) {
-    if (job->pid <= 0 || job->answer == nullptr) {  // nothing to do, or no helper: nothing found
+    if (job->pid <= 0 || job->answer == nullptr) {  // nothing to do (nothing found), or no helper (failed)
+        long answer = job->state == static_cast<int>(SEALKIT_ZXING_FAILED) ? SEALKIT_ZXING_FAILED : 0;
         sealkit_zxing_cancel(job);
-        return 0;
+        return answer;
     }
     while (job->state == 0) job->state = readSome(job, 1000);
     bool finished = job->state == 1;
@@ -327,9 +366,9 @@ extern "C" long sealkit_zxing_finish(sealkit_zxing_job *job, sealkit_zxing_code 
         offset += header.count;
         codes[found++] = sealkit_zxing_code{copy, header.count, header.left, header.top, header.right, header.bottom};
     }
-    if (!ended) {
+    if (!ended) {  // the helper crashed, threw or was killed part way: no whole reading
         for (size_t index = 0; index < found; index++) std::free(codes[index].bytes);
-        return 0;
+        return SEALKIT_ZXING_FAILED;
     }
     return static_cast<long>(found);
 }

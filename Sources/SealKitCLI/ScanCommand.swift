@@ -74,6 +74,9 @@ enum ImageInput {
             payloads = try QRScanner.scan(imageFile: bytes)
         } catch where error.reason == .libraryUnavailable {
             throw error  // not the image's fault: the machine lacks a library that reads images (69, naming it)
+        } catch where error.reason == .timedOut {
+            // Never part of an image's codes: a second code the reading did not reach could be the real one.
+            throw CLIFailure("\(name(path)): \(said(error)); give a smaller image, or one of the code alone", status: .dataError)
         } catch {
             throw CLIFailure("\(name(path)): \(said(error))", status: .dataError)
         }

@@ -26,11 +26,21 @@ typedef struct {
     void *answer;
     size_t limit;
     int state;
+    int budget;
+    long long cutoff;
 } sealkit_zxing_job;
 
 /// sealkit_zxing_finish's and sealkit_zxing_poll's answer when zxing-cpp ran out of its time budget and
 /// was stopped.
 #define SEALKIT_ZXING_OUT_OF_TIME (-1L)
+
+/// sealkit_zxing_finish's answer when no whole reading came back: the helper could not be started, or it
+/// crashed, threw or answered something that is not a list of codes.
+#define SEALKIT_ZXING_FAILED (-2L)
+
+/// How many times its budget a helper may take in wall-clock time, at most, when it is not given the CPU
+/// time to spend its budget (a loaded machine): `budget * SEALKIT_ZXING_WALL_FACTOR` milliseconds.
+#define SEALKIT_ZXING_WALL_FACTOR 3
 
 /// The most pixels an image sent to the helper may have (QRScanner's limit: 40 megapixels).
 #define SEALKIT_ZXING_MAXIMUM_PIXELS 40000000LL
@@ -51,11 +61,14 @@ int sealkit_zxing_load(char *error, size_t error_size);
 /// executable's own main runs. The host is never forked: the helper is a fresh process image, so no
 /// lock another thread of the host held (zbar's, the allocator's, the Swift runtime's) is copied into it.
 /// The pixels are copied into a memory file the helper reads as stdin, and its codes come back on a
-/// pipe; sealkit_zxing_finish waits until `budget_milliseconds` after the start at most and then kills
-/// it. The helper also dies with the thread that started it, and by alarm shortly after the budget.
+/// pipe. The budget is the helper's CPU time: sealkit_zxing_finish kills it once it has used
+/// `budget_milliseconds` of CPU, so a helper that a loaded machine leaves waiting for a core is not
+/// stopped before it has had its budget; but never later than SEALKIT_ZXING_WALL_FACTOR times the
+/// budget after the start. The helper also dies with the thread that started it, by its CPU limit
+/// shortly after the budget, and by alarm shortly after the wall-clock bound.
 ///
 /// Returns 0 (the job is set; a job with nothing to do finishes with 0 codes), or -1 when no helper
-/// could be started (no memory file, pipe or process).
+/// could be started (no memory file, pipe or process): the job then finishes with SEALKIT_ZXING_FAILED.
 int sealkit_zxing_start(const uint8_t *pixels, int width, int height, size_t capacity, int budget_milliseconds,
                         int inverted_too, sealkit_zxing_job *job);
 
@@ -65,8 +78,9 @@ int sealkit_zxing_start(const uint8_t *pixels, int width, int height, size_t cap
 int sealkit_zxing_poll(sealkit_zxing_job *job);
 
 /// Waits for a job's codes, until its deadline at most: how many were found (at most `capacity`,
-/// written to `codes`; the caller frees each code's bytes), or SEALKIT_ZXING_OUT_OF_TIME. A helper that
-/// crashes or throws, or a job that never started, answers 0. The job is over afterwards.
+/// written to `codes`; the caller frees each code's bytes), SEALKIT_ZXING_OUT_OF_TIME, or
+/// SEALKIT_ZXING_FAILED for a helper that crashed, threw or was never started. Only a count is a whole
+/// reading. The job is over afterwards.
 long sealkit_zxing_finish(sealkit_zxing_job *job, sealkit_zxing_code *codes, size_t capacity);
 
 /// Ends a job without its answer: the helper is killed and reaped.

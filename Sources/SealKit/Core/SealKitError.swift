@@ -106,7 +106,7 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let tooLarge = Reason("tooLarge")
         /// Input a person must supply was missing (an empty file, a code not given).
         public static let missingInput = Reason("missingInput")
-        /// An image holds no readable code, or several where one was expected.
+        /// An image holds no readable code, or several where one was expected, or it could not be read whole.
         public static let unreadableImage = Reason("unreadableImage")
         /// A system library the operation needs cannot be loaded (zbar, zxing-cpp or libjpeg, which reading an
         /// image opens on first use; tpm2-tss, which the first TPM call opens; libsecret and GLib, which the first
@@ -115,7 +115,8 @@ public struct SealKitError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let libraryUnavailable = Reason("libraryUnavailable")
         /// The transfer code is not the other side's: check it and start again.
         public static let wrongCode = Reason("wrongCode")
-        /// Nobody joined, or the other side did not answer, in time.
+        /// Nobody joined, or the other side did not answer, in time; or an image could not be read whole within
+        /// its time budget.
         public static let timedOut = Reason("timedOut")
         /// The operation was cancelled (Ctrl-C, or its task).
         public static let cancelled = Reason("cancelled")

@@ -108,17 +108,21 @@ public enum QRScanner {
     /// left to right.
     ///
     /// Synchronous: it reads on the calling thread and waits for zxing-cpp's helper process, at most
-    /// its time budget (1.5 s and 0.1 s a megapixel). From async code, `codes(inImageFile:)` reads the
-    /// same without blocking a thread.
+    /// its time budget (1.5 s and 0.1 s a megapixel of CPU time; three times that of wall-clock time on
+    /// a machine too loaded to give it the CPU). From async code, `codes(inImageFile:)` reads the same
+    /// without blocking a thread.
     /// Every code is read, whatever it starts with: stopping at the first code a caller looks for could
     /// hide a second one, which the caller must see to refuse an image holding two (`QRScanner.choose`).
     /// - Parameter bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
     /// - Returns: each code's payload, byte for byte.
     /// - Throws: `SealKitError/Reason/unreadableImage` for bytes that are no image SealKit reads,
-    ///   an image too large, or a damaged one; `SealKitError/Reason/libraryUnavailable` when a decoder
-    ///   cannot be loaded.
+    ///   an image too large, or a damaged one, and when zxing-cpp's helper stopped before the end
+    ///   of its reading; `SealKitError/Reason/timedOut` when the image could not be read whole within
+    ///   the budget (an image made to cost zxing-cpp time, or a very large one on a slow machine): never
+    ///   part of the codes, as a caller choosing one of them must not decide on part of the image;
+    ///   `SealKitError/Reason/libraryUnavailable` when a decoder cannot be loaded.
     public static func scan(imageFile bytes: [UInt8]) throws(SealKitError) -> [[UInt8]] {
-        scan(try GrayImage(imageFile: bytes))
+        try readWhole(try GrayImage(imageFile: bytes))
     }
 
     /// Every QR code in `image`, in reading order: top to bottom, then left to right.
@@ -127,29 +131,47 @@ public enum QRScanner {
     /// process while zbar reads the image and its negative on the calling thread. A code both find, or
     /// found upright and inverted, is one code: the same payload where the two bounding boxes overlap.
     /// Synchronous, as `scan(imageFile:)`.
+    ///
+    /// An image that cannot be read whole (where `scan(imageFile:)` throws `SealKitError/Reason/timedOut`
+    /// or `SealKitError/Reason/unreadableImage`) reads as holding no code: what one decoder found alone
+    /// is never returned as the image's codes.
     /// - Parameter image: the pixels.
     /// - Returns: each code's payload, byte for byte.
     public static func scan(_ image: GrayImage) -> [[UInt8]] {
+        (try? readWhole(image)) ?? []
+    }
+
+    /// Every code in `image` from both decoders, or an error when zxing-cpp's reading did not come back
+    /// whole: the one place a reading is judged complete.
+    static func readWhole(_ image: GrayImage) throws(SealKitError) -> [[UInt8]] {
         let zxing = ZXingJob(image)
         let found = merged(zbarCodes(image), zbarCodes(image.inverted()))
-        return ordered(merged(found, zxing.finish()), height: image.height)
+        return ordered(merged(found, try zxing.finish().codes(of: image)), height: image.height)
     }
 
     /// Every QR code in `bytes` (an image file's contents), in reading order, as
     /// `scan(imageFile:)` reads them, without blocking a thread: zbar reads the image and its
     /// negative in two child tasks, and the task sleeps between looks at zxing-cpp's helper process.
-    /// Cancelling the task stops the helper; what was read so far is returned.
+    /// Cancelling the task stops the helper and throws `SealKitError/Reason/cancelled`: part of a
+    /// reading is never returned.
     /// - Parameter bytes: a PNG, JPEG, PBM, PGM or PPM file's contents.
     /// - Returns: each code's payload, byte for byte.
-    /// - Throws: `SealKitError/Reason/unreadableImage`, as `scan(imageFile:)`.
+    /// - Throws: as `scan(imageFile:)`, and `SealKitError/Reason/cancelled`.
     public static func codes(inImageFile bytes: [UInt8]) async throws(SealKitError) -> [[UInt8]] {
-        await codes(in: try GrayImage(imageFile: bytes))
+        try await readWhole(try GrayImage(imageFile: bytes))
     }
 
     /// Every QR code in `image`, in reading order, without blocking a thread (see `codes(inImageFile:)`).
+    /// An image that cannot be read whole, or whose task is cancelled, reads as holding no code, as with
+    /// `scan(_:)`.
     /// - Parameter image: the pixels.
     /// - Returns: each code's payload, byte for byte.
     public static func codes(in image: GrayImage) async -> [[UInt8]] {
+        (try? await readWhole(image)) ?? []
+    }
+
+    /// `readWhole(_:)` without blocking a thread.
+    static func readWhole(_ image: GrayImage) async throws(SealKitError) -> [[UInt8]] {
         let zxing = ZXingJob(image)
         async let upright = zbarCodes(image)
         async let inverted = zbarCodes(image.inverted())
@@ -157,16 +179,26 @@ public enum QRScanner {
         while !Task.isCancelled, zxing.poll() == 0 {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return ordered(merged(found, Task.isCancelled ? [] : zxing.finish()), height: image.height)
+        guard !Task.isCancelled else {
+            zxing.cancel()
+            throw SealKitError(.cancelled, "the image's reading was cancelled")
+        }
+        return ordered(merged(found, try zxing.finish().codes(of: image)), height: image.height)
     }
 
-    /// How long zxing-cpp may look at an image (upright and inverted) before it is stopped: a second
-    /// and a half, and a tenth of a second more for each megapixel (5.5 s at the 40-megapixel limit).
-    /// zxing-cpp takes 1.3 s on a 40-megapixel photo of noise and tens of milliseconds on a
+    /// How much CPU time zxing-cpp may spend on an image (upright and inverted) before it is stopped: a
+    /// second and a half, and a tenth of a second more for each megapixel (5.5 s at the 40-megapixel
+    /// limit). zxing-cpp takes 1.3 s on a 40-megapixel photo of noise and tens of milliseconds on a
     /// screenshot; an image made to cost it more (one tiled with finder patterns costs time growing
-    /// with the cube of their number) is cut off here and reads as holding no code for zxing-cpp.
+    /// with the cube of their number) is cut off here, and the image is not read whole.
     package static func zxingBudget(width: Int, height: Int) -> Duration {
         .milliseconds(1_500 + width * height / 10_000)
+    }
+
+    /// The longest a reading waits for zxing-cpp in wall-clock time, when a loaded machine does not give
+    /// it the CPU time to spend its budget sooner: three times the budget.
+    package static func zxingWallLimit(width: Int, height: Int) -> Duration {
+        zxingBudget(width: width, height: height) * Int(SEALKIT_ZXING_WALL_FACTOR)
     }
 
     /// One code a decoder found: its payload and the bounding box of its corners.
@@ -203,7 +235,7 @@ public enum QRScanner {
     /// killed when its budget runs out (zxing-cpp itself cannot be stopped). The pixels are copied to
     /// the helper when the job starts.
     final class ZXingJob {
-        private var job = sealkit_zxing_job(pid: -1, fd: -1, deadline: 0, answer: nil, limit: 0, state: 0)
+        private var job = sealkit_zxing_job(pid: -1, fd: -1, deadline: 0, answer: nil, limit: 0, state: 0, budget: 0, cutoff: 0)
         private static let capacity = 64
 
         init(_ image: GrayImage, budget: Duration? = nil) {
@@ -214,17 +246,42 @@ public enum QRScanner {
             }
         }
 
-        /// The codes found, or none when the budget ran out or no child could be started.
-        func finish() -> [Code] {
+        /// What the helper answered: the codes it found, or why there is no whole reading.
+        enum Reading {
+            case whole([Code])
+            case outOfTime
+            case failed
+
+            /// The codes of a whole reading of `image`; an error otherwise.
+            func codes(of image: GrayImage) throws(SealKitError) -> [Code] {
+                switch self {
+                case .whole(let codes):
+                    return codes
+                case .outOfTime:
+                    let budget = QRScanner.zxingBudget(width: image.width, height: image.height)
+                    let tenths = Int(budget.components.seconds) * 10 + Int(budget.components.attoseconds / 100_000_000_000_000_000)
+                    throw SealKitError(
+                        .timedOut,
+                        "the image was not read whole: zxing-cpp did not finish within its budget of \(tenths / 10).\(tenths % 10) s of CPU time")
+                case .failed:
+                    throw SealKitError(.unreadableImage, "the image was not read whole: zxing-cpp's reader stopped before the end")
+                }
+            }
+        }
+
+        /// The codes found, or why there is no whole reading (the budget ran out; the helper crashed or
+        /// could not be started).
+        func finish() -> Reading {
             var codes = [sealkit_zxing_code](repeating: sealkit_zxing_code(), count: Self.capacity)
             let count = sealkit_zxing_finish(&job, &codes, Self.capacity)
-            guard count > 0 else { return [] }
-            return codes.prefix(count).map { code in
+            if count == SEALKIT_ZXING_OUT_OF_TIME { return .outOfTime }
+            guard count >= 0 else { return .failed }
+            return .whole(codes.prefix(count).map { code in
                 defer { free(code.bytes) }
                 return Code(
                     payload: Array(UnsafeBufferPointer(start: code.bytes, count: code.count)),
                     left: Int(code.left), top: Int(code.top), right: Int(code.right), bottom: Int(code.bottom))
-            }
+            })
         }
 
         /// Looks at the helper's answer without waiting: 0 while it is still working.
@@ -238,7 +295,8 @@ public enum QRScanner {
 
     /// zxing-cpp's reading alone, upright and inverted, in reading order.
     package static func zxingScan(_ image: GrayImage, budget: Duration? = nil) -> [[UInt8]] {
-        ordered(ZXingJob(image, budget: budget).finish(), height: image.height)
+        guard case .whole(let codes) = ZXingJob(image, budget: budget).finish() else { return [] }
+        return ordered(codes, height: image.height)
     }
 
     /// zbar's reading alone (upright only), in reading order.

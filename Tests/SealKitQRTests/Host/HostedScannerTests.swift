@@ -77,16 +77,7 @@ struct HostedScannerTests {
     /// its own, not the test runner's, as it would be after a fork without exec. (Children running other
     /// programs, the `sealkit` of tests running beside this one, and exit tests' children are not looked at.)
     @Test func zxingRunsInAnExecutedHelperNotAForkOfTheHost() async throws {
-        let width = 1920, height = 1080, period = 9, module = 3
-        let rows = (0..<period).map { row in
-            (0..<width).map { x -> UInt8 in
-                let column = x / module % period
-                return column < 7 && row < 7 && max(abs(column - 3), abs(row - 3)) != 2 ? 0 : 255
-            }
-        }
-        var pixels = [UInt8]()
-        for y in 0..<height { pixels += rows[y / module % period] }
-        let image = try GrayImage(width: width, height: height, luminance: pixels)
+        let image = try GrayImage(width: 1920, height: 1080, luminance: finderTilePixels(width: 1920, height: 1080))
         let scan = Task.detached { await QRScanner.codes(in: image) }
         var helpers: [[String]] = []
         for _ in 0..<100 where helpers.isEmpty {
@@ -101,11 +92,14 @@ struct HostedScannerTests {
     }
 
     /// The argument vectors of this process's children that run this process's executable.
-    static func childCommandLines() -> [[String]] {
+    static func childCommandLines() -> [[String]] { childrenRunningThisExecutable().map(\.commandLine) }
+
+    /// This process's children that run this process's executable: their pids and argument vectors.
+    static func childrenRunningThisExecutable() -> [(pid: Int32, commandLine: [String])] {
         let me = getpid()
         let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry -> [String]? in
+        return entries.compactMap { entry -> (pid: Int32, commandLine: [String])? in
             guard Int32(entry) != nil, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { return nil }
@@ -120,7 +114,7 @@ struct HostedScannerTests {
                 environment.split(separator: 0).contains(where: { $0.starts(with: Array("SWT_EXIT_TEST_ID=".utf8)) }) {
                 return nil
             }
-            return line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return (Int32(entry)!, line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
         }
     }
 
