@@ -78,7 +78,8 @@ bool writeAll(int fd, const void *data, size_t size) {
     return true;
 }
 
-// Writes every valid code zxing-cpp finds in `image` (at most `capacity` in all, counting `found`).
+// Writes every valid code zxing-cpp finds in `image`, counting `found`; false when it cannot, or when the
+// codes are more than `capacity` in all (the helper then ends without its end mark: no whole reading).
 bool writeCodes(int fd, const ZXing::ImageView &image, size_t capacity, size_t &found) {
     ZXing::DecodeHints hints;
     hints.setFormats(ZXing::BarcodeFormat::QRCode);
@@ -86,7 +87,9 @@ bool writeCodes(int fd, const ZXing::ImageView &image, size_t capacity, size_t &
     hints.setTryRotate(true);
     hints.setTryDownscale(true);
     for (const auto &result : readBarcodes(image, hints)) {
-        if (!result.isValid() || found == capacity) continue;
+        if (!result.isValid()) continue;
+        // More codes than the answer holds: the first ones alone are not the image's reading.
+        if (found == capacity) return false;
         const auto &bytes = bytesOf(result);
         if (bytes.size() > kMaxCodeBytes) continue;
         // The bounding box of the four corners, whatever way up the code is.
