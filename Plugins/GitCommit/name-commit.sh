@@ -41,10 +41,9 @@ if [ "$(cat "$output" 2>/dev/null)" != "$text" ]; then
   mv "$output.tmp" "$output"
   # The Swift driver on Linux keeps a file's modification time in whole seconds, and skips a file whose
   # time matches the one it compiled: a commit made within the second of the last build would go
-  # unnoticed. So the new file's time must be in a later second than the old one's, as the file system
-  # clock (coarser than `date`'s) says.
-  while [ "$(stat -c %Y "$output")" -le "$written" ]; do
-    sleep 0.05
-    touch "$output"
-  done
+  # unnoticed. So the new file's time must be in a later second than the old one's: set, not waited for,
+  # as an old time ahead of the clock (a build folder from another machine, a clock set back) would never come.
+  if [ "$(stat -c %Y "$output")" -le "$written" ]; then
+    touch -d "@$((written + 1))" "$output"
+  fi
 fi
