@@ -16,8 +16,9 @@ struct GitCommit: BuildToolPlugin {
         let root = context.package.directoryURL
         let script = root.appendingPathComponent("Plugins/GitCommit/name-commit.sh")
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("GeneratedCommit.swift")
+        // Headers too: a C target's sourceFiles leave out its include folder, whose edit makes the build `-dirty`.
         let sources = context.package.targets.compactMap { $0.sourceModule }.flatMap { module in
-            module.sourceFiles.map(\.url)
+            module.sourceFiles.map(\.url) + Self.headers(beside: module.sourceFiles.map(\.url))
         }
         var environment: [String: String] = [:]
         if let told = ProcessInfo.processInfo.environment["SEALKIT_COMMIT"] { environment["SEALKIT_COMMIT"] = told }
@@ -38,11 +39,24 @@ struct GitCommit: BuildToolPlugin {
         guard FileManager.default.fileExists(atPath: root.appendingPathComponent(".git").path),
             let git = Self.executable("git")
         else { return [] }
-        var paths = ["HEAD", "logs/HEAD", "index", "packed-refs"]
-        if let branch = Self.run(git, ["-C", root.path, "symbolic-ref", "--quiet", "HEAD"]).first { paths.append(branch) }
+        // The refs' folders, not the branch's file or packed-refs: SwiftPM keeps a plan across builds (and
+        // branches), and git deletes a loose ref when it packs it (git gc), so a plan naming that file fails
+        // every build on an input that is gone. Git writes a ref, or packed-refs, by renaming a lock file
+        // into its folder, which changes the folder's time.
+        let paths = ["HEAD", "logs/HEAD", "index", "refs/heads", "packed-refs"]
         let found = Self.run(git, ["-C", root.path, "rev-parse", "--path-format=absolute"] + paths.flatMap { ["--git-path", $0] })
         guard found.count == paths.count else { return [] }
-        return found.map { URL(fileURLWithPath: $0) }.filter { FileManager.default.fileExists(atPath: $0.path) }
+        var files = found.map { URL(fileURLWithPath: $0) }
+        files[files.count - 1] = files[files.count - 1].deletingLastPathComponent()
+        return files.filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// The C headers under the shallowest folder of `sources` (a C target's own folder, its include folder below).
+    static func headers(beside sources: [URL]) -> [URL] {
+        guard let folder = sources.map({ $0.deletingLastPathComponent() }).min(by: { $0.path.count < $1.path.count }),
+            let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+        else { return [] }
+        return walk.compactMap { $0 as? URL }.filter { ["h", "hpp", "modulemap"].contains($0.pathExtension) }
     }
 
     /// `name` on PATH.

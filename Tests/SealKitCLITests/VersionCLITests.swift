@@ -164,11 +164,14 @@ extension VersionCLITests {
                 // swift-tools-version:6.0
                 import PackageDescription
                 let package = Package(name: "probe", targets: [
-                    .executableTarget(name: "Probe", plugins: ["GitCommit"]),
+                    .target(name: "CProbe"),
+                    .executableTarget(name: "Probe", dependencies: ["CProbe"], plugins: ["GitCommit"]),
                     .plugin(name: "GitCommit", capability: .buildTool()),
                 ])
                 """,
             "Sources/Probe/main.swift": "print(generatedCommit)\n",
+            "Sources/CProbe/probe.c": "#include \"probe.h\"\nint probe(void) { return PROBE; }\n",
+            "Sources/CProbe/include/probe.h": "#define PROBE 1\nint probe(void);\n",
             "Plugins/GitCommit/GitCommit.swift": try String(contentsOf: plugin.appendingPathComponent("GitCommit.swift"), encoding: .utf8),
             "Plugins/GitCommit/name-commit.sh": try String(contentsOf: plugin.appendingPathComponent("name-commit.sh"), encoding: .utf8),
             ".gitignore": ".build\n",
@@ -204,6 +207,15 @@ extension VersionCLITests {
         try expectBuilt("\(try checkout.head)-dirty", "an edit")
         try checkout.git("reset", "--quiet", "--hard", "main")
         try expectBuilt(try checkout.head, "a reset to another branch")
+        try checkout.write("#define PROBE 2\nint probe(void);\n", to: "Sources/CProbe/include/probe.h")
+        try expectBuilt("\(try checkout.head)-dirty", "an edit of a C target's header")
+        try checkout.git("checkout", "--quiet", "--", "Sources/CProbe/include/probe.h")
+        try expectBuilt(try checkout.head, "the header restored")
+        // git gc packs the branch's loose ref away; the plan SwiftPM kept must not miss it.
+        try checkout.git("commit", "--quiet", "--allow-empty", "--message", "packed")
+        try expectBuilt(try checkout.head, "a commit before packing")
+        try checkout.git("pack-refs", "--all")
+        try expectBuilt(try checkout.head, "git pack-refs, as git gc runs it")
         try expectBuilt("0a1b2c3", told: "0a1b2c3", "SEALKIT_COMMIT set")
         try expectBuilt(try checkout.head, "SEALKIT_COMMIT unset")
 
