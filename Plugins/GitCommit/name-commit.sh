@@ -43,7 +43,10 @@ if [ "$(cat "$output" 2>/dev/null)" != "$text" ]; then
   # time matches the one it compiled: a commit made within the second of the last build would go
   # unnoticed. So the new file's time must be in a later second than the old one's: set, not waited for,
   # as an old time ahead of the clock (a build folder from another machine, a clock set back) would never come.
-  if [ "$(stat -c %Y "$output")" -le "$written" ]; then
-    touch -d "@$((written + 1))" "$output"
-  fi
+  # (A few seconds on, at most: a file system that keeps times in two-second steps rounds one second down.)
+  later=$((written + 1))
+  while [ "$(stat -c %Y "$output")" -le "$written" ] && [ "$later" -le $((written + 4)) ]; do
+    touch -d "@$later" "$output"
+    later=$((later + 1))
+  done
 fi
