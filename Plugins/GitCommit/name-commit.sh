@@ -4,7 +4,7 @@
 #   name-commit.sh ROOT OUTPUT.swift
 # The GitCommit plugin runs it whenever git moves HEAD or the package's sources change. The commit is
 #   $SEALKIT_COMMIT when the build is told one (a source archive without git can say which it is);
-#   else ROOT's HEAD, short, "-dirty" when tracked files differ from it;
+#   else ROOT's HEAD, short, "-dirty" when tracked files differ from it or a file under Sources is untracked;
 #   else "unknown" (no git, or ROOT is not a checkout's top: a source archive unpacked inside another
 #   repository must not name that repository's commit).
 # OUTPUT is rewritten only when the commit changed, so an unchanged commit recompiles nothing.
@@ -25,7 +25,9 @@ if [ -n "${SEALKIT_COMMIT:-}" ]; then
 elif [ -e "$root/.git" ] && command -v git >/dev/null 2>&1 \
   && commit=$(git -C "$root" rev-parse --short=7 HEAD 2>/dev/null); then
   # --no-optional-locks: asking must not rewrite git's index, an input of this very command.
-  if [ -n "$(git -C "$root" --no-optional-locks status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  # Untracked files count where SwiftPM compiles them in (a new source file), not elsewhere (notes, logs).
+  if [ -n "$(git -C "$root" --no-optional-locks status --porcelain --untracked-files=no 2>/dev/null)" ] \
+    || [ -n "$(git -C "$root" --no-optional-locks status --porcelain --untracked-files=all -- Sources Package.swift 2>/dev/null)" ]; then
     commit="$commit-dirty"
   fi
 else

@@ -5,8 +5,6 @@ import Testing
 /// Plugins/GitCommit/name-commit.sh on its own: no package built, so it runs in milliseconds.
 @Suite("The build's commit: name-commit.sh")
 struct NameCommitScriptTests {
-    static let script = InstallTests.repository.appendingPathComponent("Plugins/GitCommit/name-commit.sh").path
-
     /// An output whose time is ahead of the clock (a build folder restored from another machine, a clock set
     /// back) is still rewritten, at once, with a later time the compiler sees: the build never waits on the clock.
     @Test func anOutputDatedInTheFutureIsRewrittenWithoutWaiting() throws {
@@ -20,7 +18,7 @@ struct NameCommitScriptTests {
 
         var environment = ProcessInfo.processInfo.environment
         environment["SEALKIT_COMMIT"] = "0a1b2c3"
-        let ran = try ChildProcess.run("/bin/sh", [Self.script, folder.path, output.path], environment: environment, timeout: 20)
+        let ran = try ChildProcess.run("/bin/sh", [VersionCLITests.script, folder.path, output.path], environment: environment, timeout: 20)
         #expect(ran.status == 0 && !ran.timedOut, "\(ran.stderrText)")
         #expect(try String(contentsOf: output, encoding: .utf8).contains("let generatedCommit = \"0a1b2c3\""))
         let written = try #require(try FileManager.default.attributesOfItem(atPath: output.path)[.modificationDate] as? Date)

@@ -119,8 +119,12 @@ extension VersionCLITests {
         #expect(try Self.nameCommit(of: checkout.root, environment: environment, into: output).named == checkout.head)
         #expect(try FileManager.default.attributesOfItem(atPath: output.path)[.modificationDate] as? Date == before)
 
-        // A tracked file changed: dirty; an untracked one does not count.
+        // A tracked file changed: dirty; an untracked one does not count, but where it is compiled in (Sources).
         try checkout.write("new\n", to: "untracked.txt")
+        #expect(try Self.nameCommit(of: checkout.root, environment: environment, into: output).named == checkout.head)
+        try checkout.write("let added = 1\n", to: "Sources/Tool/Added.swift")
+        #expect(try Self.nameCommit(of: checkout.root, environment: environment, into: output).named == "\(try checkout.head)-dirty")
+        try FileManager.default.removeItem(at: checkout.root.appendingPathComponent("Sources"))
         #expect(try Self.nameCommit(of: checkout.root, environment: environment, into: output).named == checkout.head)
         try checkout.write("two\n", to: "notes.txt")
         #expect(try Self.nameCommit(of: checkout.root, environment: environment, into: output).named == "\(try checkout.head)-dirty")

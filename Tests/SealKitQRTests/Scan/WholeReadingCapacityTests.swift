@@ -2,7 +2,7 @@ import CZXing
 import SealKit
 import Testing
 
-@testable import SealKitQR
+import SealKitQR
 
 #if canImport(Glibc)
 import Glibc
