@@ -11,18 +11,8 @@ struct QRWholeImageCLITests {
     /// A gray PGM: `text`'s code, drawn by SealKit 6 pixels a module with a light margin, over the top-left
     /// corner of a 1920 × 1080 screen of finder patterns.
     static func photo(_ text: String, to path: String) throws {
-        let code = try QRCode(text)
-        let width = 1_920, height = 1_080, scale = 6, margin = 60
-        let side = (code.size + 2 * QRCode.quietZone) * scale
-        var pixels = finderTilePixels(width: width, height: height)
-        for y in 0..<(side + 2 * margin) { for x in 0..<(side + 2 * margin) { pixels[y * width + x] = 255 } }
-        for y in 0..<code.size {
-            for x in 0..<code.size where code.isDark(x: x, y: y) {
-                let top = margin + (y + QRCode.quietZone) * scale, left = margin + (x + QRCode.quietZone) * scale
-                for dy in 0..<scale { for dx in 0..<scale { pixels[(top + dy) * width + left + dx] = 0 } }
-            }
-        }
-        try Data(Array("P5 \(width) \(height) 255\n".utf8) + pixels).write(to: URL(fileURLWithPath: path))
+        let pixels = finderTilePixels(width: 1_920, height: 1_080, with: try QRCode(text).grayPixels(scale: 6))
+        try Data(Array("P5 1920 1080 255\n".utf8) + pixels).write(to: URL(fileURLWithPath: path))
     }
 
     @Test func scanSaysTheImageWasNotReadWhole() throws {

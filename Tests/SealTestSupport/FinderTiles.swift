@@ -15,3 +15,18 @@ public func finderTilePixels(width: Int, height: Int, module: Int = 3, gap: Int 
     for y in 0..<height { pixels += rows[y / module % period] }
     return pixels
 }
+
+/// A `width` × `height` screen of finder patterns (`finderTilePixels`) with a square image over its top-left
+/// corner, on a light margin of `margin` pixels: a code zbar reads at once beside what zxing-cpp cannot finish.
+/// - Parameter code: the square's side and its gray pixels, row by row (`QRCode.grayPixels(scale:)`).
+public func finderTilePixels(width: Int, height: Int, with code: (side: Int, pixels: [UInt8]), margin: Int = 60) -> [UInt8] {
+    var pixels = finderTilePixels(width: width, height: height)
+    for y in 0..<(code.side + 2 * margin) {
+        pixels.replaceSubrange(y * width..<y * width + code.side + 2 * margin, with: repeatElement(255, count: code.side + 2 * margin))
+    }
+    for y in 0..<code.side {
+        let row = (margin + y) * width + margin
+        pixels.replaceSubrange(row..<row + code.side, with: code.pixels[y * code.side..<(y + 1) * code.side])
+    }
+    return pixels
+}

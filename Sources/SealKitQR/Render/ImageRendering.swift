@@ -49,16 +49,22 @@ extension QRCode {
         return image
     }
 
-    /// 8-bit grayscale through libpng's simplified API, which handles its own errors without setjmp.
-    func pngImage() throws(QRCodeError) -> [UInt8] {
-        let scale = Self.pixelsPerModule
-        let pixels = sizeWithQuietZone * scale
-        var gray = [UInt8](repeating: 0xFF, count: pixels * pixels)
+    /// The code with its quiet zone as 8-bit gray pixels, row by row, `scale` pixels a module: black (0) on
+    /// white (255), `side` pixels square. What the PNG holds, and what tests compose their photos from.
+    package func grayPixels(scale: Int = pixelsPerModule) -> (side: Int, pixels: [UInt8]) {
+        let side = sizeWithQuietZone * scale
+        var gray = [UInt8](repeating: 0xFF, count: side * side)
         forEachModuleRow { row, isDark in
-            for pixel in 0..<pixels where isDark(pixel / scale) {
-                for line in 0..<scale { gray[(row * scale + line) * pixels + pixel] = 0 }
+            for pixel in 0..<side where isDark(pixel / scale) {
+                for line in 0..<scale { gray[(row * scale + line) * side + pixel] = 0 }
             }
         }
+        return (side, gray)
+    }
+
+    /// 8-bit grayscale through libpng's simplified API, which handles its own errors without setjmp.
+    func pngImage() throws(QRCodeError) -> [UInt8] {
+        let (pixels, gray) = grayPixels()
 
         var image = png_image()
         image.version = png_uint_32(PNG_IMAGE_VERSION)

@@ -39,18 +39,8 @@ extension QRScannerTests {
     /// A code beside a screen of finder patterns: zbar reads the code at once, zxing-cpp runs out of its
     /// budget on the patterns.
     static func codeBesideFinderTiles(_ text: String) throws -> GrayImage {
-        let tiles = Self.finderTiles(width: 1920, height: 1080)
-        let code = try QROneRuleImageTests.image([text], scale: 6)
-        var pixels = tiles.pixels
-        // The code, and a light margin of 60 pixels around it, over the patterns' top-left corner.
-        let margin = 60
-        for y in 0..<(code.height + 2 * margin) {
-            for x in 0..<(code.width + 2 * margin) {
-                let inside = (margin..<(margin + code.width)).contains(x) && (margin..<(margin + code.height)).contains(y)
-                pixels[y * tiles.width + x] = inside ? code.pixels[(y - margin) * code.width + (x - margin)] : 255
-            }
-        }
-        return try GrayImage(width: tiles.width, height: tiles.height, luminance: pixels)
+        let pixels = finderTilePixels(width: 1920, height: 1080, with: try QRCode(text).grayPixels(scale: 6))
+        return try GrayImage(width: 1920, height: 1080, luminance: pixels)
     }
 
     /// An image that zxing-cpp cannot finish is not read whole, and never gives what zbar read of it as

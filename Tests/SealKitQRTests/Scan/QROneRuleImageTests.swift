@@ -14,23 +14,17 @@ struct QROneRuleImageTests {
     /// One image holding a QR code of each text, side by side, each with its quiet zone; dark on light, or
     /// light on dark when `inverted`.
     static func image(_ texts: [String], scale: Int = 4, inverted: Bool = false) throws -> GrayImage {
-        let codes = try texts.map { try QRCode($0) }
-        let sides = codes.map { ($0.size + 2 * QRCode.quietZone) * scale }
-        let width = sides.reduce(0, +), height = sides.max() ?? 0
-        let light: UInt8 = inverted ? 0 : 255, dark: UInt8 = inverted ? 255 : 0
-        var pixels = [UInt8](repeating: light, count: width * height)
+        let codes = try texts.map { try QRCode($0).grayPixels(scale: scale) }
+        let width = codes.map(\.side).reduce(0, +), height = codes.map(\.side).max() ?? 0
+        var pixels = [UInt8](repeating: 255, count: width * height)
         var left = 0
-        for (code, side) in zip(codes, sides) {
-            for y in 0..<code.size {
-                for x in 0..<code.size where code.isDark(x: x, y: y) {
-                    for dy in 0..<scale {
-                        let row = ((y + QRCode.quietZone) * scale + dy) * width
-                        for dx in 0..<scale { pixels[row + left + (x + QRCode.quietZone) * scale + dx] = dark }
-                    }
-                }
+        for code in codes {
+            for y in 0..<code.side {
+                pixels.replaceSubrange(y * width + left..<y * width + left + code.side, with: code.pixels[y * code.side..<(y + 1) * code.side])
             }
-            left += side
+            left += code.side
         }
+        if inverted { pixels = pixels.map { 255 - $0 } }
         return try GrayImage(width: width, height: height, luminance: pixels)
     }
 
